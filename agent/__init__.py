@@ -1,0 +1,18 @@
+"""The agent core: plain Python, no Textual. See DESIGN.md for the public API."""
+
+from agent.version import VERSION as __version__
+
+__all__ = ["Agent", "TurnResult", "__version__", "load_config"]
+
+
+def __getattr__(name: str):
+    # Lazy: importing `agent` must stay cheap (the TUI's first frame waits on it).
+    if name in ("Agent", "TurnResult"):
+        from agent import loop
+
+        return getattr(loop, name)
+    if name == "load_config":
+        from agent.config import load_config
+
+        return load_config
+    raise AttributeError(name)

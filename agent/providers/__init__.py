@@ -1,0 +1,1 @@
+"""Model providers: one module per wire, normalised into one event stream."""

@@ -1,0 +1,1 @@
+"""The scripted model server: demo model, test double and benchmark peer."""

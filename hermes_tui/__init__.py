@@ -1,0 +1,1 @@
+"""hermes-tui: the Textual front end and CLI entry point."""

@@ -1,0 +1,1 @@
+"""SQLite session store: no Textual, no agent imports."""
