@@ -43,6 +43,7 @@ class ThinkingBlock:
 
     thinking: str
     signature: str
+    redacted_data: str = ""
 
 
 @dataclass(slots=True)
@@ -158,6 +159,9 @@ def to_openai(messages: list[Message], system: str | None = None) -> list[dict[s
             elif not m.content:
                 item["content"] = ""
             out.append(item)
+        elif out and out[-1]["role"] == "user" and m.role == "user":
+            # Consecutive user turns (a steer after a refused answer) merge so roles alternate.
+            out[-1] = {"role": "user", "content": f"{out[-1]['content']}\n\n{m.content}"}
         else:
             out.append({"role": m.role, "content": m.content})
     return out
@@ -181,11 +185,7 @@ def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
             ]
         elif m.role == "assistant":
             role = "assistant"
-            blocks = [
-                {"type": "thinking", "thinking": t.thinking, "signature": t.signature}
-                for t in m.thinking
-                if t.signature
-            ]
+            blocks = [_thinking_block(t) for t in m.thinking if t.signature or t.redacted_data]
             if m.content:
                 blocks.append({"type": "text", "text": m.content})
             for c in m.tool_calls:
@@ -204,6 +204,12 @@ def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": blocks})
     return out
+
+
+def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
+    if block.redacted_data:
+        return {"type": "redacted_thinking", "data": block.redacted_data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
 def system_of(messages: list[Message]) -> str | None:

@@ -1,0 +1,382 @@
+"""config.yaml + environment -> typed configuration (dataclasses)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_MAX_ITERATIONS = 500
+BUSY_INPUT_MODES = ("queue", "steer", "interrupt")
+APPROVAL_MODES = ("ask", "auto-edit", "yolo")
+PROVIDER_KINDS = ("openai", "anthropic")
+DEMO_PROVIDER = "demo"
+DEMO_MODEL = "demo-model"
+SETUP_HINT = (
+    "Demo model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, "
+    "or add a provider to {config} (see README)."
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem, phrased as one sentence that names the file, line and key."""
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One provider entry: which wire it speaks and how to reach it."""
+
+    name: str
+    kind: str = "openai"
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    api_keys_env: tuple[str, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict)
+    context_window: int | None = None
+    sticky_routing: bool = False
+    max_tokens: int | None = None
+    thinking_budget: int | None = None
+    timeout_seconds: float = 600.0
+
+    def resolved_key(self) -> str | None:
+        """The key to use: inline, else the named environment variable(s)."""
+        if self.api_key:
+            return self.api_key
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            return os.environ[self.api_key_env]
+        for name in self.api_keys_env:
+            if os.environ.get(name):
+                return os.environ[name]
+        return None
+
+    def __repr__(self) -> str:  # never print a key (K3)
+        return f"ProviderConfig(name={self.name!r}, kind={self.kind!r}, base_url={self.base_url!r})"
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """The `agent:` section."""
+
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    busy_input_mode: str = "queue"
+    approval: str = "ask"
+    stall_timeout_seconds: float = 300.0
+    stream_idle_timeout_seconds: float = 180.0
+    max_retries: int = 5
+    retry_base_seconds: float = 1.0
+    shell_timeout_seconds: float = 120.0
+    system_prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class CompressionSettings:
+    """The `compression:` section."""
+
+    threshold: float = 0.75
+    idle_timeout_seconds: float = 120.0
+    total_ceiling_seconds: float = 600.0
+    max_attempts: int = 3
+
+
+@dataclass(frozen=True)
+class UISettings:
+    """The `ui:` section."""
+
+    theme: str = "hermes-dark"
+    show_reasoning: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration: where files live, providers, and the settings sections."""
+
+    home: Path
+    model: str
+    providers: dict[str, ProviderConfig]
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    compression: CompressionSettings = field(default_factory=CompressionSettings)
+    ui: UISettings = field(default_factory=UISettings)
+    keys: dict[str, str] = field(default_factory=dict)
+    demo: bool = False
+
+    @property
+    def config_path(self) -> Path:
+        """$HERMES_TUI_HOME/config.yaml."""
+        return self.home / "config.yaml"
+
+    @property
+    def db_path(self) -> Path:
+        """$HERMES_TUI_HOME/state.db."""
+        return self.home / "state.db"
+
+    @property
+    def setup_hint(self) -> str:
+        """One line telling a demo user how to configure a real provider."""
+        return SETUP_HINT.format(config=self.config_path)
+
+    def provider(self, name: str) -> ProviderConfig:
+        """The provider called `name`, or a ConfigError naming the known ones."""
+        try:
+            return self.providers[name]
+        except KeyError:
+            known = ", ".join(sorted(self.providers)) or "none"
+            raise ConfigError(
+                f"Unknown provider {name!r} (configured: {known}); "
+                f"add it under `providers:` in {self.config_path}."
+            ) from None
+
+    def with_model(self, model: str) -> Config:
+        """A copy whose default model is `model`."""
+        return replace(self, model=model)
+
+
+def default_home() -> Path:
+    """$HERMES_TUI_HOME, else the platform's user config dir for hermes-tui."""
+    env = os.environ.get("HERMES_TUI_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("hermes-tui"))
+
+
+def split_model_ref(ref: str) -> tuple[str, str]:
+    """"provider:model" -> (provider, model); raises ConfigError when malformed."""
+    provider, sep, model = ref.partition(":")
+    if not sep or not provider or not model:
+        raise ConfigError(f"Model {ref!r} must look like provider:model, e.g. openai:gpt-4.1.")
+    return provider, model
+
+
+_SECTION_TYPES = {
+    "agent": AgentSettings,
+    "compression": CompressionSettings,
+    "ui": UISettings,
+}
+_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys"}
+_PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of every mapping key, for error messages."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
+    mapping = loader.construct_mapping(node, deep=True)
+    lines = {
+        str(key_node.value): key_node.start_mark.line + 1 for key_node, _ in node.value
+    }
+    return _Mapping(mapping, lines)
+
+
+class _Mapping(dict):
+    """A dict that knows the source line of each key."""
+
+    def __init__(self, data: dict[str, Any], lines: dict[str, int]) -> None:
+        super().__init__(data)
+        self.lines = lines
+
+
+_LineLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping
+)
+
+
+def _where(path: Path, mapping: Any, key: str) -> str:
+    line = getattr(mapping, "lines", {}).get(key)
+    return f"{path}, line {line}" if line else str(path)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    try:
+        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}, line {mark.line + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{where}: broken YAML ({problem}); fix the file or move it away.") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings.")
+    return data
+
+
+def _section(path: Path, raw: dict[str, Any], name: str, cls: type) -> Any:
+    body = raw.get(name)
+    if body is None:
+        return cls()
+    if not isinstance(body, dict):
+        raise ConfigError(f"{_where(path, raw, name)}: `{name}` must be a mapping.")
+    fields = cls.__dataclass_fields__
+    values: dict[str, Any] = {}
+    for key, value in body.items():
+        if key not in fields:
+            known = ", ".join(sorted(fields))
+            raise ConfigError(
+                f"{_where(path, body, key)}: unknown key `{name}.{key}` (known: {known})."
+            )
+        default = fields[key].default
+        values[key] = _coerce(path, body, f"{name}.{key}", key, value, default)
+    settings = cls(**values)
+    _validate_choices(path, body, name, settings)
+    return settings
+
+
+def _coerce(path: Path, mapping: Any, label: str, key: str, value: Any, default: Any) -> Any:
+    if default is None or value is None:
+        return value
+    expected = type(default)
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if expected is int and isinstance(value, bool):
+        pass
+    elif isinstance(value, expected):
+        return value
+    raise ConfigError(
+        f"{_where(path, mapping, key)}: `{label}` must be a {expected.__name__}, got {value!r}."
+    )
+
+
+def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
+    checks = {
+        ("agent", "busy_input_mode"): BUSY_INPUT_MODES,
+        ("agent", "approval"): APPROVAL_MODES,
+    }
+    for (section, key), allowed in checks.items():
+        if section == name and getattr(settings, key) not in allowed:
+            raise ConfigError(
+                f"{_where(path, body, key)}: `{name}.{key}` must be one of "
+                f"{', '.join(allowed)}, got {getattr(settings, key)!r}."
+            )
+    if name == "agent" and settings.max_iterations < 1:
+        raise ConfigError(f"{_where(path, body, 'max_iterations')}: must be at least 1.")
+
+
+def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
+    body = raw.get("providers") or {}
+    if not isinstance(body, dict):
+        raise ConfigError(f"{_where(path, raw, 'providers')}: `providers` must be a mapping.")
+    out: dict[str, ProviderConfig] = {}
+    for name, entry in body.items():
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{_where(path, body, name)}: provider `{name}` must be a mapping.")
+        for key in entry:
+            if key not in _PROVIDER_KEYS:
+                known = ", ".join(sorted(_PROVIDER_KEYS))
+                raise ConfigError(
+                    f"{_where(path, entry, key)}: unknown key `providers.{name}.{key}` "
+                    f"(known: {known})."
+                )
+        kind = entry.get("kind", "openai")
+        if kind not in PROVIDER_KINDS:
+            raise ConfigError(
+                f"{_where(path, entry, 'kind')}: provider `{name}` has unknown kind {kind!r}; "
+                f"use one of {', '.join(PROVIDER_KINDS)}."
+            )
+        keys_env = entry.get("api_keys_env") or ()
+        if isinstance(keys_env, str):
+            keys_env = (keys_env,)
+        values = dict(entry)
+        values["api_keys_env"] = tuple(keys_env)
+        values["headers"] = dict(entry.get("headers") or {})
+        out[str(name)] = ProviderConfig(name=str(name), **values)
+    return out
+
+
+def _env_providers(existing: dict[str, ProviderConfig]) -> dict[str, ProviderConfig]:
+    """Providers implied by the environment when the config does not name them."""
+    out = dict(existing)
+    if "openai" not in out and os.environ.get("OPENAI_API_KEY"):
+        out["openai"] = ProviderConfig(
+            name="openai",
+            kind="openai",
+            base_url=os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+            api_key_env="OPENAI_API_KEY",
+        )
+    if "anthropic" not in out and os.environ.get("ANTHROPIC_API_KEY"):
+        out["anthropic"] = ProviderConfig(
+            name="anthropic", kind="anthropic", api_key_env="ANTHROPIC_API_KEY"
+        )
+    if "openrouter" not in out and os.environ.get("OPENROUTER_API_KEY"):
+        out["openrouter"] = ProviderConfig(
+            name="openrouter",
+            kind="openai",
+            base_url="https://openrouter.ai/api/v1",
+            api_key_env="OPENROUTER_API_KEY",
+        )
+    return out
+
+
+_ENV_DEFAULT_MODELS = (
+    ("openai", "openai:gpt-4.1"),
+    ("anthropic", "anthropic:claude-sonnet-4-5"),
+    ("openrouter", "openrouter:openai/gpt-4.1"),
+)
+
+
+def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
+    """Read $HERMES_TUI_HOME/config.yaml and the environment; fall back to the demo model."""
+    home = home or default_home()
+    path = home / "config.yaml"
+    raw = _read_yaml(path)
+    for key in raw:
+        if key not in _TOP_KEYS:
+            known = ", ".join(sorted(_TOP_KEYS))
+            raise ConfigError(f"{_where(path, raw, key)}: unknown key `{key}` (known: {known}).")
+    providers = _env_providers(_providers(path, raw))
+    sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
+    keys = raw.get("keys") or {}
+    if not isinstance(keys, dict):
+        raise ConfigError(f"{_where(path, raw, 'keys')}: `keys` must map binding ids to keys.")
+    model = raw.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError(f"{_where(path, raw, 'model')}: `model` must be provider:model.")
+    if model:
+        provider_name, _ = _checked_model(path, raw, model)
+        if provider_name not in providers and provider_name != DEMO_PROVIDER:
+            known = ", ".join(sorted(providers)) or "none"
+            raise ConfigError(
+                f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "
+                f"which is not configured (configured: {known})."
+            )
+    usable = {n for n, p in providers.items() if p.resolved_key() or _is_local(p)}
+    if not model:
+        model = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
+        if model is None and usable:
+            model = f"{sorted(usable)[0]}:default"
+    is_demo = demo or model is None or (split_model_ref(model)[0] not in usable)
+    if is_demo:
+        providers = {**providers, DEMO_PROVIDER: ProviderConfig(name=DEMO_PROVIDER, api_key="demo")}
+        model = f"{DEMO_PROVIDER}:{DEMO_MODEL}"
+    return Config(
+        home=home,
+        model=model,
+        providers=providers,
+        keys={str(k): str(v) for k, v in keys.items()},
+        demo=is_demo,
+        **sections,
+    )
+
+
+def _checked_model(path: Path, raw: Any, model: str) -> tuple[str, str]:
+    try:
+        return split_model_ref(model)
+    except ConfigError as exc:
+        raise ConfigError(f"{_where(path, raw, 'model')}: {exc}") from None
+
+
+def _is_local(provider: ProviderConfig) -> bool:
+    """Local servers (Ollama, llama.cpp, vLLM) need no real key."""
+    url = provider.base_url or ""
+    return any(host in url for host in ("://127.0.0.1", "://localhost", "://[::1]"))

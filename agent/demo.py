@@ -1,0 +1,22 @@
+"""The demo model: the scripted server in-process, playing demo.yaml on 127.0.0.1."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from agent.config import DEMO_PROVIDER, Config, ProviderConfig
+
+
+def start_demo(config: Config) -> tuple[Config, Any]:
+    """Start the demo server when `config.demo`; returns (config pointing at it, server|None)."""
+    if not config.demo:
+        return config, None
+    from agent.scripted import Script, ScriptedServer
+
+    server = ScriptedServer(Script.load_demo()).start()
+    demo = ProviderConfig(
+        name=DEMO_PROVIDER, kind="openai", base_url=server.openai_base_url, api_key="demo"
+    )
+    providers = {**config.providers, DEMO_PROVIDER: demo}
+    return replace(config, providers=providers), server

@@ -1,0 +1,19 @@
+"""Fixed texts the agent sends: the system prompt and the empty-answer nudge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EMPTY_ANSWER_NUDGE = (
+    "[Your previous reply was empty. Continue: answer the user, or call a tool.]"
+)
+
+
+def system_prompt(workspace: Path) -> str:
+    """The system prompt: stable across a session so the provider's prompt cache holds."""
+    return (
+        "You are hermes, a careful coding agent working in the user's repository at "
+        f"{workspace}. Use the tools to read, search and edit files and to run shell "
+        "commands; paths are relative to the repository. Prefer small, verifiable steps, "
+        "and say plainly what you changed. Answer in Markdown."
+    )

@@ -1,0 +1,161 @@
+"""What every wire adapter shares: the request, the normalised stream parts, and the abort."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent.messages import Message
+
+log = logging.getLogger("hermes_tui.providers")
+
+
+@dataclass
+class ChatRequest:
+    """One model call: the conversation, the tools offered and per-call options."""
+
+    model: str
+    messages: list[Message]
+    system: str | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    max_tokens: int | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ReasoningPart:
+    """Streamed reasoning text (display-only)."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class TextPart:
+    """Streamed answer text."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class ToolCallPart:
+    """A piece of a tool call: the first piece of an index carries id and name."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(slots=True)
+class ThinkingPart:
+    """A complete Anthropic thinking block with its signature (empty when unsigned)."""
+
+    thinking: str
+    signature: str
+    redacted_data: str = ""
+
+
+@dataclass(slots=True)
+class UsagePart:
+    """Token usage reported by the provider for this call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass(slots=True)
+class FinishPart:
+    """The provider's finish reason, normalised: stop | tool_calls | length | other."""
+
+    reason: str
+
+
+StreamPart = ReasoningPart | TextPart | ToolCallPart | ThinkingPart | UsagePart | FinishPart
+
+
+class Abort:
+    """Cancels an in-flight stream from any thread by shutting its socket down (W4)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._event = threading.Event()
+        self._socket: socket.socket | None = None
+
+    @property
+    def fired(self) -> bool:
+        """True once `fire()` was called."""
+        return self._event.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` seconds, waking early when fired; returns `fired`."""
+        return self._event.wait(timeout)
+
+    def attach(self, response: Any) -> None:
+        """Remember the socket under a live response (so `fire` can shut it down)."""
+        sock = socket_of(response)
+        with self._lock:
+            self._socket = sock
+            fired = self._event.is_set()
+        if fired:
+            _shutdown(sock)
+
+    def detach(self) -> None:
+        """Forget the socket: the response is finished and owned by its thread again."""
+        with self._lock:
+            self._socket = None
+
+    def fire(self) -> None:
+        """Abort: mark fired and shut the live socket down; the owner thread closes it."""
+        with self._lock:
+            self._event.set()
+            sock = self._socket
+            if sock is not None:
+                _shutdown(sock)
+
+    def reset(self) -> None:
+        """Re-arm for the next request."""
+        with self._lock:
+            self._event.clear()
+            self._socket = None
+
+
+def _shutdown(sock: socket.socket | None) -> None:
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def socket_of(response: Any) -> socket.socket | None:
+    """The socket under an httpx2 response, found through its network stream."""
+    try:
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+    except Exception:
+        sock = None
+    if sock is None:
+        log.warning("abort support: no socket found under the response")
+    return sock
+
+
+class Provider(Protocol):
+    """A wire adapter: streams one model call as normalised parts."""
+
+    name: str
+
+    def stream(self, request: ChatRequest, abort: Abort) -> Iterator[StreamPart]:
+        """Yield the parts of one streamed call; raise ProviderError on failure."""
+        ...
+
+    def close(self) -> None:
+        """Release the adapter's client."""
+        ...

@@ -1,0 +1,182 @@
+"""Provider failures classified into sentences that say what to do (K2), keys redacted (K3)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+NOT_RETRYABLE_STATUS = frozenset({400, 401, 403, 404, 413, 422})
+
+
+@dataclass
+class ProviderError(Exception):
+    """A classified provider failure.
+
+    `kind` is one of: auth, rate_limit, context_length, not_found, server, connection,
+    timeout, truncated, malformed, bad_request, output_cap, gemini_legacy_key, config.
+    `message` is the one sentence the user sees; `retryable` says whether retrying can help.
+    """
+
+    kind: str
+    message: str
+    retryable: bool = False
+    status: int | None = None
+    retry_after: float | None = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+_KEY_PATTERNS = (
+    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{8,}"),
+    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9_\-\.]{8,}"),
+)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove API keys (known ones and key-shaped strings) from a text (K3)."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    for pattern in _KEY_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
+    return text
+
+
+def _body_message(body: Any) -> tuple[str, str]:
+    """(message, reason) pulled out of a provider error body."""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            message = str(err.get("message") or "")
+            reason = str(err.get("type") or err.get("code") or err.get("status") or "")
+            for detail in err.get("details") or ():
+                if isinstance(detail, dict) and detail.get("reason"):
+                    reason = str(detail["reason"])
+            return message, reason
+        if isinstance(err, str):
+            return err, ""
+    if isinstance(body, str):
+        return body, ""
+    return "", ""
+
+
+def _looks_like_context_overflow(text: str) -> bool:
+    text = text.lower()
+    return any(
+        phrase in text
+        for phrase in (
+            "context length",
+            "context_length",
+            "maximum context",
+            "prompt is too long",
+            "too many tokens",
+            "context window",
+        )
+    )
+
+
+def classify_status(
+    status: int,
+    body: Any,
+    *,
+    provider: str,
+    model: str,
+    retry_after: float | None = None,
+    secrets: tuple[str, ...] = (),
+) -> ProviderError:
+    """Turn an HTTP error status and its body into a ProviderError with an actionable sentence."""
+    raw_message, reason = _body_message(body)
+    detail = redact(raw_message, secrets)
+    text_blob = redact(json.dumps(body) if isinstance(body, dict) else str(body), secrets)
+    if status == 401 and (
+        "ACCESS_TOKEN_TYPE_UNSUPPORTED" in text_blob or "Expected OAuth 2 access token" in text_blob
+    ):
+        return ProviderError(
+            "gemini_legacy_key",
+            f"{provider} rejected this Gemini key type: mint a new Gemini API key in "
+            "Google AI Studio and put it in your config.",
+            status=status,
+            detail=detail,
+        )
+    if status in (401, 403):
+        return ProviderError(
+            "auth",
+            f"{provider} rejected the API key (HTTP {status}): check the key in your "
+            "config or environment.",
+            status=status,
+            detail=detail,
+        )
+    if status == 429:
+        wait = f" in {retry_after:.0f} s" if retry_after else " in a moment"
+        return ProviderError(
+            "rate_limit",
+            f"{provider} is rate-limiting requests (HTTP 429): try again{wait}.",
+            retryable=True,
+            status=status,
+            retry_after=retry_after,
+            detail=detail,
+        )
+    if status == 404:
+        return ProviderError(
+            "not_found",
+            f"{provider} does not know model {model!r} (HTTP 404): pick another with /model.",
+            status=status,
+            detail=detail,
+        )
+    if status in (400, 413, 422) and _looks_like_context_overflow(text_blob):
+        return ProviderError(
+            "context_length",
+            f"The conversation is too long for {model}: run /compact or start a /new session.",
+            status=status,
+            detail=detail,
+        )
+    if status in (400, 413, 422):
+        summary = f": {detail}" if detail else ""
+        return ProviderError(
+            "bad_request",
+            f"{provider} refused the request (HTTP {status}){summary}.",
+            status=status,
+            detail=detail,
+        )
+    if status >= 500 or status in (408, 409):
+        return ProviderError(
+            "server",
+            f"{provider} is having trouble (HTTP {status}): try again shortly.",
+            retryable=True,
+            status=status,
+            retry_after=retry_after,
+            detail=detail,
+        )
+    return ProviderError(
+        "bad_request",
+        f"{provider} answered HTTP {status}{': ' + detail if detail else ''}.",
+        retryable=False,
+        status=status,
+        detail=detail,
+    )
+
+
+def connection_error(provider: str, base_url: str, exc: BaseException) -> ProviderError:
+    """A connection that could not be made or broke mid-stream."""
+    return ProviderError(
+        "connection",
+        f"Cannot reach {provider} at {base_url}: is the server running and the URL right?",
+        retryable=True,
+        detail=type(exc).__name__,
+    )
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds form only), or None."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

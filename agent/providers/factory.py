@@ -1,0 +1,30 @@
+"""Build the wire adapter for a configured provider."""
+
+from __future__ import annotations
+
+from agent.config import ProviderConfig
+from agent.providers.errors import ProviderError
+from agent.providers.streaming import SDKCall
+
+
+def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
+    """The adapter for `config`'s wire; a ProviderError that says which key is missing."""
+    key = config.resolved_key()
+    if not key:
+        url = config.base_url or ""
+        if any(h in url for h in ("://127.0.0.1", "://localhost", "://[::1]")):
+            key = "local"
+        else:
+            where = config.api_key_env or ", ".join(config.api_keys_env) or "api_key"
+            raise ProviderError(
+                "auth",
+                f"No API key for provider {config.name}: set {where} in your environment "
+                "or api_key in config.yaml.",
+            )
+    if config.kind == "anthropic":
+        from agent.providers.anthropic_messages import AnthropicMessagesProvider
+
+        return AnthropicMessagesProvider(config, api_key=key, idle_timeout=idle_timeout)
+    from agent.providers.openai_chat import OpenAIChatProvider
+
+    return OpenAIChatProvider(config, api_key=key, idle_timeout=idle_timeout)

@@ -1,0 +1,126 @@
+"""The OpenAI chat-completions wire (OpenAI, OpenRouter, Gemini, xAI, Nous, Ollama, vLLM)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agent.messages import to_openai
+from agent.providers.base import (
+    Abort,
+    ChatRequest,
+    FinishPart,
+    ReasoningPart,
+    StreamPart,
+    TextPart,
+    ToolCallPart,
+    UsagePart,
+)
+from agent.providers.errors import ProviderError
+from agent.providers.streaming import SDKCall
+
+_FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls"}
+
+
+def openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Neutral tool schemas -> the chat-completions `tools` list."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
+
+
+def normalise_finish(reason: str) -> str:
+    """Map an OpenAI finish_reason onto stop | tool_calls | length | other."""
+    if reason == "length":
+        return "length"
+    return _FINISH.get(reason, "other")
+
+
+class OpenAIChatProvider(SDKCall):
+    """Streams chat completions through the official openai SDK's request path."""
+
+    wire = "openai"
+
+    def _build_client(self) -> Any:
+        import openai
+
+        return openai.OpenAI(**self.client_kwargs())
+
+    def _sdk_errors(self) -> tuple[Any, Any, Any]:
+        import openai
+
+        return openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError
+
+    def request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        """The keyword arguments of chat.completions.create for this request."""
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": to_openai(request.messages, request.system),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            kwargs["tools"] = openai_tools(request.tools)
+        if request.max_tokens:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.extra_body:
+            kwargs["extra_body"] = request.extra_body
+        return kwargs
+
+    def _open(self, client: Any, request: ChatRequest) -> Any:
+        return client.chat.completions.with_streaming_response.create(
+            **self.request_kwargs(request)
+        )
+
+    def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
+        finished = False
+        for _event, data in events:
+            if data == "[DONE]":
+                break
+            obj = self.decode(data)
+            if "error" in obj and not obj.get("choices"):
+                raise self.stream_error(obj)
+            usage = obj.get("usage")
+            if usage:
+                details = usage.get("prompt_tokens_details") or {}
+                out_details = usage.get("completion_tokens_details") or {}
+                yield UsagePart(
+                    input_tokens=usage.get("prompt_tokens") or 0,
+                    output_tokens=usage.get("completion_tokens") or 0,
+                    cache_read_tokens=details.get("cached_tokens") or 0,
+                    reasoning_tokens=out_details.get("reasoning_tokens") or 0,
+                )
+            for choice in obj.get("choices") or ():
+                delta = choice.get("delta") or {}
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                if reasoning and isinstance(reasoning, str):
+                    yield ReasoningPart(reasoning)
+                content = delta.get("content")
+                if content:
+                    yield TextPart(content)
+                for call in delta.get("tool_calls") or ():
+                    fn = call.get("function") or {}
+                    yield ToolCallPart(
+                        call.get("index", 0), call.get("id"), fn.get("name"), fn.get("arguments") or ""
+                    )
+                reason = choice.get("finish_reason")
+                if reason:
+                    finished = True
+                    yield FinishPart(normalise_finish(reason))
+        if not finished:
+            raise self.truncated()
+
+    def stream_error(self, obj: dict[str, Any]) -> ProviderError:
+        """An error object sent inside a 200 stream (OpenRouter does this)."""
+        err = obj.get("error") or {}
+        code = err.get("code") if isinstance(err, dict) else None
+        status = code if isinstance(code, int) else 500
+        return self.classify(status, obj, None)

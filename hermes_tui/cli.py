@@ -1,0 +1,106 @@
+"""Command-line entry point: the TUI (default), headless `run`, sessions, scripted-server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from agent.version import VERSION
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_BUDGET = 3
+EXIT_TRUNCATED = 4
+EXIT_STOPPED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `hermes-tui`."""
+    parser = argparse.ArgumentParser(
+        prog="hermes-tui",
+        description="A terminal agent that works in your repository.",
+    )
+    parser.add_argument("--version", action="version", version=f"hermes-tui {VERSION}")
+    parser.add_argument("--demo", action="store_true", help="use the built-in demo model")
+    parser.add_argument("--model", help="provider:model for new sessions")
+    parser.add_argument("--resume", metavar="ID", help="open a stored session (id or title)")
+    sub = parser.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="run one task headless and print the answer")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument("--model", dest="run_model", help="provider:model")
+    run.add_argument("--resume", dest="run_resume", metavar="ID", help="continue a session")
+    run.add_argument("--json", action="store_true", help="print events as JSON lines")
+    run.add_argument("--yes", action="store_true", help="approve every tool call")
+    run.add_argument("--demo", dest="run_demo", action="store_true", help="use the demo model")
+
+    sessions = sub.add_parser("sessions", help="list or search stored sessions")
+    ssub = sessions.add_subparsers(dest="sessions_command", required=True)
+    slist = ssub.add_parser("list", help="newest sessions first")
+    slist.add_argument("--json", action="store_true")
+    slist.add_argument("--limit", type=int, default=50)
+    ssearch = ssub.add_parser("search", help="full-text search over every session")
+    ssearch.add_argument("query")
+    ssearch.add_argument("--json", action="store_true")
+    ssearch.add_argument("--limit", type=int, default=50)
+
+    server = sub.add_parser("scripted-server", help="serve a model script (testing, demos)")
+    server.add_argument("--script", required=True, help="a YAML script file")
+    server.add_argument("--port", type=int, default=0)
+    server.add_argument("--host", default="127.0.0.1")
+    server.add_argument("--certfile")
+    server.add_argument("--keyfile")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            from hermes_tui.headless import run_headless
+
+            return run_headless(
+                args.task,
+                model=args.run_model or args.model,
+                resume=args.run_resume or args.resume,
+                as_json=args.json,
+                yes=args.yes,
+                demo=args.run_demo or args.demo,
+            )
+        if args.command == "sessions":
+            from hermes_tui.headless import sessions_command
+
+            return sessions_command(args)
+        if args.command == "scripted-server":
+            from agent.scripted.__main__ import main as server_main
+
+            server_args = ["--script", args.script, "--port", str(args.port), "--host", args.host]
+            if args.certfile:
+                server_args += ["--certfile", args.certfile, "--keyfile", args.keyfile or ""]
+            return server_main(server_args)
+        return _run_tui(args)
+    except KeyboardInterrupt:
+        return EXIT_STOPPED
+    except Exception as exc:  # the last line of defence: one sentence, no traceback
+        from hermes_tui.headless import user_error
+
+        message = user_error(exc)
+        if message is None:
+            raise
+        print(f"hermes-tui: {message}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run_tui(args: argparse.Namespace) -> int:
+    from agent.config import load_config
+
+    config = load_config(demo=args.demo)
+    if args.model:
+        config.provider(args.model.partition(":")[0])
+        config = config.with_model(args.model)
+    from hermes_tui.app import run_tui
+
+    return run_tui(config, resume=args.resume)

@@ -1,0 +1,196 @@
+"""Headless mode: `hermes-tui run` and `hermes-tui sessions` (SPEC U6). No Textual here."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from agent import events as ev
+
+_STATUS_EXIT = {"ok": 0, "error": 1, "budget": 3, "truncated": 4, "stopped": 130}
+
+
+def user_error(exc: BaseException) -> str | None:
+    """The one-sentence message for an error a user can fix, or None for a bug."""
+    from agent.config import ConfigError
+    from agent.providers.errors import ProviderError
+    from storage.errors import StorageError
+
+    if isinstance(exc, ConfigError | ProviderError | StorageError | LookupError):
+        return str(exc).strip("'\"")
+    return None
+
+
+class _Printer:
+    """Prints agent events: the answer on stdout, activity on stderr, or JSON lines."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self._lock = threading.Lock()
+        self._wrote_text = False
+        self._out = sys.stdout
+        self._err = sys.stderr
+
+    def __call__(self, event: ev.AgentEvent) -> None:
+        with self._lock:
+            if self.as_json:
+                payload = {"type": type(event).__name__, **_jsonable(asdict(event))}
+                self._out.write(json.dumps(payload) + "\n")
+                self._out.flush()
+                return
+            self._human(event)
+
+    def _human(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.TextDelta):
+            self._out.write(event.text)
+            self._out.flush()
+            self._wrote_text = True
+        elif isinstance(event, ev.AssistantMessage) and self._wrote_text:
+            self._out.write("\n")
+            self._wrote_text = False
+        elif isinstance(event, ev.StreamReset) and self._wrote_text:
+            self._out.write("\n")
+            self._err.write("[retrying: the partial answer above is replaced]\n")
+            self._wrote_text = False
+        elif isinstance(event, ev.ToolStarted):
+            self._err.write(f"• {event.summary}\n")
+        elif isinstance(event, ev.ToolFinished) and not event.ok:
+            first = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
+            self._err.write(f"  ✗ {first}\n")
+        elif isinstance(event, ev.Retrying):
+            self._err.write(
+                f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s: "
+                f"{event.reason}\n"
+            )
+        elif isinstance(event, ev.Notice) and event.level != "info":
+            self._err.write(f"hermes-tui: {event.text}\n")
+        elif isinstance(event, ev.TurnError):
+            self._err.write(f"hermes-tui: {event.message}\n")
+        self._err.flush()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def run_headless(
+    task: str,
+    *,
+    model: str | None = None,
+    resume: str | None = None,
+    as_json: bool = False,
+    yes: bool = False,
+    demo: bool = False,
+) -> int:
+    """Run one turn without the UI; the answer goes to stdout; returns the exit code."""
+    return asyncio.run(_run(task, model, resume, as_json, yes, demo))
+
+
+async def _run(
+    task: str, model: str | None, resume: str | None, as_json: bool, yes: bool, demo: bool
+) -> int:
+    from agent.config import load_config
+    from agent.demo import start_demo
+    from agent.loop import Agent
+    from storage.db import SessionDB
+
+    config = load_config(demo=demo)
+    if model:
+        config.provider(model.partition(":")[0])
+        config = config.with_model(model)
+    config, server = start_demo(config)
+    printer = _Printer(as_json)
+    db = await SessionDB.open(config.db_path)
+    agent = Agent(
+        config,
+        store=db,
+        sink=printer,
+        workspace=Path(os.getcwd()),
+        approve=(lambda _request: True) if yes else None,
+    )
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, agent.stop)
+        if resume:
+            await asyncio.to_thread(agent.resume, resume)
+        result = await asyncio.to_thread(agent.run_turn, task)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
+        agent.close()
+        await db.close()
+        if server is not None:
+            server.stop()
+    if not as_json and result.status not in ("ok", "error") and result.error:
+        print(f"hermes-tui: {result.error}", file=sys.stderr)
+    if not as_json and result.status == "stopped":
+        print("hermes-tui: stopped.", file=sys.stderr)
+    if not as_json and result.session_id:
+        print(f"[session {result.session_id}]", file=sys.stderr)
+    return _STATUS_EXIT.get(result.status, 1)
+
+
+def sessions_command(args: Any) -> int:
+    """`hermes-tui sessions list|search`: print sessions or search hits."""
+    return asyncio.run(_sessions(args))
+
+
+async def _sessions(args: Any) -> int:
+    from agent.config import load_config
+    from storage.db import SessionDB
+
+    config = load_config()
+    db = await SessionDB.open(config.db_path)
+    try:
+        if args.sessions_command == "list":
+            rows = await db.list_sessions(limit=args.limit)
+            items = [
+                {
+                    "id": r["id"],
+                    "title": r["title"],
+                    "updated_at": r["updated_at"],
+                    "model": f"{r.get('provider')}:{r.get('model')}",
+                    "messages": r.get("message_count", 0),
+                }
+                for r in rows
+            ]
+        else:
+            rows = await db.search(args.query, limit=args.limit)
+            items = [
+                {
+                    "id": r["session_id"],
+                    "title": r["title"],
+                    "updated_at": r["updated_at"],
+                    "snippet": r["snippet"],
+                }
+                for r in rows
+            ]
+    finally:
+        await db.close()
+    if args.json:
+        for item in items:
+            print(json.dumps(item))
+        return 0
+    if not items:
+        print("no sessions" if args.sessions_command == "list" else "no matches")
+        return 0
+    for item in items:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["updated_at"] or 0))
+        extra = item.get("snippet") or item.get("model", "")
+        print(f"{item['id']}  {when}  {item['title'][:50]:<50}  {extra}")
+    return 0
