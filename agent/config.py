@@ -145,7 +145,7 @@ def default_home() -> Path:
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
-    """"provider:model" -> (provider, model); raises ConfigError when malformed."""
+    """ "provider:model" -> (provider, model); raises ConfigError when malformed."""
     provider, sep, model = ref.partition(":")
     if not sep or not provider or not model:
         raise ConfigError(f"Model {ref!r} must look like provider:model, e.g. openai:gpt-4.1.")
@@ -167,9 +167,7 @@ class _LineLoader(yaml.SafeLoader):
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
     mapping = loader.construct_mapping(node, deep=True)
-    lines = {
-        str(key_node.value): key_node.start_mark.line + 1 for key_node, _ in node.value
-    }
+    lines = {str(key_node.value): key_node.start_mark.line + 1 for key_node, _ in node.value}
     return _Mapping(mapping, lines)
 
 
@@ -181,9 +179,7 @@ class _Mapping(dict):
         self.lines = lines
 
 
-_LineLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping
-)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def _where(path: Path, mapping: Any, key: str) -> str:
@@ -199,12 +195,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
     try:
-        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_LineLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}, line {mark.line + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{where}: broken YAML ({problem}); fix the file or move it away.") from None
+        raise ConfigError(
+            f"{where}: broken YAML ({problem}); fix the file or move it away."
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -17,6 +17,7 @@ from agent import events as ev
 from agent.config import Config, split_model_ref
 from agent.inbox import Inbox
 from agent.messages import Message, ThinkingBlock, ToolCall, ToolCallIds
+from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import (
     Abort,
     ChatRequest,
@@ -28,7 +29,6 @@ from agent.providers.base import (
     UsagePart,
 )
 from agent.providers.errors import ProviderError
-from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -346,7 +346,7 @@ class Agent:
             return text
 
     def _checkpoint(self, draft: Draft | None) -> None:
-        """Keep the visible partial answer after a stop or redirect: text only, never reasoning (R2)."""
+        """Keep the visible partial answer after a stop or redirect: never reasoning (R2)."""
         if draft is None:
             return
         text = draft.visible_text

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-EMPTY_ANSWER_NUDGE = (
-    "[Your previous reply was empty. Continue: answer the user, or call a tool.]"
-)
+EMPTY_ANSWER_NUDGE = "[Your previous reply was empty. Continue: answer the user, or call a tool.]"
 
 
 def system_prompt(workspace: Path) -> str:

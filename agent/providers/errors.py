@@ -91,7 +91,7 @@ def classify_status(
     secrets: tuple[str, ...] = (),
 ) -> ProviderError:
     """Turn an HTTP error status and its body into a ProviderError with an actionable sentence."""
-    raw_message, reason = _body_message(body)
+    raw_message, _reason = _body_message(body)
     detail = redact(raw_message, secrets)
     text_blob = redact(json.dumps(body) if isinstance(body, dict) else str(body), secrets)
     if status == 401 and (

@@ -109,7 +109,10 @@ class OpenAIChatProvider(SDKCall):
                 for call in delta.get("tool_calls") or ():
                     fn = call.get("function") or {}
                     yield ToolCallPart(
-                        call.get("index", 0), call.get("id"), fn.get("name"), fn.get("arguments") or ""
+                        call.get("index", 0),
+                        call.get("id"),
+                        fn.get("name"),
+                        fn.get("arguments") or "",
                     )
                 reason = choice.get("finish_reason")
                 if reason:

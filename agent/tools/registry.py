@@ -1,0 +1,303 @@
+"""The tool registry: tool specs, the context a call runs in, results, and approval."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+APPROVAL_MODES = ("ask", "auto-edit", "yolo")
+
+DECLINED = "The user declined to run this tool call."
+NO_APPROVER = (
+    "Refused: this tool needs the user's approval, which is not available here "
+    "(run with --yes or approval: yolo)."
+)
+
+SUMMARY_WIDTH = 80
+DETAIL_CAP = 20_000
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the user is asked to approve: the tool, a one-line summary and the detail."""
+
+    tool: str
+    summary: str
+    detail: str
+
+
+@dataclass
+class ToolContext:
+    """Where and how a tool call runs: workspace, approval mode and callback, limits."""
+
+    workspace: Path
+    approval_mode: str = "ask"
+    approve: Callable[[ApprovalRequest], bool] | None = None
+    shell_timeout: float = 120.0
+    output_cap: int = 30_000
+    cancel: threading.Event | None = None
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of a tool call, sent back to the model as the tool result."""
+
+    ok: bool
+    output: str
+
+
+class ToolError(Exception):
+    """A tool refused or failed; the message is one sentence meant for the model."""
+
+
+@dataclass
+class Pending:
+    """A validated side-effecting call: `request()` describes it, `commit()` performs it."""
+
+    request: Callable[[], ApprovalRequest]
+    commit: Callable[[], ToolResult]
+
+
+Handler = Callable[[ToolContext, dict[str, Any]], "ToolResult | Pending"]
+
+
+@dataclass
+class Tool:
+    """One tool: its name, model-facing description, JSON-schema parameters and handler."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+    kind: str = "read"  # read | edit | shell: decides whether approval is needed
+    summary_keys: tuple[str, ...] = field(default_factory=tuple)
+
+
+def cap_text(text: str, cap: int) -> str:
+    """Keep the head and tail of `text` within about `cap` characters, marking the cut."""
+    if cap <= 0 or len(text) <= cap:
+        return text
+    half = max(cap // 2, 1)
+    omitted = len(text) - 2 * half
+    if omitted <= 0:
+        return text
+    return f"{text[:half]}\n[... {omitted} characters omitted ...]\n{text[-half:]}"
+
+
+def one_line(text: str, width: int = SUMMARY_WIDTH) -> str:
+    """Collapse whitespace to a single line and truncate it to `width` characters."""
+    flat = " ".join(str(text).split())
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    return flat
+
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "object": "an object",
+    "array": "an array",
+}
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    """Return `value` as JSON-schema type `kind`, leniently; raise ValueError if impossible."""
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+    elif kind == "integer":
+        if isinstance(value, bool):
+            raise ValueError
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            return int(value.strip())
+    elif kind == "number":
+        if isinstance(value, bool):
+            raise ValueError
+        if isinstance(value, int | float) and math.isfinite(value):
+            return value
+        if isinstance(value, str):
+            number = float(value.strip())
+            if math.isfinite(number):
+                return number
+    elif kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+    elif kind == "object":
+        if isinstance(value, dict):
+            return value
+    elif kind == "array":
+        if isinstance(value, list):
+            return value
+    else:
+        return value
+    raise ValueError
+
+
+def validate_args(tool: Tool, args: Any) -> dict[str, Any]:
+    """Check `args` against the tool's schema; return a cleaned copy or raise ToolError."""
+    if args is None:
+        args = {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            raise ToolError(
+                f"Invalid arguments for {tool.name}: they are not a JSON object."
+            ) from None
+    if not isinstance(args, dict):
+        raise ToolError(
+            f"Invalid arguments for {tool.name}: expected a JSON object, got {type(args).__name__}."
+        )
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    required = tool.parameters.get("required", [])
+    missing = [name for name in required if args.get(name) is None]
+    if missing:
+        names = ", ".join(repr(name) for name in missing)
+        plural = "s" if len(missing) > 1 else ""
+        raise ToolError(
+            f"Invalid arguments for {tool.name}: missing required argument{plural} {names}."
+        )
+    clean: dict[str, Any] = {}
+    for name, value in args.items():
+        spec = props.get(name)
+        if spec is None or value is None:
+            continue  # unknown or explicitly null optional arguments are ignored
+        kind = spec.get("type", "")
+        try:
+            clean[name] = _coerce(value, kind)
+        except (ValueError, OverflowError):
+            raise ToolError(
+                f"Invalid arguments for {tool.name}: {name!r} must be "
+                f"{_TYPE_NAMES.get(kind, kind)}, got {type(value).__name__}."
+            ) from None
+    return clean
+
+
+class ToolRegistry:
+    """The tools the agent may call, with approval and error handling around them."""
+
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools or []:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        """Add (or replace) a tool."""
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name`, or None."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Tool names in registration order."""
+        return list(self._tools)
+
+    def schemas(self) -> list[dict]:
+        """Provider-neutral schemas: [{"name", "description", "parameters"}]."""
+        return [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": copy.deepcopy(tool.parameters),
+            }
+            for tool in self._tools.values()
+        ]
+
+    def summary(self, name: str, args: dict) -> str:
+        """One-line argument summary for the UI, e.g. "read_file src/app.py"."""
+        tool = self._tools.get(name)
+        if not isinstance(args, dict):
+            return one_line(name)
+        parts: list[str] = []
+        if tool is not None and tool.summary_keys:
+            for key in tool.summary_keys:
+                value = args.get(key)
+                if value is not None and value != "":
+                    parts.append(str(value))
+        elif args:
+            try:
+                parts.append(json.dumps(args, ensure_ascii=False, default=str))
+            except (TypeError, ValueError):
+                parts.append(str(args))
+        return one_line(" ".join([name, *parts]))
+
+    def needs_approval(self, name: str, mode: str) -> bool:
+        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return False
+        if mode == "yolo":
+            return False
+        if mode == "auto-edit":
+            return tool.kind == "shell"
+        # "ask", and any unknown mode, is treated as the safest one.
+        return tool.kind in ("edit", "shell")
+
+    def run(self, name: str, args: dict, ctx: ToolContext) -> ToolResult:
+        """Run a tool call; never raises: every failure is a ToolResult(ok=False, ...)."""
+        try:
+            result = self._run(name, args, ctx)
+        except ToolError as exc:
+            result = ToolResult(False, str(exc))
+        except OSError as exc:
+            result = ToolResult(False, f"{name} failed: {describe_os_error(exc)}.")
+        except RecursionError:
+            result = ToolResult(False, f"{name} failed: the input is too deeply nested.")
+        except Exception as exc:  # a tool bug must not crash the turn
+            result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
+        output = result.output if isinstance(result.output, str) else str(result.output)
+        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap))
+
+    def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            return ToolResult(False, f"Unknown tool {name!r}; the available tools are: {known}.")
+        clean = validate_args(tool, args)
+        outcome = tool.handler(ctx, clean)
+        if isinstance(outcome, ToolResult):
+            return outcome
+        if self.needs_approval(name, ctx.approval_mode):
+            request = outcome.request()
+            if ctx.approve is None:
+                return ToolResult(False, NO_APPROVER)
+            try:
+                approved = bool(ctx.approve(request))
+            except Exception as exc:
+                return ToolResult(
+                    False, f"Could not ask the user for approval ({type(exc).__name__}: {exc})."
+                )
+            if not approved:
+                return ToolResult(False, DECLINED)
+        return outcome.commit()
+
+
+def describe_os_error(exc: OSError) -> str:
+    """A short human description of an OSError, without a trailing period."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return reason.rstrip(".")
+
+
+def default_registry() -> ToolRegistry:
+    """A registry with every built-in tool: files, search and shell."""
+    from agent.tools import files, search, shell
+
+    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS])

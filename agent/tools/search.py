@@ -1,0 +1,268 @@
+"""Search tools: glob (find files by name pattern) and grep (search file contents)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agent.tools.files import BINARY_SNIFF
+from agent.tools.paths import display, is_inside, resolve_in_workspace
+from agent.tools.registry import Tool, ToolContext, ToolError, ToolResult
+
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+MAX_GLOB_RESULTS = 500
+MAX_GREP_MATCHES = 500
+MAX_GREP_LINE = 300
+MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob over "/"-separated paths: `**` spans directories, `*` and `?` do not."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                i += 2
+                if i < n and pattern[i] == "/":
+                    i += 1
+                    out.append("(?:.*/)?")
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern.startswith(("[!", "[]"), i) else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def _walk(base: Path, skip: frozenset[str]) -> Iterator[tuple[Path, bool]]:
+    """Yield (path, is_dir) under `base`, not following symlinked dirs, pruning `skip`."""
+    for root, dirs, files in os.walk(base, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        root_path = Path(root)
+        for d in dirs:
+            yield root_path / d, True
+        for f in sorted(files):
+            yield root_path / f, False
+
+
+def _skip_for(*texts: str) -> frozenset[str]:
+    """The noise directories to prune, except those the caller named explicitly."""
+    named = set()
+    for text in texts:
+        named.update(part for part in re.split(r"[\\/]", text) if part in SKIP_DIRS)
+    return SKIP_DIRS - named
+
+
+# ---------------------------------------------------------------- glob
+
+
+def glob_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    """Paths under `path` matching `pattern`, relative to the workspace, sorted."""
+    pattern: str = args["pattern"].strip()
+    raw_base = args.get("path", ".")
+    if not pattern:
+        raise ToolError("pattern is empty; give a glob such as '**/*.py'.")
+    if pattern.startswith("/") or os.path.isabs(pattern):
+        raise ToolError(
+            "pattern must be relative (such as 'src/**/*.py'); put the directory in path."
+        )
+    if ".." in pattern.split("/"):
+        raise ToolError("pattern must not contain '..'; put the directory in path instead.")
+    base = resolve_in_workspace(ctx.workspace, raw_base, default=".")
+    rel_base = display(ctx.workspace, base)
+    if not base.exists():
+        raise ToolError(f"Directory not found: {rel_base}.")
+    if not base.is_dir():
+        raise ToolError(f"{rel_base} is a file, not a directory.")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    matcher = glob_to_regex(pattern)
+    matches: list[str] = []
+    total = 0
+    for path, is_dir in _walk(base, _skip_for(pattern, str(raw_base or "."))):
+        rel_to_base = path.relative_to(base).as_posix()
+        if not matcher.match(rel_to_base):
+            continue
+        total += 1
+        if len(matches) < MAX_GLOB_RESULTS:
+            matches.append(display(ctx.workspace, path) + ("/" if is_dir else ""))
+    if not matches:
+        return ToolResult(True, f"No paths match {pattern!r} in {rel_base}.")
+    matches.sort()
+    text = "\n".join(matches)
+    if total > len(matches):
+        text += f"\n[... {total - len(matches)} more matches not shown; narrow the pattern ...]"
+    return ToolResult(True, text)
+
+
+# ---------------------------------------------------------------- grep
+
+
+def _file_filter(glob: str | None) -> Any:
+    if not glob:
+        return lambda rel_path: True
+    if "/" in glob:
+        regex = glob_to_regex(glob.removeprefix("./"))
+        return lambda rel_path: bool(regex.match(rel_path))
+    return lambda rel_path: fnmatch.fnmatchcase(rel_path.rsplit("/", 1)[-1], glob)
+
+
+def grep_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    """Lines matching a Python regex, as `file:line: text`, skipping binary and noise files."""
+    pattern: str = args["pattern"]
+    raw_base = args.get("path", ".")
+    glob: str | None = args.get("glob") or None
+    flags = re.IGNORECASE if args.get("ignore_case", False) else 0
+    if pattern == "":
+        raise ToolError("pattern is empty; give a regular expression to search for.")
+    try:
+        regex = re.compile(pattern, flags)
+    except re.error as exc:
+        raise ToolError(f"Invalid regular expression {pattern!r}: {exc}.") from None
+    except (RecursionError, OverflowError):
+        raise ToolError(f"Invalid regular expression {pattern!r}: it is too complex.") from None
+    base = resolve_in_workspace(ctx.workspace, raw_base, default=".")
+    rel_base = display(ctx.workspace, base)
+    if not base.exists():
+        raise ToolError(f"Path not found: {rel_base}.")
+    if base.is_dir():
+        wanted = _file_filter(glob)
+        candidates = (
+            path
+            for path, is_dir in _walk(base, _skip_for(str(raw_base or ".")))
+            if not is_dir and wanted(path.relative_to(base).as_posix())
+        )
+    else:
+        candidates = iter([base])
+    lines: list[str] = []
+    total = 0
+    files_with_matches = 0
+    budget = max(ctx.output_cap - 200, 1000)
+    used = 0
+    for path in candidates:
+        if ctx.cancel is not None and ctx.cancel.is_set():
+            raise ToolError("The search was cancelled.")
+        try:
+            real = path.resolve()
+            if not is_inside(ctx.workspace, real) or not real.is_file():
+                continue
+            if real.stat().st_size > MAX_GREP_FILE_BYTES:
+                continue
+            data = real.read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data[:BINARY_SNIFF]:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        rel = display(ctx.workspace, path)
+        hit = False
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not regex.search(line):
+                continue
+            hit = True
+            total += 1
+            if len(lines) >= MAX_GREP_MATCHES or used >= budget:
+                continue
+            if len(line) > MAX_GREP_LINE:
+                line = line[:MAX_GREP_LINE] + "…"
+            row = f"{rel}:{number}: {line}"
+            lines.append(row)
+            used += len(row) + 1
+        files_with_matches += hit
+    if not lines:
+        where = rel_base + (f" (files matching {glob!r})" if glob else "")
+        return ToolResult(True, f"No matches for {pattern!r} in {where}.")
+    out = "\n".join(lines)
+    if total > len(lines):
+        out += (
+            f"\n[... {total - len(lines)} more matches not shown "
+            f"({total} in {files_with_matches} files); narrow the pattern or path ...]"
+        )
+    return ToolResult(True, out)
+
+
+TOOLS = [
+    Tool(
+        name="glob",
+        description=(
+            "Find files and directories in the workspace whose path matches a glob pattern. "
+            "'*' matches within one directory level, '**' matches any number of levels "
+            "(use '**/*.py' to search recursively). Returns paths relative to the workspace, "
+            "sorted; directories end with '/'. .git, node_modules, .venv and __pycache__ are "
+            "skipped unless named in the pattern."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Glob pattern relative to path, e.g. '**/*.py' or 'src/*.ts'.",
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Directory to search in, relative to the workspace "
+                    "(default '.').",
+                },
+            },
+            "required": ["pattern"],
+        },
+        handler=glob_tool,
+        kind="read",
+        summary_keys=("pattern", "path"),
+    ),
+    Tool(
+        name="grep",
+        description=(
+            "Search file contents with a Python regular expression. Returns matching lines as "
+            "'file:line: text'. Binary files, .git, node_modules, .venv and __pycache__ are "
+            "skipped."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Python regular expression to search for.",
+                },
+                "path": {
+                    "type": "string",
+                    "description": "File or directory to search, relative to the workspace "
+                    "(default '.').",
+                },
+                "glob": {
+                    "type": "string",
+                    "description": "Only search files whose name matches this glob, e.g. "
+                    "'*.py' (or whose path matches, if it contains '/').",
+                },
+                "ignore_case": {
+                    "type": "boolean",
+                    "description": "Match case-insensitively (default false).",
+                },
+            },
+            "required": ["pattern"],
+        },
+        handler=grep_tool,
+        kind="read",
+        summary_keys=("pattern", "path"),
+    ),
+]

@@ -1,0 +1,242 @@
+"""The shell tool: run_shell runs a command in the workspace with a timeout and output cap."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from typing import Any
+
+from agent.tools.registry import (
+    ApprovalRequest,
+    Pending,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    cap_text,
+    describe_os_error,
+    one_line,
+)
+
+MAX_TIMEOUT = 3600.0
+POLL = 0.05  # seconds between checks of the cancel event and the deadline
+TERM_GRACE = 0.1  # seconds between SIGTERM and SIGKILL of the process group
+ORPHAN_GRACE = 0.5  # seconds to wait for background children still holding the output pipe
+STATUS_ROOM = 300  # characters of the output cap kept for the status line
+
+
+def _shell() -> list[str]:
+    """The shell argv prefix: bash if available, else sh."""
+    bash = shutil.which("bash")
+    return [bash, "-c"] if bash else ["/bin/sh", "-c"]
+
+
+class _Capture:
+    """Collects a byte stream keeping only its head and tail, counting what is dropped."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = max(cap, 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Add output, keeping at most `cap` bytes of head and `cap` bytes of tail."""
+        room = self.cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail += chunk
+        excess = len(self.tail) - self.cap
+        if excess > 0:
+            self.dropped += excess
+            del self.tail[:excess]
+
+    def text(self, cap: int) -> str:
+        """The output decoded, capped to `cap` chars with a head+tail omission marker."""
+        if not self.dropped:
+            return cap_text(bytes(self.head + self.tail).decode("utf-8", "replace"), cap)
+        half = max(cap // 2, 1)
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        omitted = max(len(head) - half, 0) + self.dropped + max(len(tail) - half, 0)
+        return f"{head[:half]}\n[... {omitted} characters omitted ...]\n{tail[-half:]}"
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the command's process group, then SIGKILL whatever is left."""
+    for sig, grace in ((signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, 0.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if grace:
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
+    """Run `command` in the workspace and report its combined output and exit status."""
+    if ctx.cancel is not None and ctx.cancel.is_set():
+        return ToolResult(False, "The command was not run: the turn was cancelled.")
+    env = dict(os.environ)
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    try:
+        proc = subprocess.Popen(
+            [*_shell(), command],
+            cwd=ctx.workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    except OSError as exc:
+        raise ToolError(f"Could not start the shell: {describe_os_error(exc)}.") from None
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    capture = _Capture(ctx.output_cap)
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    eof = False
+    reason = ""  # "" | "timeout" | "cancelled" | "orphans"
+    start = time.monotonic()
+    deadline = start + timeout
+    exited_at: float | None = None
+    try:
+        while True:
+            if ctx.cancel is not None and ctx.cancel.is_set():
+                reason = "cancelled"
+                break
+            now = time.monotonic()
+            if now >= deadline:
+                reason = "timeout"
+                break
+            wait = min(POLL, deadline - now)
+            if not eof:
+                for _key, _mask in selector.select(timeout=wait):
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        capture.feed(chunk)
+                    else:
+                        eof = True
+                        selector.unregister(fd)
+            else:
+                try:
+                    proc.wait(timeout=wait)
+                except subprocess.TimeoutExpired:
+                    pass
+            if proc.poll() is not None:
+                if eof:
+                    break
+                # The shell exited but a background child still holds the output pipe.
+                exited_at = exited_at or time.monotonic()
+                if time.monotonic() - exited_at > ORPHAN_GRACE:
+                    reason = "orphans"
+                    break
+        if reason:
+            _kill_group(proc)
+            # Collect whatever the killed processes had already written.
+            drain_until = time.monotonic() + 0.2
+            while not eof and time.monotonic() < drain_until:
+                events = selector.select(timeout=0.02)
+                if not events:
+                    continue
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    capture.feed(chunk)
+                else:
+                    eof = True
+        try:
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+    finally:
+        selector.close()
+        proc.stdout.close()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    body = capture.text(max(ctx.output_cap - STATUS_ROOM, 100))
+    elapsed = time.monotonic() - start
+    code = proc.returncode
+    if reason == "cancelled":
+        status, ok = "[cancelled by the user; the command and its process group were killed]", False
+    elif reason == "timeout":
+        status = f"[timed out after {timeout:g} s; the command and its process group were killed]"
+        ok = False
+    else:
+        if code is None:
+            status = "[exit status unknown]"
+        elif code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = str(-code)
+            status = f"[killed by signal {name}]"
+        else:
+            status = f"[exit code {code}]"
+        ok = code == 0
+        if reason == "orphans":
+            status += (
+                f"\n[background processes still holding the output after {elapsed:.1f} s "
+                "were killed; redirect their output to a file to keep them running]"
+            )
+    if not body.strip():
+        body = "(no output)"
+    return ToolResult(ok, f"{body.rstrip()}\n{status}")
+
+
+def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
+    """Validate a shell command and return it pending approval."""
+    command: str = args["command"]
+    if not command.strip():
+        raise ToolError("command is empty; give a shell command to run.")
+    timeout = float(args.get("timeout", ctx.shell_timeout))
+    if timeout <= 0:
+        raise ToolError("timeout must be a positive number of seconds.")
+    timeout = min(timeout, MAX_TIMEOUT)
+
+    def request() -> ApprovalRequest:
+        detail = cap_text(f"$ {command}\n\ncwd: {ctx.workspace}\ntimeout: {timeout:g} s", 20_000)
+        return ApprovalRequest("run_shell", one_line(f"run_shell {command}"), detail)
+
+    return Pending(request, lambda: execute(command, ctx, timeout))
+
+
+TOOLS = [
+    Tool(
+        name="run_shell",
+        description=(
+            "Run a shell command (bash -c) in the workspace directory and return its combined "
+            "stdout and stderr and its exit code. stdin is closed, so interactive commands fail; "
+            "long output keeps its head and tail. The command and its child processes are killed "
+            "after timeout seconds."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command to run."},
+                "timeout": {
+                    "type": "number",
+                    "description": "Seconds before the command is killed (default: the configured "
+                    "shell timeout, normally 120).",
+                },
+            },
+            "required": ["command"],
+        },
+        handler=run_shell,
+        kind="shell",
+        summary_keys=("command",),
+    ),
+]

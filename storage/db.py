@@ -1,0 +1,621 @@
+"""SessionDB: the async session store over aiosqlite (SPEC S1, S4-S8, D1)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import random
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from .errors import (
+    StorageClosedError,
+    StorageError,
+    StorageLockedError,
+    StorageVersionError,
+    UnknownSessionError,
+    is_busy,
+    translate,
+)
+from .schema import MESSAGE_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS, USAGE_COUNTERS
+from .writer import Op, Writer, run_threadsafe
+
+log = logging.getLogger("hermes_tui.storage")
+
+DEFAULT_LOCK_TIMEOUT = 5.0
+"""Seconds a write retries BEGIN IMMEDIATE while another process holds the lock."""
+
+# Short, so one attempt never parks the connection thread for long; the jittered retry loop
+# above it owns the real waiting and can give up with a clear message.
+_BUSY_TIMEOUT_MS = 50
+
+UPDATABLE_SESSION_FIELDS = frozenset(
+    {"title", "model", "provider", "workspace", "metadata", "created_at", "updated_at",
+     "last_activity_at"}
+)  # fmt: skip
+# Changing these must not be overtaken by an older queued write (SPEC S5).
+_FLUSH_FIRST_FIELDS = frozenset({"model", "provider", "metadata"})
+
+_USAGE_KEYS = frozenset(
+    {"model", "provider", "route", *USAGE_COUNTERS, "api_calls", "estimated_cost_usd",
+     "actual_cost_usd"}
+)  # fmt: skip
+
+
+def _encode_message(row: dict) -> dict:
+    """Snapshot a message row into column values (JSON encoded) at the moment it is handed over.
+
+    Taken on the caller's side so a later mutation of the caller's dict cannot change what is
+    written. Unknown keys (e.g. ephemeral flags) are ignored: the table holds what it holds.
+    """
+    if not isinstance(row, dict):
+        raise TypeError(f"a message row must be a dict, not {type(row).__name__}")
+    role = row.get("role")
+    if not role:
+        raise ValueError("a message row needs a role")
+    content = row.get("content")
+    if content is None:
+        content = ""
+    elif not isinstance(content, str):
+        raise TypeError(f"message content must be a str, not {type(content).__name__}")
+    tool_calls = row.get("tool_calls")
+    display_metadata = row.get("display_metadata")
+    return {
+        "role": str(role),
+        "content": content,
+        "tool_calls": json.dumps(tool_calls) if tool_calls else None,
+        "tool_call_id": row.get("tool_call_id"),
+        "name": row.get("name"),
+        "display_kind": row.get("display_kind"),
+        "display_metadata": json.dumps(display_metadata) if display_metadata is not None else None,
+        "compacted": 1 if row.get("compacted") else 0,
+        "created_at": row.get("created_at") or time.time(),
+    }
+
+
+def _check_session_fields(fields: dict) -> dict:
+    unknown = set(fields) - UPDATABLE_SESSION_FIELDS
+    if unknown:
+        raise ValueError(
+            f"unknown session field(s) {sorted(unknown)}; "
+            f"allowed: {sorted(UPDATABLE_SESSION_FIELDS)}"
+        )
+    out = dict(fields)
+    if "metadata" in out:
+        out["metadata"] = json.dumps(out["metadata"]) if out["metadata"] is not None else None
+    return out
+
+
+def _check_usage(usage: dict) -> dict:
+    unknown = set(usage) - _USAGE_KEYS
+    if unknown:
+        raise ValueError(f"unknown usage field(s) {sorted(unknown)}")
+    if "model" not in usage or "provider" not in usage:
+        raise ValueError("usage needs model and provider")
+    out = {key: int(usage.get(key) or 0) for key in USAGE_COUNTERS}
+    out["api_calls"] = int(usage.get("api_calls", 1) or 0)
+    out["model"] = usage["model"] or ""
+    out["provider"] = usage["provider"] or ""
+    out["route"] = usage.get("route") or ""
+    for key in ("estimated_cost_usd", "actual_cost_usd"):
+        value = usage.get(key)
+        out[key] = None if value is None else float(value)
+    return out
+
+
+def _fts_query(text: str) -> str:
+    """Turn free user text into a safe FTS5 query: every word a quoted prefix phrase, ANDed.
+
+    Quoting makes FTS5 syntax (AND, *, (, ", :, ^) plain text; doubled quotes escape quotes.
+    """
+    terms = [word.replace('"', '""') for word in text.split()]
+    return " ".join(f'"{term}"*' for term in terms)
+
+
+def _session_dict(row: aiosqlite.Row) -> dict:
+    out = dict(row)
+    raw = out.get("metadata")
+    out["metadata"] = json.loads(raw) if raw else {}
+    return out
+
+
+def _message_dict(row: aiosqlite.Row) -> dict:
+    out = dict(row)
+    out["tool_calls"] = json.loads(out["tool_calls"]) if out["tool_calls"] else None
+    raw = out["display_metadata"]
+    out["display_metadata"] = json.loads(raw) if raw is not None else None
+    out["compacted"] = bool(out["compacted"])
+    return out
+
+
+class SessionDB:
+    """Async SQLite store of sessions, messages and token usage, with a queued writer."""
+
+    path: Path
+
+    def __init__(self, path: Path, conn: aiosqlite.Connection, lock_timeout: float) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self.last_write_error: str | None = None
+        # Called on the owning loop with the one-sentence reason each time a write fails.
+        self.on_write_error: Callable[[str], None] | None = None
+        self._conn = conn
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        # One connection: concurrent coroutines must not interleave inside a transaction.
+        self._write_lock = asyncio.Lock()
+        self._writer = Writer(self, self._loop)
+        self._closed = False
+        self._close_error: StorageError | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def open(
+        cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    ) -> SessionDB:
+        """Open (creating if needed) the database at path, in WAL mode, migrated to date."""
+        path = Path(path).expanduser()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = await aiosqlite.connect(path, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise translate(exc, path) from exc
+        conn.row_factory = aiosqlite.Row
+        db = cls(path, conn, lock_timeout)
+        try:
+            await db._setup()
+        except BaseException as exc:
+            await conn.close()
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise translate(exc, path) from exc
+            raise
+        return db
+
+    async def _setup(self) -> None:
+        await self._execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        await self._execute("PRAGMA foreign_keys = ON")
+        # Reading the header first turns "not a database" into a clear error before anything
+        # else touches the file.
+        version = await self._user_version()
+        if version > SCHEMA_VERSION:
+            raise StorageVersionError(self.path, version, SCHEMA_VERSION)
+        await self._retry_locked(lambda: self._execute("PRAGMA journal_mode = WAL"))
+        # NORMAL is durable against process crashes in WAL mode (SPEC S8); only power loss
+        # can cost the last commits, and it saves an fsync per write.
+        await self._execute("PRAGMA synchronous = NORMAL")
+        if version < SCHEMA_VERSION:
+            await self._migrate()
+
+    async def _user_version(self) -> int:
+        async with self._conn.execute("PRAGMA user_version") as cur:
+            row = await cur.fetchone()
+        return int(row[0])
+
+    async def _migrate(self) -> None:
+        async with self._write_lock:
+            await self._begin_immediate()
+            try:
+                # Re-read under the write lock: another process may have migrated meanwhile.
+                version = await self._user_version()
+                if version > SCHEMA_VERSION:
+                    raise StorageVersionError(self.path, version, SCHEMA_VERSION)
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[target - 1]:
+                        await self._execute(statement)
+                    await self._execute(f"PRAGMA user_version = {target}")
+                await self._execute("COMMIT")
+            except BaseException:
+                await self._rollback_quietly()
+                raise
+
+    async def close(self) -> None:
+        """Drain the write queue, then close the connection; raises if queued writes were lost."""
+        if self._closed:
+            return
+        try:
+            await self._writer.stop()
+        finally:
+            self._closed = True
+            await self._conn.close()
+        if self._close_error is not None:
+            raise self._close_error
+
+    async def __aenter__(self) -> SessionDB:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ low level
+
+    async def _execute(self, sql: str, params: tuple | dict = ()) -> aiosqlite.Cursor:
+        return await self._conn.execute(sql, params)
+
+    def _in_transaction(self) -> bool:
+        return self._conn.in_transaction
+
+    async def _rollback_quietly(self) -> None:
+        try:
+            if self._conn.in_transaction:
+                await self._execute("ROLLBACK")
+        except sqlite3.Error:
+            log.debug("rollback failed", exc_info=True)
+
+    def _translate(self, exc: BaseException) -> StorageError:
+        return translate(exc, self.path)
+
+    def _record_write_error(self, err: StorageError) -> None:
+        reason = str(err)
+        log.warning("session write failed: %s", reason)
+        self.last_write_error = reason
+        if self.on_write_error is not None:
+            try:
+                self.on_write_error(reason)
+            except Exception:
+                log.exception("on_write_error callback failed")
+
+    async def _retry_locked(self, attempt: Callable[[], Awaitable[Any]]) -> Any:
+        """Run attempt, retrying with jitter while the database is locked by someone else."""
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.01
+        while True:
+            try:
+                return await attempt()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise StorageLockedError(self.path) from exc
+                # Jitter so two waiting processes do not retry in lockstep.
+                await asyncio.sleep(min(remaining, random.uniform(delay / 2, delay)))
+                delay = min(delay * 2, 0.2)
+
+    async def _begin_immediate(self) -> None:
+        if self._closed:
+            raise StorageClosedError(self.path)
+        await self._retry_locked(lambda: self._execute("BEGIN IMMEDIATE"))
+
+    async def _write(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        """Run fn inside one BEGIN IMMEDIATE transaction; sqlite errors become StorageErrors."""
+        async with self._write_lock:
+            try:
+                await self._begin_immediate()
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from exc
+            try:
+                result = await fn()
+                await self._execute("COMMIT")
+            except BaseException as exc:
+                await self._rollback_quietly()
+                if isinstance(exc, sqlite3.Error):
+                    raise self._translate(exc) from exc
+                raise
+            return result
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageClosedError(self.path)
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(
+        self,
+        *,
+        model: str,
+        provider: str,
+        workspace: str,
+        title: str = "",
+        session_id: str | None = None,
+        metadata: dict | None = None,
+    ) -> dict:
+        """Create a session (id: 12 hex chars from uuid4 unless given) and return its row."""
+        self._check_open()
+        sid = session_id or uuid.uuid4().hex[:12]
+        now = time.time()
+
+        async def insert() -> None:
+            await self._execute(
+                "INSERT INTO sessions (id, title, model, provider, workspace, created_at,"
+                " updated_at, last_activity_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, title or "", model, provider, workspace, now, now, now,
+                 json.dumps(metadata) if metadata is not None else None),
+            )  # fmt: skip
+
+        await self._write(insert)
+        session = await self.get_session(sid)
+        assert session is not None
+        return session
+
+    async def get_session(self, session_id: str) -> dict | None:
+        """The session's row with message_count, or None."""
+        self._check_open()
+        async with self._conn.execute(
+            f"SELECT {self._session_select} FROM sessions s WHERE s.id = ?", (session_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return _session_dict(row) if row else None
+
+    _session_select = ", ".join(f"s.{c}" for c in SESSION_COLUMNS) + (
+        ", (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id"
+        " AND m.display_kind IS NULL) AS message_count"
+    )
+
+    async def list_sessions(self, limit: int = 200) -> list[dict]:
+        """Sessions newest first by updated_at, each with message_count (display rows excluded)."""
+        self._check_open()
+        async with self._conn.execute(
+            f"SELECT {self._session_select} FROM sessions s"
+            " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
+            (limit,),
+        ) as cur:
+            rows = await cur.fetchall()
+        return [_session_dict(r) for r in rows]
+
+    async def find_session(self, ref: str) -> dict | None:
+        """Exact id, else a unique id prefix, else the newest session whose title contains ref."""
+        self._check_open()
+        ref = ref.strip()
+        if not ref:
+            return None
+        exact = await self.get_session(ref)
+        if exact:
+            return exact
+        escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        async with self._conn.execute(
+            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
+        ) as cur:
+            ids = [r[0] for r in await cur.fetchall()]
+        if len(ids) == 1:
+            return await self.get_session(ids[0])
+        async with self._conn.execute(
+            "SELECT id FROM sessions WHERE instr(lower(title), lower(?)) > 0"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT 1",
+            (ref,),
+        ) as cur:
+            row = await cur.fetchone()
+        return await self.get_session(row[0]) if row else None
+
+    async def update_session(self, session_id: str, **fields: Any) -> None:
+        """Set session fields (title, model, provider, workspace, metadata dict, timestamps)."""
+        self._check_open()
+        values = _check_session_fields(fields)
+        if not values:
+            return
+        if _FLUSH_FIRST_FIELDS & values.keys():
+            await self.flush()
+        await self._write(lambda: self._update_session_tx(session_id, values))
+
+    async def _update_session_tx(self, session_id: str, values: dict) -> None:
+        assignments = ", ".join(f"{key} = :{key}" for key in values)
+        cur = await self._execute(
+            f"UPDATE sessions SET {assignments} WHERE id = :_id", {**values, "_id": session_id}
+        )
+        if cur.rowcount == 0:
+            raise UnknownSessionError(session_id)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete a session with its messages and usage rows; False if it did not exist."""
+        self._check_open()
+        await self.flush()
+
+        async def delete() -> int:
+            cur = await self._execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return cur.rowcount
+
+        return bool(await self._write(delete))
+
+    # ------------------------------------------------------------------ messages
+
+    async def add_message(self, session_id: str, row: dict) -> int:
+        """Append a message (seq = next in session), bump updated_at, return the message id."""
+        self._check_open()
+        values = _encode_message(row)
+        return await self._write(lambda: self._insert_message_tx(session_id, values))
+
+    async def _insert_message_tx(self, session_id: str, values: dict) -> int:
+        # Touching the session first both bumps updated_at and names a missing session
+        # clearly, instead of a bare FOREIGN KEY failure.
+        cur = await self._execute(
+            "UPDATE sessions SET updated_at = max(coalesce(updated_at, 0), ?) WHERE id = ?",
+            (values["created_at"], session_id),
+        )
+        if cur.rowcount == 0:
+            raise UnknownSessionError(session_id)
+        cur = await self._execute(
+            "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,"
+            " name, display_kind, display_metadata, compacted, created_at)"
+            " VALUES (:session_id, (SELECT coalesce(max(seq), 0) + 1 FROM messages"
+            " WHERE session_id = :session_id), :role, :content, :tool_calls, :tool_call_id,"
+            " :name, :display_kind, :display_metadata, :compacted, :created_at)",
+            {**values, "session_id": session_id},
+        )
+        return int(cur.lastrowid)
+
+    async def load_messages(self, session_id: str, *, include_compacted: bool = True) -> list[dict]:
+        """The session's messages in seq order, JSON fields decoded."""
+        self._check_open()
+        where = "" if include_compacted else " AND compacted = 0"
+        async with self._conn.execute(
+            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages"
+            f" WHERE session_id = ?{where} ORDER BY seq",
+            (session_id,),
+        ) as cur:
+            rows = await cur.fetchall()
+        out = [_message_dict(r) for r in rows]
+        for message in out:
+            del message["session_id"]
+        return out
+
+    async def search(self, query: str, limit: int = 50) -> list[dict]:
+        """Full-text search over every session's messages; snippets mark hits with [ ]."""
+        self._check_open()
+        match = _fts_query(query)
+        if not match:
+            return []
+        try:
+            async with self._conn.execute(
+                "SELECT m.session_id, s.title, s.updated_at, m.id AS message_id, m.role,"
+                " snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet"
+                " FROM messages_fts"
+                " JOIN messages m ON m.id = messages_fts.rowid"
+                " JOIN sessions s ON s.id = m.session_id"
+                " WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            ) as cur:
+                rows = await cur.fetchall()
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise self._translate(exc) from exc
+            # Quoting should make every input valid; if FTS5 still objects, no hits is the
+            # honest answer for a search box, not a crash.
+            log.debug("fts query %r failed: %s", match, exc)
+            return []
+        return [dict(r) for r in rows]
+
+    # ------------------------------------------------------------------ usage
+
+    async def add_usage(
+        self,
+        session_id: str,
+        *,
+        model: str,
+        provider: str,
+        route: str = "",
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        reasoning_tokens: int = 0,
+        api_calls: int = 1,
+        estimated_cost_usd: float | None = None,
+        actual_cost_usd: float | None = None,
+    ) -> None:
+        """Add a token/cost delta to the session totals and its (model, provider, route) row."""
+        self._check_open()
+        usage = _check_usage(
+            dict(model=model, provider=provider, route=route, input_tokens=input_tokens,
+                 output_tokens=output_tokens, cache_read_tokens=cache_read_tokens,
+                 cache_write_tokens=cache_write_tokens, reasoning_tokens=reasoning_tokens,
+                 api_calls=api_calls, estimated_cost_usd=estimated_cost_usd,
+                 actual_cost_usd=actual_cost_usd)
+        )  # fmt: skip
+        await self._write(lambda: self._add_usage_tx(session_id, usage))
+
+    # A None cost delta keeps the stored value; a number adds to it (NULL counts as 0).
+    _COST_SUM = "CASE WHEN :{c} IS NULL THEN {c} ELSE coalesce({c}, 0) + :{c} END"
+
+    async def _add_usage_tx(self, session_id: str, usage: dict) -> None:
+        counters = ", ".join(f"{c} = {c} + :{c}" for c in USAGE_COUNTERS)
+        costs = ", ".join(
+            f"{c} = {self._COST_SUM.format(c=c)}" for c in ("estimated_cost_usd", "actual_cost_usd")
+        )
+        cur = await self._execute(
+            f"UPDATE sessions SET {counters}, api_call_count = api_call_count + :api_calls,"
+            f" {costs} WHERE id = :session_id",
+            {**usage, "session_id": session_id},
+        )
+        if cur.rowcount == 0:
+            raise UnknownSessionError(session_id)
+        upsert_counters = ", ".join(f"{c} = {c} + excluded.{c}" for c in USAGE_COUNTERS)
+        upsert_costs = ", ".join(
+            f"{c} = CASE WHEN excluded.{c} IS NULL THEN {c}"
+            f" ELSE coalesce({c}, 0) + excluded.{c} END"
+            for c in ("estimated_cost_usd", "actual_cost_usd")
+        )
+        await self._execute(
+            "INSERT INTO session_model_usage (session_id, model, provider, route,"
+            f" {', '.join(USAGE_COUNTERS)}, api_call_count, estimated_cost_usd, actual_cost_usd)"
+            " VALUES (:session_id, :model, :provider, :route,"
+            f" {', '.join(':' + c for c in USAGE_COUNTERS)}, :api_calls,"
+            " :estimated_cost_usd, :actual_cost_usd)"
+            " ON CONFLICT (session_id, model, provider, route) DO UPDATE SET"
+            f" {upsert_counters}, api_call_count = api_call_count + excluded.api_call_count,"
+            f" {upsert_costs}",
+            {**usage, "session_id": session_id},
+        )
+
+    async def usage(self, session_id: str) -> list[dict]:
+        """The session's per (model, provider, route) usage rows."""
+        self._check_open()
+        async with self._conn.execute(
+            "SELECT * FROM session_model_usage WHERE session_id = ?"
+            " ORDER BY model, provider, route",
+            (session_id,),
+        ) as cur:
+            rows = await cur.fetchall()
+        return [dict(r) for r in rows]
+
+    # ------------------------------------------------------------------ queued writes
+
+    def _enqueue(
+        self, kind: str, session_id: str, prepare: Callable[[], Any]
+    ) -> concurrent.futures.Future:
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            self._writer.submit(Op(kind, session_id, prepare(), fut))
+        except Exception as exc:
+            err = (
+                exc
+                if isinstance(exc, (StorageError, ValueError, TypeError))
+                else self._translate(exc)
+            )
+            log.warning("session write not queued: %s", err)
+            fut.set_exception(err)
+        return fut
+
+    def enqueue_message(self, session_id: str, row: dict) -> concurrent.futures.Future:
+        """Queue add_message from any thread; the Future resolves to the message id."""
+        return self._enqueue("message", session_id, lambda: _encode_message(row))
+
+    def enqueue_session_update(self, session_id: str, **fields: Any) -> concurrent.futures.Future:
+        """Queue update_session from any thread; the Future resolves to None."""
+        return self._enqueue("session_update", session_id, lambda: _check_session_fields(fields))
+
+    def enqueue_usage(self, session_id: str, **usage: Any) -> concurrent.futures.Future:
+        """Queue add_usage from any thread (same arguments); the Future resolves to None."""
+        return self._enqueue("usage", session_id, lambda: _check_usage(usage))
+
+    async def _apply_op(self, op: Op) -> Any:
+        """Apply one queued write inside the writer's open transaction."""
+        if op.kind == "message":
+            return await self._insert_message_tx(op.session_id, op.payload)
+        if op.kind == "session_update":
+            return await self._update_session_tx(op.session_id, op.payload)
+        if op.kind == "usage":
+            return await self._add_usage_tx(op.session_id, op.payload)
+        raise ValueError(f"unknown queued write {op.kind!r}")
+
+    async def flush(self) -> None:
+        """Wait until every write queued before this call is applied; instant when idle."""
+        if self._writer.idle:
+            return
+        await self._writer.flush()
+
+    def flush_threadsafe(self, timeout: float = 30) -> None:
+        """Blocking flush() from a thread other than the owning loop's."""
+        if threading.get_ident() == self._loop_thread:
+            raise RuntimeError("flush_threadsafe() on the owning loop's thread; await flush()")
+        if self._writer.idle:
+            return
+        self.call(self.flush, timeout=timeout)
+
+    def call(
+        self, coro_fn: Callable[..., Awaitable[Any]], *args: Any, timeout: float = 30, **kwargs: Any
+    ) -> Any:
+        """Run an async method of this db on the owning loop from another thread; return it."""
+        return run_threadsafe(self._loop, self._loop_thread, coro_fn, args, kwargs, timeout)
+
+    # DESIGN.md's names for the token-accounting path (SPEC S2, S4).
+    queue_token_counts = enqueue_usage
+    flush_token_counts = flush

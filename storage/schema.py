@@ -1,0 +1,142 @@
+"""The session schema as ordered migrations, applied by PRAGMA user_version.
+
+Migration N (1-based) brings a database from user_version N-1 to N. Append new migrations;
+never edit one that has shipped. Each migration is a tuple of single statements so it can run
+inside one BEGIN IMMEDIATE transaction (executescript would commit behind our back).
+
+Reasoning text has no column anywhere (SPEC R1): `reasoning_tokens` is a count only.
+"""
+
+from __future__ import annotations
+
+_TOKEN_COLUMNS = """
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    api_call_count INTEGER NOT NULL DEFAULT 0,
+    estimated_cost_usd REAL,
+    actual_cost_usd REAL"""
+
+_V1: tuple[str, ...] = (
+    f"""
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL DEFAULT '',
+        model TEXT,
+        provider TEXT,
+        workspace TEXT,
+        created_at REAL,
+        updated_at REAL,
+        last_activity_at REAL,{_TOKEN_COLUMNS},
+        metadata TEXT
+    )
+    """,
+    "CREATE INDEX sessions_updated_at ON sessions(updated_at)",
+    """
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL DEFAULT '',
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        name TEXT,
+        display_kind TEXT,
+        display_metadata TEXT,
+        compacted INTEGER NOT NULL DEFAULT 0,
+        created_at REAL
+    )
+    """,
+    # Unique: seq is the replay order, two rows must never share a slot.
+    "CREATE UNIQUE INDEX messages_session_seq ON messages(session_id, seq)",
+    f"""
+    CREATE TABLE session_model_usage (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        model TEXT NOT NULL DEFAULT '',
+        provider TEXT NOT NULL DEFAULT '',
+        route TEXT NOT NULL DEFAULT '',{_TOKEN_COLUMNS},
+        PRIMARY KEY (session_id, model, provider, route)
+    )
+    """,
+    # External-content FTS5: the text lives once, in messages; the index holds rowids.
+    """
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content='messages', content_rowid='id', tokenize='unicode61'
+    )
+    """,
+    # Display rows are not indexed. An external-content 'delete' must name exactly the values
+    # that were indexed, so every trigger applies the same display_kind IS NULL rule.
+    """
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+    WHEN new.display_kind IS NULL BEGIN
+        INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+    END
+    """,
+    """
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+    WHEN old.display_kind IS NULL BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content)
+        VALUES ('delete', old.id, old.content);
+    END
+    """,
+    """
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, display_kind ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content)
+        SELECT 'delete', old.id, old.content WHERE old.display_kind IS NULL;
+        INSERT INTO messages_fts(rowid, content)
+        SELECT new.id, new.content WHERE new.display_kind IS NULL;
+    END
+    """,
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1]
+"""Ordered migrations; index i brings user_version i to i + 1."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The user_version a database has once every migration is applied."""
+
+SESSION_COLUMNS = (
+    "id",
+    "title",
+    "model",
+    "provider",
+    "workspace",
+    "created_at",
+    "updated_at",
+    "last_activity_at",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "api_call_count",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "metadata",
+)
+
+MESSAGE_COLUMNS = (
+    "id",
+    "session_id",
+    "seq",
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "display_kind",
+    "display_metadata",
+    "compacted",
+    "created_at",
+)
+
+USAGE_COUNTERS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)

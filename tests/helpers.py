@@ -1,0 +1,72 @@
+"""Test helpers shared across suites: configs for the scripted server, an event loop thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def write_config(
+    home: Path,
+    server: Any,
+    *,
+    wire: str = "openai",
+    model: str = "test-model",
+    agent: dict[str, Any] | None = None,
+    provider: dict[str, Any] | None = None,
+) -> Path:
+    """Write a config.yaml whose only provider is the scripted server on `wire`."""
+    base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+    settings = {"retry_base_seconds": 0.01, "approval": "yolo", **(agent or {})}
+    data = {
+        "model": f"scripted:{model}",
+        "providers": {
+            "scripted": {
+                "kind": wire,
+                "base_url": base_url,
+                "api_key": "sk-test-key-123456",
+                **(provider or {}),
+            }
+        },
+        "agent": settings,
+    }
+    path = home / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+class LoopThread:
+    """An asyncio loop on its own thread: owns the SessionDB the way the TUI's loop does."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Any, timeout: float = 30) -> Any:
+        """Run a coroutine on the loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        """Stop the loop and join its thread."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        self.loop.close()
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.005) -> Any:
+    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s: {predicate}")
+        time.sleep(interval)
