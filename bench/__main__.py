@@ -11,9 +11,7 @@ from pathlib import Path
 def available() -> list[str]:
     """The benchmark names: every module in bench/ except this runner and helpers."""
     here = Path(__file__).parent
-    return sorted(
-        m.name for m in pkgutil.iter_modules([str(here)]) if not m.name.startswith("_")
-    )
+    return sorted(m.name for m in pkgutil.iter_modules([str(here)]) if not m.name.startswith("_"))
 
 
 def main(argv: list[str]) -> int:
