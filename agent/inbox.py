@@ -57,3 +57,72 @@ class Inbox:
             self._open = False
             items, self._pending = self._pending, []
         return "\n\n".join(items) if items else None
+
+
+class QueuedInput:
+    """One line of input waiting for its turn; `origin` is queued | steer | redirect."""
+
+    __slots__ = ("id", "origin", "text")
+
+    def __init__(self, item_id: int, text: str, origin: str) -> None:
+        self.id = item_id
+        self.text = text
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"QueuedInput({self.id}, {self.text!r}, {self.origin})"
+
+
+class InputQueue:
+    """The FIFO of input typed while the agent works: visible, editable, pausable (T1, T6).
+
+    Refused or leftover steers are appended behind older items, so input keeps the order
+    in which the user typed it. After a stop the queue pauses: items stay until the user
+    sends something or resumes it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[QueuedInput] = []
+        self._next_id = 1
+        self.paused = False
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def items(self) -> list[QueuedInput]:
+        """A snapshot of the waiting items, oldest first."""
+        with self._lock:
+            return list(self._items)
+
+    def push(self, text: str, origin: str = "queued") -> QueuedInput:
+        """Append `text` behind every older item."""
+        with self._lock:
+            item = QueuedInput(self._next_id, text, origin)
+            self._next_id += 1
+            self._items.append(item)
+            return item
+
+    def remove(self, item_id: int) -> QueuedInput | None:
+        """Take one item out (to delete it or to edit it in the composer)."""
+        with self._lock:
+            for index, item in enumerate(self._items):
+                if item.id == item_id:
+                    return self._items.pop(index)
+            return None
+
+    def pop_next(self) -> QueuedInput | None:
+        """The oldest item, unless the queue is paused or empty."""
+        with self._lock:
+            if self.paused or not self._items:
+                return None
+            return self._items.pop(0)
+
+    def pause(self) -> None:
+        """Hold the items (after a stop) until `resume`."""
+        self.paused = True
+
+    def resume(self) -> None:
+        """Let the items run again."""
+        self.paused = False

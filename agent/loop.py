@@ -252,9 +252,13 @@ class Agent:
                 self.store.flush_threadsafe()
             except Exception as exc:
                 log.warning("flush at turn end failed: %s", exc)
-        self._hook("before_seal")
         with self._state_lock:
             self._phase = "idle"
+            leftover, self._redirect = self._redirect, None
+        if leftover is not None:
+            # A redirect that arrived after the last model call returns as a pending steer.
+            self.inbox.steer(leftover)
+        self._hook("before_seal")
         result.pending_steer = self.inbox.seal_and_drain()
         if result.status == "ok" and self._stop.is_set():
             result.status = "stopped"
@@ -300,6 +304,9 @@ class Agent:
             if self._stop.is_set():
                 self._checkpoint(draft)
                 result.text = draft.visible_text
+                if redirect is not None:
+                    # Stop wins over a concurrent redirect, but its text is never lost (T5/T6).
+                    self.inbox.steer(redirect)
                 raise TurnStopped
             if redirect is not None:
                 self._checkpoint(draft)
@@ -393,6 +400,9 @@ class Agent:
         settings = self.config.agent
         attempts = max(1, settings.max_retries)
         attempt = 0
+        provider = self._provider()
+        # W9: after a first stall, every retry of this call shares one more idle period.
+        provider.call_deadline = None
         while True:
             attempt += 1
             with self._state_lock:
@@ -407,9 +417,19 @@ class Agent:
             except ProviderError as exc:
                 if abort.fired:
                     return draft
+                if exc.kind == "timeout" and provider.call_deadline is None:
+                    idle = settings.stream_idle_timeout_seconds
+                    provider.call_deadline = time.monotonic() + idle
+                deadline = provider.call_deadline
+                if exc.kind == "timeout" and deadline is not None:
+                    if time.monotonic() >= deadline:
+                        raise
                 if not exc.retryable or attempt >= attempts:
                     raise
-                delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
+                if getattr(exc, "rotated", False):
+                    delay = 0.0  # K1: the pool moved to another usable key
+                else:
+                    delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
                 log.info("retrying after %s (%d/%d)", exc.kind, attempt, attempts)
                 if draft.produced:
                     self.sink(ev.StreamReset(exc.message))

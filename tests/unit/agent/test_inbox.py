@@ -1,0 +1,72 @@
+"""The inbox: steer generations, seal-and-drain, and the visible input queue (T1, T3, T6)."""
+
+from __future__ import annotations
+
+import threading
+
+from agent.inbox import Inbox, InputQueue
+
+
+def test_steer_is_refused_when_no_turn_is_open():
+    inbox = Inbox()
+    assert inbox.steer("early") is False
+
+
+def test_accepted_steers_are_taken_once():
+    inbox = Inbox()
+    inbox.open_generation()
+    assert inbox.steer("a") and inbox.steer("b")
+    assert inbox.take() == ["a", "b"]
+    assert inbox.take() == []
+
+
+def test_seal_returns_undelivered_steers_and_refuses_later_ones():
+    inbox = Inbox()
+    first = inbox.open_generation()
+    inbox.steer("left over")
+    assert inbox.seal_and_drain() == "left over"
+    assert inbox.steer("too late") is False
+    assert inbox.seal_and_drain() is None
+    assert inbox.open_generation() == first + 1
+
+
+def test_concurrent_steers_and_seal_lose_nothing_and_duplicate_nothing():
+    for _ in range(200):
+        inbox = Inbox()
+        inbox.open_generation()
+        accepted, refused = [], []
+        barrier = threading.Barrier(5)
+
+        def sender(n: int) -> None:
+            barrier.wait()
+            for k in range(20):
+                text = f"{n}-{k}"
+                (accepted if inbox.steer(text) else refused).append(text)
+
+        threads = [threading.Thread(target=sender, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        barrier.wait()
+        delivered = inbox.take()
+        drained = inbox.seal_and_drain()
+        for t in threads:
+            t.join()
+        drained_items = drained.split("\n\n") if drained else []
+        assert sorted(delivered + drained_items) == sorted(accepted)
+        assert not set(accepted) & set(refused)
+        assert len(accepted) + len(refused) == 80
+
+
+def test_input_queue_order_remove_and_pause():
+    queue = InputQueue()
+    a = queue.push("a")
+    queue.push("b")
+    queue.push("late steer", origin="steer")
+    assert [i.text for i in queue.items] == ["a", "b", "late steer"]
+    assert queue.remove(a.id).text == "a"
+    queue.pause()
+    assert queue.pop_next() is None and len(queue) == 2
+    queue.resume()
+    assert queue.pop_next().text == "b"
+    assert queue.pop_next().origin == "steer"
+    assert queue.pop_next() is None
