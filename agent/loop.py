@@ -440,6 +440,9 @@ class Agent:
     def _stream_into(self, draft: Draft, abort: Abort) -> None:
         sink = self.sink
         for part in self._provider().stream(self._request(), abort):
+            if abort.fired:
+                # Belt and braces: even when no socket could be shut down, stop reading.
+                break
             if isinstance(part, TextPart):
                 draft.text.append(part.text)
                 draft.produced = True

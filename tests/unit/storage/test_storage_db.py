@@ -119,7 +119,8 @@ async def test_search_across_sessions_with_snippets(db):
 
 
 @pytest.mark.parametrize(
-    "query", ['foo"bar', "AND", "*", "(", ")", "OR NOT", "NEAR(", 'a"', "col:x", "^", "-x", "", "  "]
+    "query",
+    ['foo"bar', "AND", "*", "(", ")", "OR NOT", "NEAR(", 'a"', "col:x", "^", "-x", "", "  "],
 )
 async def test_search_survives_fts_syntax(db, session, query):
     await db.add_message(session["id"], {"role": "user", "content": 'foo"bar AND (x) * ^'})
@@ -154,7 +155,9 @@ async def test_fts_in_step_after_update_and_delete(db):
     assert await db.load_messages(a["id"]) == []
     # The external-content index agrees with its table.
     await db._write(
-        lambda: db._execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+        lambda: db._execute(
+            "INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)"
+        )
     )
 
 

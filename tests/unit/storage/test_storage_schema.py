@@ -25,9 +25,7 @@ from storage.schema import MIGRATIONS
 def _columns(path) -> dict[str, list[tuple[str, str]]]:
     conn = sqlite3.connect(path)
     try:
-        tables = [
-            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        ]
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return {
             t: [(r[1], r[2]) for r in conn.execute(f"PRAGMA table_info('{t}')")] for t in tables
         }

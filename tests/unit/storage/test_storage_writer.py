@@ -23,7 +23,12 @@ async def test_enqueue_from_many_threads_keeps_per_thread_order(db, session):
             for i in range(per_thread)
         ]
 
-    batches = await asyncio.gather(*(asyncio.to_thread(worker, t) for t in range(threads)))
+    loop = asyncio.get_running_loop()
+    # Own pool: the default executor may have fewer workers than the barrier needs.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=threads) as pool:
+        batches = await asyncio.gather(
+            *(loop.run_in_executor(pool, worker, t) for t in range(threads))
+        )
     ids = await asyncio.gather(*(asyncio.wrap_future(f) for fs in batches for f in fs))
     assert len(set(ids)) == threads * per_thread
 
@@ -144,7 +149,9 @@ async def test_writer_failure_fails_only_that_future(db, session):
 
 
 async def test_bad_rows_fail_their_future_without_raising(db, session):
-    assert isinstance(db.enqueue_message(session["id"], {"content": "no role"}).exception(), ValueError)
+    assert isinstance(
+        db.enqueue_message(session["id"], {"content": "no role"}).exception(), ValueError
+    )
     fut = db.enqueue_session_update(session["id"], bogus=1)
     assert isinstance(fut.exception(), ValueError)
     fut = db.enqueue_usage(session["id"], model="m", provider="p", tokens=1)
@@ -192,3 +199,28 @@ async def test_model_switch_flushes_queued_usage_first(db, session):
     db.enqueue_usage(sid, model="gpt-test", provider="openai", input_tokens=1)
     await db.update_session(sid, model="other", provider="anthropic")
     assert applied == ["usage", "update"]
+
+
+def test_enqueue_after_owning_loop_stopped_fails_the_future(tmp_path):
+    db = asyncio.run(SessionDB.open(tmp_path / "state.db"))
+    try:
+        fut = db.enqueue_message("x", {"role": "user", "content": "orphan"})
+        assert "closed" in str(fut.exception())
+        assert db._writer.idle  # nothing parked on a queue no one will drain
+    finally:
+        asyncio.run(db._conn.close())
+
+
+def test_storage_imports_no_ui_or_agent_code():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, storage, storage.db, storage.writer, storage.schema, storage.errors;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'hermes_tui', 'agent')];"
+        "print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="."
+    )
+    assert out.stdout.strip() == "[]"

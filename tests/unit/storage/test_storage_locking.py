@@ -1,0 +1,99 @@
+"""A database write-locked by another connection: jittered retry, then a clear error."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from contextlib import contextmanager
+
+import pytest
+
+from storage import SessionDB, StorageLockedError
+
+LOCKED_MESSAGE = "is locked by another process (another hermes-tui?); close it and retry"
+
+
+@contextmanager
+def held_write_lock(path):
+    """Hold BEGIN IMMEDIATE on path from another connection (in its own thread) until released."""
+    held, release = threading.Event(), threading.Event()
+    failure: list[BaseException] = []
+
+    def holder():
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+            held.set()
+            release.wait(60)
+            conn.execute("COMMIT")
+            conn.close()
+        except BaseException as exc:  # surfaced by the test, not lost in the thread
+            failure.append(exc)
+            held.set()
+
+    thread = threading.Thread(target=holder, daemon=True)
+    thread.start()
+    held.wait(10)
+    assert not failure, failure
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join(10)
+
+
+async def test_writes_retry_and_land_once_the_lock_is_released(tmp_path):
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=10)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    with held_write_lock(db.path) as release:
+        fut = db.enqueue_message(sid, {"role": "user", "content": "queued while locked"})
+        # Release from the loop once the writer is demonstrably stuck behind the lock.
+        asyncio.get_running_loop().call_later(0.3, release.set)
+        await db.flush()
+        direct = await db.add_message(sid, {"role": "user", "content": "direct"})
+    assert isinstance(fut.result(), int) and direct > fut.result()
+    assert db.last_write_error is None
+    assert [m["content"] for m in await db.load_messages(sid)] == ["queued while locked", "direct"]
+    await db.close()
+
+
+async def test_lock_held_past_window_raises_clear_error_and_loses_nothing(tmp_path):
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.3)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    with held_write_lock(db.path):
+        futures = [db.enqueue_message(sid, {"role": "user", "content": f"m{i}"}) for i in range(3)]
+        with pytest.raises(StorageLockedError) as info:
+            await db.flush()
+        assert LOCKED_MESSAGE in str(info.value) and str(db.path) in str(info.value)
+        assert db.last_write_error == str(info.value)
+        assert not any(f.done() for f in futures)  # still queued, not dropped
+        with pytest.raises(StorageLockedError, match="close it and retry"):
+            await db.add_message(sid, {"role": "user", "content": "direct"})
+        futures.append(db.enqueue_message(sid, {"role": "user", "content": "m3"}))
+    await db.flush()
+    ids = [f.result() for f in futures]
+    loaded = await db.load_messages(sid)
+    assert [m["content"] for m in loaded] == ["m0", "m1", "m2", "m3"]
+    assert [m["id"] for m in loaded] == ids
+    await db.close()
+
+
+async def test_close_while_locked_past_window_says_so(tmp_path):
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.2)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    with held_write_lock(db.path):
+        fut = db.enqueue_message(sid, {"role": "user", "content": "unsaved"})
+        with pytest.raises(StorageLockedError):
+            await db.close()
+    assert isinstance(fut.exception(), StorageLockedError)
+
+
+async def test_open_waits_for_a_migration_lock(tmp_path):
+    path = tmp_path / "state.db"
+    sqlite3.connect(path).close()
+    with held_write_lock(path), pytest.raises(StorageLockedError):
+        await SessionDB.open(path, lock_timeout=0.2)
+    db = await SessionDB.open(path)
+    assert await db.list_sessions() == []
+    await db.close()
