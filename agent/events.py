@@ -138,3 +138,26 @@ class TurnFinished(AgentEvent):
     status: str
     text: str
     pending_steer: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStarted(AgentEvent):
+    """Context compaction began (manual /compact or automatic)."""
+
+    reason: str = "manual"
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionProgress(AgentEvent):
+    """The summary is streaming: `summary_tokens` estimated so far."""
+
+    summary_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFinished(AgentEvent):
+    """Compaction ended: `ok`, how many messages it summarised, and a line for the user."""
+
+    ok: bool
+    summarised: int = 0
+    message: str = ""

@@ -16,6 +16,7 @@ from typing import Any
 from agent import events as ev
 from agent.config import Config, split_model_ref
 from agent.inbox import Inbox
+from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code, upgraded_message
 from agent.messages import Message, ThinkingBlock, ToolCall, ToolCallIds
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import (
@@ -45,6 +46,7 @@ class TurnResult:
     error: str | None = None
     session_id: str | None = None
     iterations: int = 0
+    unsent: str | None = None
 
 
 @dataclass
@@ -112,6 +114,8 @@ class Agent:
         self._abort = Abort()
         self._redirect: str | None = None
         self._phase = "idle"
+        self.activity = ActivityClock(self._stamp_heartbeat)
+        self.skew_guard = CodeSkewGuard()
 
     # -- session ----------------------------------------------------------------------------
     @property
@@ -213,7 +217,13 @@ class Agent:
     # -- the turn -------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
         """Run one user turn to its end; blocks the calling thread."""
+        skew = self.skew_guard.skew_message()
+        if skew is not None:
+            # Refused before anything is written: the text goes back to the user (L4).
+            self.sink(ev.TurnError(skew, "upgraded"))
+            return TurnResult(status="error", error=skew, unsent=text)
         with self._turn_lock:
+            self.activity.reset()
             with self._state_lock:
                 self._stop.clear()
                 self._tool_cancel.clear()
@@ -236,11 +246,29 @@ class Agent:
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 result.status = "error"
-                result.error = f"Internal error: {type(exc).__name__}: {exc}"
+                result.error = self._internal_error(exc)
                 self.sink(ev.TurnError(result.error, "internal"))
             finally:
                 self._finish_turn(result)
             return result
+
+    def _internal_error(self, exc: Exception) -> str:
+        """The sentence for a bug; an AttributeError in our own code points at an upgrade (L4)."""
+        if isinstance(exc, AttributeError) and raised_in_own_code(exc):
+            skew = self.skew_guard.skew_message()
+            if skew is not None:
+                return skew
+            installed = self.skew_guard.installed_version()
+            return (
+                f"{upgraded_message(self.skew_guard.version, installed)[:-1]}? "
+                f"An internal AttributeError ({exc}) suggests the code changed: restart to continue."
+            )
+        return f"Internal error: {type(exc).__name__}: {exc}"
+
+    def _stamp_heartbeat(self, wall_time: float) -> None:
+        """Write the session's heartbeat (throttled by the activity clock) (L1)."""
+        if self.store is not None and self.session_id is not None:
+            self.store.enqueue_session_update(self.session_id, last_activity_at=wall_time)
 
     def _finish_turn(self, result: TurnResult) -> None:
         """The one terminal path of every exit: tidy, flush, seal and drain steers (T3)."""
@@ -439,7 +467,9 @@ class Agent:
 
     def _stream_into(self, draft: Draft, abort: Abort) -> None:
         sink = self.sink
+        touch = self.activity.touch
         for part in self._provider().stream(self._request(), abort):
+            touch()
             if abort.fired:
                 # Belt and braces: even when no socket could be shut down, stop reading.
                 break
@@ -528,10 +558,12 @@ class Agent:
                         False, f"Invalid arguments for {call.name}: {exc}. Send a JSON object."
                     )
                 summary = self.registry.summary(call.name, args or {})
+                self.activity.touch()
                 self.sink(ev.ToolStarted(call.id, call.name, args or {}, summary))
                 started = time.monotonic()
                 if args is not None:
                     result = self.registry.run(call.name, args, context)
+                self.activity.touch()
                 self._tool_result(call, result, time.monotonic() - started)
         finally:
             with self._state_lock:

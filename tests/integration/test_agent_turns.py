@@ -105,6 +105,8 @@ def test_tool_result_is_persisted_before_the_next_model_call_finishes(harness, w
     worker = threading.Thread(target=lambda: outcome.setdefault("r", agent.run_turn("go")))
     worker.start()
     wait_for(lambda: len(harness.server.requests) == 2)
+    # The writer is asynchronous; a flush is read-your-writes, and the gate still holds the call.
+    harness.loop.run(harness.db.flush())
     rows = harness.rows(agent.session_id)
     assert [r["role"] for r in rows] == ["user", "assistant", "tool"]
     harness.server.open_gate("hold")

@@ -1,0 +1,88 @@
+"""Agent events (worker thread) -> Textual messages, with deltas coalesced per frame."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from textual.app import App
+from textual.message import Message
+
+from agent.events import AgentEvent, ReasoningDelta, TextDelta
+
+FRAME_SECONDS = 1 / 60
+
+
+class AgentEvents(Message):
+    """A batch of agent events, in emission order, with adjacent deltas merged."""
+
+    def __init__(self, events: list[AgentEvent]) -> None:
+        super().__init__()
+        self.events = events
+
+
+def _coalesce(buffer: list[AgentEvent], event: AgentEvent) -> None:
+    """Append `event`, merging it into the previous delta of the same kind."""
+    if buffer and type(event) in (TextDelta, ReasoningDelta) and type(buffer[-1]) is type(event):
+        buffer[-1] = type(event)(buffer[-1].text + event.text)
+    else:
+        buffer.append(event)
+
+
+class Bridge:
+    """The agent's sink: buffers events and posts at most one `AgentEvents` per frame.
+
+    The worker thread only appends under a lock; the first event of a frame schedules one
+    flush on the app's loop, so a fast stream costs one Textual message per frame instead
+    of one per token.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        frame_seconds: float = FRAME_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._app = app
+        self._frame = frame_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._buffer: list[AgentEvent] = []
+        self._pending = False
+        self._last_flush = float("-inf")
+        self.posted = 0
+
+    def __call__(self, event: AgentEvent) -> None:
+        """Receive one event from any thread."""
+        with self._lock:
+            _coalesce(self._buffer, event)
+            if self._pending:
+                return
+            self._pending = True
+        # call_later posts a Callback message, which is safe from another thread.
+        self._app.call_later(self._schedule_flush)
+
+    def drain(self) -> list[AgentEvent]:
+        """Take every buffered event now (UI thread), clearing the pending flag."""
+        with self._lock:
+            events, self._buffer = self._buffer, []
+            self._pending = False
+        return events
+
+    def _schedule_flush(self) -> None:
+        wait = self._last_flush + self._frame - self._clock()
+        if wait > 0:
+            self._app.set_timer(wait, self.flush)
+        else:
+            self.flush()
+
+    def flush(self) -> None:
+        """Post everything buffered now as one batch (UI thread)."""
+        events = self.drain()
+        self._last_flush = self._clock()
+        if events:
+            self.posted += 1
+            # Through the app's queue, so batches and other messages keep their order.
+            self._app.post_message(AgentEvents(events))

@@ -1,0 +1,1 @@
+"""Modal screens: approval and help."""

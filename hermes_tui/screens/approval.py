@@ -1,0 +1,67 @@
+"""The approval modal: yes / no / always for this session, showing the command or diff."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agent.tools.registry import ApprovalRequest
+
+
+class ApprovalScreen(ModalScreen[str]):
+    """Asks whether a write or shell command may run; dismisses with yes, no or always."""
+
+    BINDINGS = [
+        Binding("y", "answer('yes')", "yes", id="approval.yes"),
+        Binding("n,escape", "answer('no')", "no", id="approval.no"),
+        Binding("a", "answer('always')", "always", id="approval.always"),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="approval-dialog"):
+            yield Static(
+                Content.assemble(("Allow ", "bold"), (self.request.tool, "bold $warning"), "?"),
+                id="approval-title",
+            )
+            yield Static(Content(self.request.summary), id="approval-summary")
+            with VerticalScroll(id="approval-detail"):
+                yield Static(self._detail(), id="approval-detail-text")
+            with Horizontal(id="approval-buttons"):
+                yield Button("Yes (y)", id="yes", variant="success")
+                yield Button("No (n)", id="no", variant="error")
+                yield Button("Always this session (a)", id="always")
+
+    def _detail(self) -> Content:
+        """The command or diff; diff lines are coloured."""
+        lines = []
+        for line in self.request.detail.splitlines():
+            if line.startswith(("+++", "---")):
+                lines.append(Content.styled(line, "bold"))
+            elif line.startswith("+"):
+                lines.append(Content.styled(line, "$success"))
+            elif line.startswith("-"):
+                lines.append(Content.styled(line, "$error"))
+            elif line.startswith("@@"):
+                lines.append(Content.styled(line, "$accent"))
+            else:
+                lines.append(Content(line))
+        return Content("\n").join(lines)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id)
+
+    def action_answer(self, answer: str) -> None:
+        """Close the modal with `answer`."""
+        self.dismiss(answer)

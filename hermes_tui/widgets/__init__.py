@@ -1,0 +1,1 @@
+"""The widgets of the hermes-tui screen."""

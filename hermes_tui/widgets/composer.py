@@ -1,0 +1,141 @@
+"""The composer: multi-line input, history, and slash-command completion."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static, TextArea
+
+from hermes_tui import commands
+
+LARGE_TEXT_CHARS = 20_000
+"""Above this size the composer stops soft-wrapping: rewrapping every line costs seconds."""
+
+
+class CommandHints(Static):
+    """The completion line above the composer: matching slash commands."""
+
+    def show(self, matches: list[commands.SlashCommand]) -> None:
+        """Show the matches (hidden when there are none)."""
+        self.display = bool(matches)
+        parts = [
+            Content.assemble((command.usage, "bold"), " ", (command.help, "dim"))
+            for command in matches[:4]
+        ]
+        if len(matches) > 4:
+            parts.append(Content(f"… {len(matches) - 4} more"))
+        self.update(Content("   ").join(parts) if parts else "")
+
+
+class Composer(TextArea):
+    """Enter sends; shift+enter, alt+enter or a trailing backslash then Enter add a newline."""
+
+    BINDINGS = [
+        Binding("enter", "submit", "send", show=False, priority=True),
+        Binding("shift+enter,alt+enter", "newline", "newline", id="composer.newline"),
+        Binding("tab", "complete", "complete", show=False),
+    ]
+
+    class Submitted(Message):
+        """The user sent the composer's text."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, id: str | None = None, cursor_blink: bool = True) -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            compact=True,
+            highlight_cursor_line=False,
+            placeholder="Ask anything · /help for commands",
+        )
+        self.cursor_blink = cursor_blink
+        self.sent: list[str] = []
+        self._history_index: int | None = None
+        self._draft = ""
+
+    def action_submit(self) -> None:
+        """Send the text, unless the line ends in a backslash (then it is a newline)."""
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        if column > 0 and line[:column].endswith("\\"):
+            self.replace("\n", (row, column - 1), (row, column))
+            return
+        text = self.text
+        if not text.strip():
+            return
+        self.post_message(self.Submitted(text))
+
+    def remember(self, text: str) -> None:
+        """Add a sent text to the history and clear the composer."""
+        if not self.sent or self.sent[-1] != text:
+            self.sent.append(text)
+        self._history_index = None
+        self.load_text("")
+        self.soft_wrap = True
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        # TextArea's own handler runs after this one (Textual dispatches along the MRO).
+        if len(event.text) + len(self.text) > LARGE_TEXT_CHARS:
+            self.soft_wrap = False
+
+    def action_newline(self) -> None:
+        """Insert a newline at the cursor."""
+        self.insert("\n")
+
+    def action_complete(self) -> None:
+        """Complete the slash command being typed, else move focus on."""
+        matches = commands.complete(self.text)
+        if not matches:
+            self.screen.focus_next()
+            return
+        if len(matches) == 1:
+            completed = f"/{matches[0].name} "
+        else:
+            names = [command.name for command in matches]
+            prefix = names[0]
+            for name in names[1:]:
+                while not name.startswith(prefix):
+                    prefix = prefix[:-1]
+            completed = f"/{prefix}"
+        self.load_text(completed)
+        self.move_cursor(self.document.end)
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Only up/down at the edges are ours; TextArea's handler runs next (MRO dispatch).
+        if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
+            event.prevent_default()
+            event.stop()
+            self._recall(-1)
+            return
+        last_row = self.document.line_count - 1
+        at_last_row = self.cursor_location[0] == last_row
+        if event.key == "down" and at_last_row and self._history_index is not None:
+            event.prevent_default()
+            event.stop()
+            self._recall(+1)
+
+    def _recall(self, step: int) -> None:
+        """Walk the history: older with -1, newer with +1; past the newest is the draft."""
+        if self._history_index is None:
+            if step > 0:
+                return
+            self._draft = self.text
+            index = len(self.sent) - 1
+        else:
+            index = self._history_index + step
+        if index < 0:
+            return
+        if index >= len(self.sent):
+            self._history_index = None
+            self.load_text(self._draft)
+        else:
+            self._history_index = index
+            self.load_text(self.sent[index])
+        self.move_cursor(self.document.end)

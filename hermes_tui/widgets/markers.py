@@ -1,0 +1,52 @@
+"""`◈` markers for typed display rows (D1): shown in the transcript, never sent to a model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+MARK = "◈"
+
+
+def _delegation(metadata: dict[str, Any]) -> str:
+    count = metadata.get("count")
+    if count is None and isinstance(metadata.get("agents"), list):
+        count = len(metadata["agents"])
+    if isinstance(count, int) and count > 0:
+        noun = "agent" if count == 1 else "agents"
+        return f"{MARK} {count} background {noun} finished"
+    return f"{MARK} background agents finished"
+
+
+def _model_switch(metadata: dict[str, Any]) -> str:
+    old, new = metadata.get("from"), metadata.get("to")
+    if old and new:
+        return f"{MARK} model changed: {old} → {new}"
+    return f"{MARK} model changed"
+
+
+_RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "model_switch": lambda metadata: _model_switch(metadata),
+    "async_delegation_complete": _delegation,
+    "hidden": lambda _metadata: None,
+}
+
+
+def marker_text(kind: str, metadata: dict[str, Any] | None) -> str | None:
+    """The line a display row renders as, or None for rows that never render."""
+    render = _RENDERERS.get(kind)
+    if render is None:
+        return f"{MARK} {kind.replace('_', ' ')}"
+    return render(metadata or {})
+
+
+class Marker(Static):
+    """One display-row marker line."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(Content(text))
+        self.kind = kind
+        self.text = text

@@ -1,0 +1,83 @@
+"""UI test fixtures: scripted model server, app factory, and snapshots in top-level snapshots/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_textual_snapshot import SVGImageExtension
+from ui.helpers import FIXED_NOW, write_config
+
+from agent.config import load_config
+from agent.scripted import Script, ScriptedServer
+from hermes_tui.app import HermesApp
+
+SNAPSHOT_ROOT = Path(__file__).resolve().parents[2] / "snapshots"
+
+
+def _snapshot_dirname(cls: type, *, test_location: Any) -> str:
+    # One folder per test module under the top-level snapshots/ (DESIGN.md).
+    return str(SNAPSHOT_ROOT / test_location.basename)
+
+
+SVGImageExtension.dirname = classmethod(_snapshot_dirname)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small, fixed workspace the agent's tools see."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "README.md").write_text("# sample project\n", encoding="utf-8")
+    (root / "app.py").write_text("print('hello')\n", encoding="utf-8")
+    (root / "src").mkdir()
+    return root
+
+
+@pytest.fixture
+def scripted() -> Any:
+    """Start a scripted model server: `server = scripted({"replies": [...]})`."""
+    servers: list[ScriptedServer] = []
+
+    def start(script: dict[str, Any]) -> ScriptedServer:
+        server = ScriptedServer(Script.from_dict(script)).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: Any) -> Any:
+    """Build a HermesApp on the scripted server (or the demo model with `server=None`).
+
+    Deterministic: fixed wall clock and elapsed clock, no cursor blink, HOME=tmp_path so
+    the demo hint reads `~/hermes-home/config.yaml` on every machine.
+    """
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    def build(server: ScriptedServer | None = None, **agent: Any) -> HermesApp:
+        settings = {"retry_base_seconds": 0.01, "system_prompt": "You are a test agent."}
+        settings.update(agent)
+        if server is not None:
+            write_config(hermes_home, server.openai_base_url, **settings)
+        else:
+            import yaml
+
+            (hermes_home / "config.yaml").write_text(yaml.safe_dump({"agent": settings}))
+        return HermesApp(
+            load_config(),
+            workspace=workspace,
+            now=lambda: FIXED_NOW,
+            clock=lambda: 0.0,
+            cursor_blink=False,
+        )
+
+    return build
+
+
+AppFactory = Callable[..., HermesApp]

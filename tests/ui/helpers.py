@@ -1,0 +1,51 @@
+"""Helpers for pilot tests: wait on conditions, never sleep to let things settle."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from textual.pilot import Pilot
+
+FIXED_NOW = 1_750_000_000.0
+"""The wall clock the app sees in tests, so relative times in snapshots never move."""
+
+
+async def wait_until(
+    pilot: Pilot, predicate: Callable[[], Any], timeout: float = 10.0, what: str = ""
+) -> None:
+    """Pump the app until `predicate()` is truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+def write_config(home: Path, base_url: str, **agent: Any) -> None:
+    """Point $HERMES_TUI_HOME/config.yaml at a scripted server (providers scripted, other)."""
+    provider = {"kind": "openai", "base_url": base_url, "api_key": "test"}
+    config: dict[str, Any] = {
+        "model": "scripted:test-model",
+        "providers": {"scripted": dict(provider), "other": dict(provider)},
+    }
+    if agent:
+        config["agent"] = agent
+    (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+async def run_turn(pilot: Pilot, text: str, timeout: float = 20.0) -> None:
+    """Submit `text` as the user would and wait until the turn is on screen."""
+    app = pilot.app
+    await app.submit(text)
+    await app.wait_for_turn(timeout)
+    await pilot.pause()
+
+
+def reply(text: str = "", **extra: Any) -> dict[str, Any]:
+    """A scripted reply with fixed usage, so token counters never depend on paths."""
+    return {"text": text, "usage": {"input_tokens": 1200, "output_tokens": 80}, **extra}

@@ -1,0 +1,305 @@
+"""Pilot tests of HermesApp driving the real Agent over real HTTP against the scripted server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ui.helpers import reply, run_turn, wait_until
+
+from hermes_tui.screens.approval import ApprovalScreen
+from hermes_tui.screens.help import HelpScreen
+from hermes_tui.widgets.markers import Marker
+from hermes_tui.widgets.messages import AnswerBlock, NoticeLine, UserMessage
+from hermes_tui.widgets.reasoning import ReasoningBlock
+from hermes_tui.widgets.tool_block import ToolBlock
+
+
+def kinds(app) -> list[str]:
+    """The transcript's rows by widget type."""
+    return [type(widget).__name__ for widget in app.transcript.children]
+
+
+async def test_demo_turn_streams_reasoning_tool_and_answer(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "hello")
+        assert kinds(app) == [
+            "UserMessage",
+            "ReasoningBlock",
+            "AnswerBlock",
+            "ToolBlock",
+            "ReasoningBlock",
+            "AnswerBlock",
+        ]
+        tool = app.transcript.query_one(ToolBlock)
+        assert (tool.tool_name, tool.state) == ("list_dir", "ok")
+        assert "README.md" in tool.output
+        reasoning = list(app.transcript.query(ReasoningBlock))
+        assert all(not block.live and not block.expanded for block in reasoning)
+        answers = list(app.transcript.query(AnswerBlock))
+        assert "What just happened" in answers[-1].source
+        status = app.status_panel.status
+        assert status.state == "idle" and status.model == "demo:demo-model"
+        assert "OPENAI_API_KEY" in status.hint and "~/hermes-home/config.yaml" in status.hint
+        assert [s["title"] for s in app.sessions_panel.sessions] == ["hello"]
+
+
+async def test_tool_turn_approval_yes_writes_the_file(make_app, scripted, workspace: Path):
+    server = scripted(
+        {
+            "replies": [
+                reply(
+                    "I'll write it.",
+                    tool_calls=[
+                        {
+                            "id": "w1",
+                            "name": "write_file",
+                            "arguments": {"path": "notes.txt", "content": "hi\n"},
+                        }
+                    ],
+                ),
+                reply("Done."),
+            ]
+        }
+    )
+    app = make_app(server, approval="ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.submit("write notes")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="modal")
+        assert "notes.txt" in app.screen.request.detail + app.screen.request.summary
+        await pilot.press("y")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert (workspace / "notes.txt").read_text() == "hi\n"
+        assert app.transcript.query_one(ToolBlock).state == "ok"
+
+
+async def test_tool_turn_approval_no_declines(make_app, scripted, workspace: Path):
+    server = scripted(
+        {
+            "replies": [
+                reply(
+                    tool_calls=[
+                        {
+                            "id": "s1",
+                            "name": "run_shell",
+                            "arguments": {"command": "touch made.txt"},
+                        }
+                    ],
+                ),
+                reply("Understood, I won't."),
+            ]
+        }
+    )
+    app = make_app(server, approval="ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.submit("touch a file")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="modal")
+        assert "touch made.txt" in app.screen.request.detail
+        await pilot.press("n")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert not (workspace / "made.txt").exists()
+        block = app.transcript.query_one(ToolBlock)
+        assert block.state == "error" and "declined" in block.output
+        # The model was told, and answered.
+        tool_result = server.requests[-1].body["messages"][-1]
+        assert tool_result["role"] == "tool" and "declined" in tool_result["content"]
+
+
+async def test_resume_shows_exactly_the_persisted_rows_and_no_reasoning(make_app, scripted):
+    server = scripted(
+        {
+            "replies": [
+                reply(
+                    "Looking.",
+                    reasoning="secret chain of thought",
+                    tool_calls=[{"id": "l1", "name": "list_dir", "arguments": {"path": "."}}],
+                ),
+                reply("Alpha answer.", reasoning="more private thinking"),
+                reply("Beta answer.", reasoning="beta thinking"),
+            ]
+        }
+    )
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "alpha question")
+        alpha_id = app.agent.session_id
+        assert app.transcript.query(ReasoningBlock)
+        await app.submit("/new")
+        await run_turn(pilot, "beta question")
+        assert app.agent.session_id != alpha_id
+
+        app.sessions_panel.option_list.focus()
+        await pilot.pause()
+        sessions = [s["id"] for s in app.sessions_panel.sessions]
+        app.sessions_panel.option_list.highlighted = sessions.index(alpha_id)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.agent.session_id == alpha_id, what="resume")
+
+        rows = await app.db.load_messages(alpha_id)
+        assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
+        assert kinds(app) == ["UserMessage", "AnswerBlock", "ToolBlock", "AnswerBlock"]
+        assert not app.transcript.query(ReasoningBlock)
+        assert app.transcript.query_one(UserMessage).text == "alpha question"
+        answers = [a.source for a in app.transcript.query(AnswerBlock)]
+        assert answers == ["Looking.", "Alpha answer."]
+        tool = app.transcript.query_one(ToolBlock)
+        assert tool.state == "done" and tool.output == rows[2]["content"]
+        shown = " ".join(w.text for w in app.transcript.query(UserMessage))
+        assert "beta" not in shown
+        assert app.sessions_panel.current_id == alpha_id
+
+
+async def test_new_starts_a_fresh_session(make_app, scripted):
+    server = scripted({"replies": [reply("one"), reply("two")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        first = app.agent.session_id
+        await app.submit("/new")
+        await pilot.pause()
+        assert kinds(app) == [] and app.agent.session_id is None
+        await run_turn(pilot, "second")
+        assert app.agent.session_id not in (None, first)
+        assert [s["title"] for s in app.sessions_panel.sessions] == ["second", "first"]
+        # The second session's request carried none of the first one's history.
+        users = [m for m in server.requests[-1].body["messages"] if m["role"] == "user"]
+        assert [m["content"] for m in users] == ["second"]
+
+
+async def test_model_switch_writes_and_shows_a_marker_that_is_never_sent(make_app, scripted):
+    server = scripted({"replies": [reply("one"), reply("two")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await app.submit("/model other:second-model")
+        await wait_until(pilot, lambda: app.transcript.query(Marker), what="marker")
+        marker = app.transcript.query_one(Marker)
+        assert marker.text.startswith("◈ model changed")
+        assert app.status_panel.status.model == "other:second-model"
+        await run_turn(pilot, "second")
+        body = server.requests[-1].body
+        assert body["model"] == "second-model"
+        assert "display" not in json.dumps(body["messages"])
+        assert [m["role"] for m in body["messages"] if m["role"] != "system"] == [
+            "user",
+            "assistant",
+            "user",
+        ]
+        rows = await app.db.load_messages(app.agent.session_id)
+        assert [r["display_kind"] for r in rows].count("model_switch") == 1
+
+
+async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted):
+    server = scripted({"replies": [reply("never")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"/frobnicate", "enter")
+        await wait_until(pilot, lambda: app.transcript.query(NoticeLine), what="notice")
+        assert "Unknown command /frobnicate" in app.transcript.query_one(NoticeLine).text
+        assert server.requests == []
+        assert app.composer.text == ""
+
+
+async def test_help_lists_every_command_and_key(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"/help", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        text = str(app.screen.query_one("#help-commands").render())
+        for name in ("/new", "/resume", "/sessions", "/model", "/title", "/help", "/quit"):
+            assert name in text
+        keys = str(app.screen.query_one("#help-keys").render())
+        assert "new" in keys and "f2" in keys.lower()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
+async def test_title_renames_the_session(make_app, scripted):
+    server = scripted({"replies": [reply("ok")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await app.submit("/title My work")
+        await pilot.pause()
+        assert app.sessions_panel.sessions[0]["title"] == "My work"
+
+
+async def test_panels_toggle_from_the_keyboard(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.sessions_panel.display and app.status_panel.display
+        await pilot.press("f2")
+        assert not app.sessions_panel.display
+        await pilot.press("f3")
+        assert not app.status_panel.display
+        await pilot.press("f2", "f3")
+        assert app.sessions_panel.display and app.status_panel.display
+        assert app.composer.has_focus
+
+
+async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, scripted):
+    server = scripted({"replies": [reply("A short answer.")]})
+    app = make_app(server)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_turn(pilot, "hi")
+        assert not app.sessions_panel.display and app.status_panel.display
+        transcript, composer = app.transcript.region, app.composer.region
+        assert transcript.width >= 45 and transcript.height >= 12
+        assert composer.bottom <= 23 and composer.height >= 1
+        assert app.transcript.query_one(AnswerBlock).region.height >= 1
+        await pilot.press("f2")
+        assert app.sessions_panel.display
+
+
+async def test_composer_newline_history_and_completion(make_app, scripted):
+    server = scripted({"replies": [reply("one"), reply("two")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        composer = app.composer
+        await pilot.press(*"line one", "shift+enter", *"two")
+        assert composer.text == "line one\ntwo"
+        composer.load_text("")
+        await pilot.press(*"a\\", "enter", "b")
+        assert composer.text == "a\nb"
+        await pilot.press("enter")
+        await app.wait_for_turn()
+        assert composer.text == ""
+        await pilot.press("up")
+        assert composer.text == "a\nb"
+        await pilot.press("down")
+        assert composer.text == ""
+        await pilot.press(*"/res")
+        hints = app.query_one("#hints")
+        assert hints.display and "/resume" in str(hints.render())
+        await pilot.press("tab")
+        assert composer.text == "/resume "
+
+
+async def test_large_paste_does_not_freeze(make_app):
+    from textual import events
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        big = "\n".join(f"line {i} " + "x" * 80 for i in range(20_000))
+        app.post_message(events.Paste(big))
+        await wait_until(pilot, lambda: len(app.composer.text) == len(big), timeout=3)
+        assert app.composer.region.height <= 11
+
+
+async def test_resume_at_startup_by_title(make_app, scripted):
+    server = scripted({"replies": [reply("stored answer")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "remember this")
+        session_id = app.agent.session_id
+    again = make_app(server)
+    again.resume_ref = "remember"
+    async with again.run_test(size=(120, 40)) as pilot:
+        await again._agent_ready.wait()
+        await pilot.pause()
+        assert again.agent.session_id == session_id
+        assert kinds(again) == ["UserMessage", "AnswerBlock"]
