@@ -41,6 +41,7 @@ class ProviderConfig:
     max_tokens: int | None = None
     thinking_budget: int | None = None
     timeout_seconds: float = 600.0
+    ca_file: str | None = None  # extra CA bundle (PEM) trusted besides the system store
 
     def resolved_key(self) -> str | None:
         """The key to use: inline, else the named environment variable(s)."""
@@ -80,6 +81,8 @@ class CompressionSettings:
     idle_timeout_seconds: float = 120.0
     total_ceiling_seconds: float = 600.0
     max_attempts: int = 3
+    protect_first: int = 1  # model-visible messages kept at the start (the task)
+    keep_recent: int = 4  # model-visible messages kept at the end (at least)
 
 
 @dataclass(frozen=True)

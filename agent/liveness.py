@@ -228,6 +228,8 @@ class CodeSkewGuard:
 
 def upgraded_message(old: str, new: str) -> str:
     """The sentence shown when the code changed under a running app."""
+    if old == new:
+        return f"hermes-tui's code ({old}) changed on disk while running: restart to continue."
     return f"hermes-tui was upgraded from {old} to {new} while running: restart to continue."
 
 

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
+from agent import recovery
+from agent.compaction import CompactionResult, ContextCompressor, log_session, session_var
 from agent.config import Config, split_model_ref
 from agent.inbox import Inbox
-from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code, upgraded_message
+from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
 from agent.messages import Message, ThinkingBlock, ToolCall, ToolCallIds
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import (
@@ -104,6 +106,7 @@ class Agent:
         self.session_id: str | None = None
         self.model_ref = config.model
         self.usage = Usage()
+        self._told_not_saved = False
         self.hooks: dict[str, Callable[[], None]] = {}
         self._ids = ToolCallIds()
         self._providers: dict[str, Any] = {}
@@ -115,6 +118,7 @@ class Agent:
         self._redirect: str | None = None
         self._phase = "idle"
         self.activity = ActivityClock(self._stamp_heartbeat)
+        self.compressor = ContextCompressor(config.compression)
         self.skew_guard = CodeSkewGuard()
 
     # -- session ----------------------------------------------------------------------------
@@ -148,7 +152,8 @@ class Agent:
     def attach_session(self, session_id: str, rows: list[dict[str, Any]]) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3)."""
         self.session_id = session_id
-        self.messages = [Message.from_row(r) for r in rows]
+        # Compacted rows are history for the transcript, never for the model (C, D3).
+        self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         self._ids = ToolCallIds.from_history(self.messages)
         self.usage = Usage()
 
@@ -159,13 +164,30 @@ class Agent:
         session = self.store.call(self.store.find_session, ref)
         if session is None:
             raise LookupError(f"No session matches {ref!r}: see `hermes-tui sessions list`.")
-        rows = self.store.call(self.store.load_messages, session["id"])
+        rows = self.store.call(self.store.load_messages, session["id"], include_compacted=False)
         self.attach_session(session["id"], rows)
         if session.get("model") and session.get("provider"):
             ref_model = f"{session['provider']}:{session['model']}"
             if session["provider"] in self.config.providers:
                 self.model_ref = ref_model
         return session
+
+    @property
+    def interrupted(self) -> bool:
+        """True when the attached history ends mid-turn (e.g. the last process died)."""
+        return recovery.interrupted(self.messages)
+
+    def continue_interrupted(self) -> TurnResult:
+        """Auto-continue an interrupted turn with a typed recovery note (S8, D4)."""
+        return self.run_turn(recovery.RECOVERY_NOTE, note_kind=recovery.RECOVERY_NOTE_KIND)
+
+    def _close_unanswered_calls(self) -> None:
+        """Give tool calls left without a result by a crash one, so the next request is valid."""
+        for call in recovery.unanswered_calls(self.messages):
+            message = Message(
+                "tool", recovery.INTERRUPTED_TOOL_RESULT, tool_call_id=call.id, name=call.name
+            )
+            self._append(message, persist=True)
 
     def set_model(self, ref: str) -> None:
         """Switch model; records a `model_switch` display row in a live session (D1)."""
@@ -208,6 +230,7 @@ class Agent:
             self._stop.set()
             self._tool_cancel.set()
             self._abort.fire()
+        self.compressor.cancel()
 
     def _hook(self, name: str) -> None:
         hook = self.hooks.get(name)
@@ -215,8 +238,11 @@ class Agent:
             hook()
 
     # -- the turn -------------------------------------------------------------------------
-    def run_turn(self, text: str) -> TurnResult:
-        """Run one user turn to its end; blocks the calling thread."""
+    def run_turn(self, text: str, *, note_kind: str | None = None) -> TurnResult:
+        """Run one user turn to its end; blocks the calling thread.
+
+        `note_kind` types the user message (e.g. "recovery") in the same insert as its text.
+        """
         skew = self.skew_guard.skew_message()
         if skew is not None:
             # Refused before anything is written: the text goes back to the user (L4).
@@ -230,12 +256,18 @@ class Agent:
                 self._redirect = None
                 self._phase = "model"
             self.inbox.open_generation()
+            self.compressor.begin_turn()
             result = TurnResult(status="ok")
+            log_token = None
             try:
                 self._ensure_session(text)
+                # C6: every log record of this turn, on any thread it spawns, names the session.
+                log_token = session_var.set(self.session_id)
                 result.session_id = self.session_id
                 self.sink(ev.TurnStarted(self.session_id or "", text))
-                self._append(Message("user", text), persist=True)
+                self._close_unanswered_calls()
+                meta = recovery.note_metadata(note_kind) if note_kind else None
+                self._append(Message("user", text, display_metadata=meta), persist=True)
                 self._loop(result)
             except TurnStopped:
                 result.status = "stopped"
@@ -250,6 +282,8 @@ class Agent:
                 self.sink(ev.TurnError(result.error, "internal"))
             finally:
                 self._finish_turn(result)
+                if log_token is not None:
+                    session_var.reset(log_token)
             return result
 
     def _internal_error(self, exc: Exception) -> str:
@@ -258,10 +292,9 @@ class Agent:
             skew = self.skew_guard.skew_message()
             if skew is not None:
                 return skew
-            installed = self.skew_guard.installed_version()
             return (
-                f"{upgraded_message(self.skew_guard.version, installed)[:-1]}? "
-                f"An internal AttributeError ({exc}) suggests the code changed: restart to continue."
+                f"hermes-tui hit an internal AttributeError ({exc}), which usually means its "
+                "code changed while running: restart to continue."
             )
         return f"Internal error: {type(exc).__name__}: {exc}"
 
@@ -280,6 +313,7 @@ class Agent:
                 self.store.flush_threadsafe()
             except Exception as exc:
                 log.warning("flush at turn end failed: %s", exc)
+            self._check_saving()
         with self._state_lock:
             self._phase = "idle"
             leftover, self._redirect = self._redirect, None
@@ -327,6 +361,7 @@ class Agent:
             iteration += 1
             result.iterations = iteration
             self._hook("before_model_call")
+            self.compressor.maybe_compact(self)
             draft = self._call_model(iteration)
             redirect = self._take_redirect()
             if self._stop.is_set():
@@ -421,7 +456,36 @@ class Agent:
             system=self.config.agent.system_prompt or system_prompt(self.workspace),
             tools=self.registry.schemas(),
             max_tokens=provider_config.max_tokens,
+            extra_body=self.routing_body(),
         )
+
+    def routing_body(self) -> dict[str, Any]:
+        """C7: the sticky routing key (the session's root id) for providers that want one.
+
+        Sessions never rotate at compaction, so the root id is the session id.
+        """
+        if self.session_id and self.config.provider(self.provider_name).sticky_routing:
+            return {"session_id": self.session_id}
+        return {}
+
+    def compact(self, focus: str | None = None) -> CompactionResult:
+        """`/compact [focus]`: compact now; blocking, for when no turn runs (C1)."""
+        if not self._turn_lock.acquire(blocking=False):
+            return CompactionResult(
+                False, "busy", "A turn is running: /compact works when the agent is idle."
+            )
+        try:
+            if self.session_id is None or not self.messages:
+                return CompactionResult(False, "nothing", "Nothing to compact yet.")
+            with self._state_lock:
+                self._stop.clear()
+                self._phase = "compacting"
+            with log_session(self.session_id):
+                return self.compressor.compact(self, focus=focus, reason="manual")
+        finally:
+            with self._state_lock:
+                self._phase = "idle"
+            self._turn_lock.release()
 
     def _call_model(self, iteration: int) -> Draft:
         """One model call with retries (W8-W11); returns what streamed, partial on abort."""
@@ -449,9 +513,8 @@ class Agent:
                     idle = settings.stream_idle_timeout_seconds
                     provider.call_deadline = time.monotonic() + idle
                 deadline = provider.call_deadline
-                if exc.kind == "timeout" and deadline is not None:
-                    if time.monotonic() >= deadline:
-                        raise
+                if exc.kind == "timeout" and deadline and time.monotonic() >= deadline:
+                    raise
                 if not exc.retryable or attempt >= attempts:
                     raise
                 if getattr(exc, "rotated", False):
@@ -506,16 +569,22 @@ class Agent:
         self.usage.input_tokens += usage.input_tokens
         self.usage.output_tokens += usage.output_tokens
         if self.store is not None and self.session_id is not None:
-            self.store.enqueue_usage(
-                self.session_id,
-                model=self.model_name,
-                provider=self.provider_name,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                reasoning_tokens=usage.reasoning_tokens,
-            )
+            try:  # an append and a notify; after close it applies inline and may raise (S2, S6)
+                self.store.queue_token_counts(
+                    self.session_id,
+                    model=self.model_name,
+                    provider=self.provider_name,
+                    route=self.config.provider(self.provider_name).base_url or "",
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cache_read_tokens=usage.cache_read_tokens,
+                    cache_write_tokens=usage.cache_write_tokens,
+                    reasoning_tokens=usage.reasoning_tokens,
+                    api_calls=1,
+                )
+            except Exception as exc:
+                log.warning("token usage not saved: %s", exc)
+            self._check_saving()
         self.sink(
             ev.UsageUpdated(
                 usage.input_tokens,
@@ -594,6 +663,14 @@ class Agent:
                 message.db_id = done.result()
 
         future.add_done_callback(_remember)
+        self._check_saving()
+
+    def _check_saving(self) -> None:
+        """Tell the user once, with the reason, that the session is not being saved (S7)."""
+        reason = getattr(self.store, "last_write_error", None)
+        if reason and not self._told_not_saved:
+            self._told_not_saved = True
+            self.sink(ev.Notice(f"This session is not being saved: {reason}", "error"))
 
     def close(self) -> None:
         """Release provider clients."""

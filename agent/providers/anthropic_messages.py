@@ -56,10 +56,10 @@ class AnthropicMessagesProvider(SDKCall):
 
     wire = "anthropic"
 
-    def _build_client(self) -> Any:
+    def _build_client(self, kwargs: dict[str, Any]) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(**self.client_kwargs())
+        return anthropic.Anthropic(**self.sdk_kwargs(kwargs))
 
     def _sdk_errors(self) -> tuple[Any, Any, Any]:
         import anthropic
@@ -84,8 +84,10 @@ class AnthropicMessagesProvider(SDKCall):
             kwargs["extra_body"] = request.extra_body
         return kwargs
 
-    def _open(self, client: Any, request: ChatRequest) -> Any:
-        return client.messages.with_streaming_response.create(**self.request_kwargs(request))
+    def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
+        return client.messages.with_streaming_response.create(
+            **self.request_kwargs(request), **options
+        )
 
     def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
         usage = UsagePart()

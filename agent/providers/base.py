@@ -24,6 +24,7 @@ class ChatRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -87,6 +88,20 @@ class Abort:
         self._lock = threading.Lock()
         self._event = threading.Event()
         self._socket: socket.socket | None = None
+        self._lease: Any = None
+
+    def bind(self, lease: Any) -> None:
+        """Aim this abort at a client lease (the wire slot checks it is still the holder)."""
+        with self._lock:
+            self._lease = lease
+            if self._event.is_set():
+                lease.abort("stop")
+
+    def unbind(self, lease: Any) -> None:
+        """The request of `lease` is over: a later fire() no longer touches it."""
+        with self._lock:
+            if self._lease is lease:
+                self._lease = None
 
     @property
     def fired(self) -> bool:
@@ -118,12 +133,15 @@ class Abort:
             sock = self._socket
             if sock is not None:
                 _shutdown(sock)
+            if self._lease is not None:
+                self._lease.abort("stop")
 
     def reset(self) -> None:
         """Re-arm for the next request."""
         with self._lock:
             self._event.clear()
             self._socket = None
+            self._lease = None
 
 
 def _shutdown(sock: socket.socket | None) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,7 @@ class ProviderError(Exception):
     status: int | None = None
     retry_after: float | None = None
     detail: str = ""
+    rotated: bool = False
 
     def __str__(self) -> str:
         return self.message
@@ -38,9 +41,21 @@ _KEY_PATTERNS = (
 )
 
 
+_known_lock = threading.Lock()
+_known_secrets: set[str] = set()
+
+
+def register_secret(*secrets: str | None) -> None:
+    """Remember keys so every later redaction (and log line) removes them (K3)."""
+    with _known_lock:
+        _known_secrets.update(s for s in secrets if s and len(s) >= 4)
+
+
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Remove API keys (known ones and key-shaped strings) from a text (K3)."""
-    for secret in secrets:
+    with _known_lock:
+        known = sorted(_known_secrets, key=len, reverse=True)
+    for secret in (*secrets, *known):
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     for pattern in _KEY_PATTERNS:
@@ -180,3 +195,50 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
+
+
+def summarize(exc: BaseException) -> str:
+    """The sentence the user sees for a failure (K2).
+
+    A ProviderError's message is the guidance an adapter composed (the Gemini legacy-key advice,
+    rate-limit waits...): it is used as is, never replaced by the raw response body.
+    """
+    if isinstance(exc, ProviderError):
+        return redact(exc.message)
+    return redact(f"{type(exc).__name__}: {exc}")
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites every record so no key reaches a log handler (K3)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        cleaned = redact(message)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, ()
+        if record.exc_info and record.exc_info[1] is not None:
+            text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redact(text)
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_redaction(root: str = "hermes_tui") -> None:
+    """Attach the redacting filter to the `root` logger, its handlers and every known child.
+
+    Logger filters do not apply to records propagated from children, so each existing
+    `root.*` logger gets the filter too (idempotent; call again after new loggers appear).
+    """
+    names = [root] + [n for n in logging.root.manager.loggerDict if n.startswith(root + ".")]
+    for name in names:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+        for handler in logger.handlers:
+            if _FILTER not in handler.filters:
+                handler.addFilter(_FILTER)

@@ -49,10 +49,10 @@ class OpenAIChatProvider(SDKCall):
 
     wire = "openai"
 
-    def _build_client(self) -> Any:
+    def _build_client(self, kwargs: dict[str, Any]) -> Any:
         import openai
 
-        return openai.OpenAI(**self.client_kwargs())
+        return openai.OpenAI(**self.sdk_kwargs(kwargs))
 
     def _sdk_errors(self) -> tuple[Any, Any, Any]:
         import openai
@@ -75,9 +75,9 @@ class OpenAIChatProvider(SDKCall):
             kwargs["extra_body"] = request.extra_body
         return kwargs
 
-    def _open(self, client: Any, request: ChatRequest) -> Any:
+    def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
         return client.chat.completions.with_streaming_response.create(
-            **self.request_kwargs(request)
+            **self.request_kwargs(request), **options
         )
 
     def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:

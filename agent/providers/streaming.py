@@ -1,23 +1,30 @@
-"""The shared request path of both wires: SDK client, error translation, SSE stream, abort."""
+"""The shared request path of both wires: SDK client slot, error translation, SSE, abort."""
 
 from __future__ import annotations
 
 import json
-import threading
+import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from agent.config import ProviderConfig
 from agent.providers.base import Abort, ChatRequest, StreamPart
+from agent.providers.credentials import Credential, CredentialPool
 from agent.providers.errors import (
     ProviderError,
     classify_status,
     connection_error,
+    install_log_redaction,
     parse_retry_after,
     redact,
+    register_secret,
 )
 from agent.providers.sse import iter_sse
+from agent.providers.wire import COMPLETE_REASONS, ClientSlot, abandon, build_http_client
 from agent.version import USER_AGENT
+
+log = logging.getLogger("hermes_tui.providers")
 
 
 class SDKCall:
@@ -25,7 +32,8 @@ class SDKCall:
 
     The SDK gives us auth, request building and typed HTTP errors; the stream itself is read
     line by line here, so a truncated stream (no finish reason) or a chunk that does not
-    parse is caught (W10, W11) instead of being accepted silently.
+    parse is caught (W10, W11) instead of being accepted silently. The SDK client comes from
+    the adapter's `ClientSlot` (W1-W6); the key from its `CredentialPool` (K1).
     """
 
     wire = "base"
@@ -33,19 +41,32 @@ class SDKCall:
     def __init__(self, config: ProviderConfig, *, api_key: str, idle_timeout: float) -> None:
         self.config = config
         self.name = config.name
-        self.api_key = api_key
         self.idle_timeout = idle_timeout
-        self._client: Any = None
-        self._lock = threading.Lock()
+        self.pool = CredentialPool.from_config(config, fallback=api_key)
+        register_secret(api_key, *self.pool.secrets)
+        install_log_redaction()
+        self.slot = ClientSlot(f"{config.name}/{self.wire}", self._build_client)
+        # W9: one cumulative deadline for a call's retries after a stall (monotonic), or None.
+        self.call_deadline: float | None = None
+
+    @property
+    def api_key(self) -> str:
+        """The key the next request will be issued with."""
+        return self.pool.current().key
 
     # -- client ---------------------------------------------------------------------------
-    def client_kwargs(self) -> dict[str, Any]:
-        """Arguments for the SDK client: our User-Agent, SDK retries off, timeouts."""
+    def client_kwargs(self, api_key: str | None = None, request: ChatRequest | None = None):
+        """The effective client arguments (the slot's cache key): key, URL, headers, timeouts.
+
+        SDK retries are off (W8): the agent retries.
+        """
         import httpx2
 
         headers = {"User-Agent": USER_AGENT, **self.config.headers}
+        if request is not None and request.headers:
+            headers.update(request.headers)
         kwargs: dict[str, Any] = {
-            "api_key": self.api_key,
+            "api_key": api_key if api_key is not None else self.api_key,
             "max_retries": 0,
             "default_headers": headers,
             "timeout": httpx2.Timeout(
@@ -54,29 +75,35 @@ class SDKCall:
         }
         if self.config.base_url:
             kwargs["base_url"] = self.config.base_url
+        if self.config.ca_file:
+            kwargs["ca_file"] = self.config.ca_file
         return kwargs
 
-    def client(self) -> Any:
-        """The adapter's SDK client, built on first use (keeps start-up light)."""
-        with self._lock:
-            if self._client is None:
-                self._client = self._build_client()
-            return self._client
+    def http_client(self, kwargs: dict[str, Any]) -> Any:
+        """The httpx2 client under a new SDK client: draining transports, shared TLS context."""
+        return build_http_client(timeout=kwargs["timeout"], ca_file=kwargs.get("ca_file"))
+
+    def sdk_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The SDK constructor arguments for the effective client arguments."""
+        out = {k: v for k, v in kwargs.items() if k != "ca_file"}
+        out["http_client"] = self.http_client(kwargs)
+        return out
 
     def close(self) -> None:
-        """Close the SDK client."""
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        """Close the slot's client (or, when a request has it, abort and detach it) (W6)."""
+        self.slot.close("close")
 
-    def _build_client(self) -> Any:
+    def release(self) -> None:
+        """Same as close(): drop the cached client between sessions."""
+        self.slot.close("release")
+
+    def _build_client(self, kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
 
     def _sdk_errors(self) -> tuple[Any, Any, Any]:
         raise NotImplementedError
 
-    def _open(self, client: Any, request: ChatRequest) -> Any:
+    def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
         raise NotImplementedError
 
     def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
@@ -96,7 +123,7 @@ class SDKCall:
             provider=self.name,
             model="" if self._model is None else self._model,
             retry_after=retry_after,
-            secrets=(self.api_key,),
+            secrets=self.pool.secrets,
         )
 
     def decode(self, data: str) -> dict[str, Any]:
@@ -108,7 +135,7 @@ class SDKCall:
                 "malformed",
                 f"{self.name} sent a stream chunk that does not parse.",
                 retryable=True,
-                detail=redact(data[:200], (self.api_key,)),
+                detail=redact(data[:200], self.pool.secrets),
             ) from None
         if not isinstance(obj, dict):
             raise ProviderError(
@@ -127,47 +154,78 @@ class SDKCall:
     _model: str | None = None
 
     # -- the call -------------------------------------------------------------------------
+    def request_options(self) -> dict[str, Any]:
+        """Per-request options: a read timeout cut to the cumulative stall deadline (W9)."""
+        if self.call_deadline is None:
+            return {}
+        import httpx2
+
+        left = max(0.05, self.call_deadline - time.monotonic())
+        read = min(self.idle_timeout, left)
+        return {"timeout": httpx2.Timeout(self.config.timeout_seconds, connect=15.0, read=read)}
+
     def stream(self, request: ChatRequest, abort: Abort) -> Iterator[StreamPart]:
         """Send the request and yield normalised parts; stops quietly when aborted."""
         import httpx2
 
         status_error, conn_error, timeout_error = self._sdk_errors()
         self._model = request.model
-        client = self.client()
+        entry = self.pool.current()
+        lease = self.slot.checkout(self.client_kwargs(entry.key, request))
+        abort.bind(lease)
+        reason = "request_error_cleanup"
+        manager: Any = None
+        http: Any = None
         try:
-            manager = self._open(client, request)
-            response = manager.__enter__()
-        except status_error as exc:
-            raise self._from_status_error(exc) from None
-        except timeout_error as exc:
-            raise self._timeout(exc) from None
-        except conn_error as exc:
             if abort.fired:
                 return
-            raise connection_error(self.name, self.base_url, exc) from None
-        http = response.http_response
-        abort.attach(http)
-        try:
-            yield from self._parse(iter_sse(http), abort)
-        except ProviderError:
-            if abort.fired:
-                return
-            raise
-        except (httpx2.TimeoutException, TimeoutError) as exc:
-            if abort.fired:
-                return
-            raise self._timeout(exc) from None
-        except (httpx2.HTTPError, OSError) as exc:
-            if abort.fired:
-                return
-            raise connection_error(self.name, self.base_url, exc) from None
-        finally:
-            abort.detach()
-            # Closed here, on the thread that owns the response (W4/W5).
             try:
-                manager.__exit__(None, None, None)
-            except Exception:
-                self.close()
+                manager = self._open(lease.client, request, self.request_options())
+                response = manager.__enter__()
+            except status_error as exc:
+                manager = None
+                raise self._from_status_error(exc, entry) from None
+            except timeout_error as exc:
+                manager = None
+                if abort.fired:
+                    return
+                raise self._timeout(exc) from None
+            except conn_error as exc:
+                manager = None
+                if abort.fired:
+                    return
+                raise connection_error(self.name, self.base_url, exc) from None
+            http = response.http_response
+            reason = "stream_error_cleanup"
+            try:
+                yield from self._parse(iter_sse(http), abort)
+            except ProviderError:
+                if abort.fired:
+                    return
+                raise
+            except (httpx2.TimeoutException, TimeoutError) as exc:
+                if abort.fired:
+                    return
+                raise self._timeout(exc) from None
+            except (httpx2.HTTPError, OSError) as exc:
+                if abort.fired:
+                    return
+                raise connection_error(self.name, self.base_url, exc) from None
+            reason = "stream_request_complete"
+            self.pool.report_success(entry.id)
+        finally:
+            abort.unbind(lease)
+            if manager is not None:
+                if reason not in COMPLETE_REASONS and http is not None:
+                    abandon(http)
+                # Closed here, on the thread that owns the response, before the caller builds
+                # a partial answer; a close that fails poisons the client (W5).
+                try:
+                    manager.__exit__(None, None, None)
+                except Exception as exc:
+                    log.debug("closing the stream failed: %s", type(exc).__name__)
+                    lease.poison()
+            lease.release(reason)
 
     def _timeout(self, exc: BaseException) -> ProviderError:
         return ProviderError(
@@ -177,7 +235,7 @@ class SDKCall:
             detail=type(exc).__name__,
         )
 
-    def _from_status_error(self, exc: Any) -> ProviderError:
+    def _from_status_error(self, exc: Any, entry: Credential | None = None) -> ProviderError:
         response = getattr(exc, "response", None)
         status = getattr(exc, "status_code", None) or getattr(response, "status_code", 500)
         body = getattr(exc, "body", None)
@@ -189,4 +247,19 @@ class SDKCall:
         retry_after = parse_retry_after(
             response.headers.get("retry-after") if response is not None else None
         )
-        return self.classify(status, body, retry_after)
+        error = self.classify(status, body, retry_after)
+        if entry is not None and status in (401, 403, 429):
+            # Charged to the entry that issued this request, wherever the pool is now (K1).
+            rotated = self.pool.report_failure(entry.id, status, retry_after)
+            log.info(
+                "credential %s failed (HTTP %s); %s",
+                entry.id,
+                status,
+                "rotated to the next usable key" if rotated else "no other usable key",
+            )
+            if rotated:
+                error.rotated = True
+                error.retryable = True
+                error.retry_after = 0.0
+                error.message += " Switched to the next key of the pool."
+        return error

@@ -1,0 +1,477 @@
+"""The reusable wire client (W1-W7): one cached SDK client per agent and wire, kept connections.
+
+- `ClientSlot` caches ONE SDK client keyed by the effective client arguments (W1). A request
+  checks it out as a `Lease`; only a request that produced a complete response returns it
+  (W2); a concurrent request gets an untracked client closed around that request (W3).
+- A stop from another thread aborts a lease: under the slot lock it checks that the lease is
+  still the holder, shuts its sockets down (SHUT_RDWR) and poisons it; only the owning thread
+  ever closes a client (W4-W6).
+- `DrainingTransport` reads the small remainder of a finished body (the chunked terminator the
+  SDKs leave unread after `[DONE]` / `message_stop`) before the response is closed, bounded in
+  bytes and time, so the pool keeps the connection and streamed calls share one TCP+TLS
+  connection.
+- `client_sockets` walks the default pool, proxy-mounted transports and nested proxy
+  connections (W7).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpcore2
+import httpx2
+
+log = logging.getLogger("hermes_tui.wire")
+
+DRAIN_MAX_BYTES = 64 * 1024
+DRAIN_MAX_SECONDS = 0.5
+COMPLETE_REASONS = ("request_complete", "stream_request_complete")
+
+# -- one TLS context ----------------------------------------------------------------------------
+
+_tls_lock = threading.Lock()
+_tls_contexts: dict[str, ssl.SSLContext] = {}
+
+
+def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
+    """The process-wide client TLS context: system trust store, plus `ca_file` when given.
+
+    Building a client with a ready context costs well under a millisecond; loading the trust
+    store is what is slow, so every client the slots build shares this one (W1).
+    """
+    key = ca_file or ""
+    with _tls_lock:
+        context = _tls_contexts.get(key)
+        if context is None:
+            context = ssl.create_default_context()
+            if ca_file:
+                context.load_verify_locations(cafile=ca_file)
+            context.set_alpn_protocols(["http/1.1"])
+            _tls_contexts[key] = context
+        return context
+
+
+# -- kept connections: drain the remainder of a finished body -----------------------------------
+
+
+class _DrainStream(httpcore2.NetworkStream):
+    """A network stream whose reads can be bounded by a deadline (for the drain only)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.deadline: float | None = None
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        deadline = self.deadline
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise httpcore2.ReadTimeout("drain deadline passed")
+            timeout = left if timeout is None else min(timeout, left)
+        return self._inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> _DrainStream:
+        return _DrainStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DrainBackend(httpcore2.NetworkBackend):
+    """The sync network backend, with every stream wrapped in a `_DrainStream`."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> _DrainStream:
+        return _DrainStream(
+            self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        )
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> _DrainStream:
+        return _DrainStream(self._inner.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DrainingBody(httpx2.SyncByteStream):
+    """A response body that, closed before its end, reads the small rest so the pool keeps it."""
+
+    def __init__(self, inner: Any, network_stream: Any) -> None:
+        self._inner = inner
+        self._net = network_stream
+        self._it: Iterator[bytes] | None = None
+        self._done = False
+        self.skip_drain = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        self._it = iter(self._inner)
+        # Not `yield from`: closing this generator must not close the inner one (drain).
+        for chunk in self._it:  # noqa: UP028
+            yield chunk
+        self._done = True
+
+    def close(self) -> None:
+        try:
+            if not self._done and not self.skip_drain and self._it is not None:
+                self._drain()
+        finally:
+            self._inner.close()
+
+    def _drain(self) -> None:
+        net = self._net
+        if not isinstance(net, _DrainStream) or self._it is None:
+            return
+        net.deadline = time.monotonic() + DRAIN_MAX_SECONDS
+        total = 0
+        try:
+            for chunk in self._it:
+                total += len(chunk)
+                if total > DRAIN_MAX_BYTES:
+                    log.debug("drain: more than %d bytes left; connection dropped", total)
+                    return
+            self._done = True
+        except Exception as exc:
+            log.debug("drain: %s; connection dropped", type(exc).__name__)
+        finally:
+            net.deadline = None
+
+
+# Requests go out as headers then body: without TCP_NODELAY the body waits on a delayed ACK.
+_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+class DrainingTransport(httpx2.HTTPTransport):
+    """httpx2's transport with drained bodies (kept connections) and a shared TLS context."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("socket_options", _SOCKET_OPTIONS)
+        super().__init__(**kwargs)
+        self._pool._network_backend = _DrainBackend()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = super().handle_request(request)
+        response.stream = _DrainingBody(response.stream, response.extensions.get("network_stream"))
+        return response
+
+
+def abandon(response: Any) -> None:
+    """Do not drain this response's body when it is closed (an error or abort unwinds)."""
+    stream = getattr(response, "stream", None)
+    if isinstance(stream, _DrainingBody):
+        stream.skip_drain = True
+
+
+def _environment_proxies() -> dict[str, str | None]:
+    try:
+        from httpx2._utils import get_environment_proxies
+    except ImportError:  # pragma: no cover - layout change in httpx2
+        return {}
+    return get_environment_proxies()
+
+
+def build_http_client(
+    *, timeout: Any, ca_file: str | None = None, proxies: bool = True
+) -> httpx2.Client:
+    """An httpx2 client on draining transports, honouring HTTP(S)_PROXY like httpx2 does."""
+    context = tls_context(ca_file)
+    limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=60)
+    mounts: dict[str, Any] = {}
+    if proxies:
+        for pattern, url in _environment_proxies().items():
+            mounts[pattern] = (
+                None
+                if url is None
+                else DrainingTransport(verify=context, limits=limits, proxy=url, trust_env=False)
+            )
+    return httpx2.Client(
+        transport=DrainingTransport(verify=context, limits=limits, trust_env=False),
+        mounts=mounts,
+        timeout=timeout,
+        follow_redirects=True,
+    )
+
+
+# -- the socket walk (W7) --------------------------------------------------------------------
+
+
+def _http_client_of(client: Any) -> Any:
+    """The httpx2 client under an SDK client (or the argument itself)."""
+    inner = getattr(client, "_client", None)
+    return inner if isinstance(inner, httpx2.Client) else client
+
+
+def _walk_connection(conn: Any, out: list[socket.socket], depth: int) -> None:
+    if conn is None or depth > 8:
+        return
+    stream = getattr(conn, "_network_stream", None)
+    if stream is not None:
+        try:
+            sock = stream.get_extra_info("socket")
+        except Exception:
+            sock = None
+        if sock is not None and all(sock is not s for s in out):
+            out.append(sock)
+    inner = getattr(conn, "_connection", None)  # HTTPConnection, proxy tunnels, forwarders
+    if inner is not None and inner is not conn:
+        _walk_connection(inner, out, depth + 1)
+
+
+def client_sockets(client: Any) -> list[socket.socket]:
+    """Every socket of a client: default pool, proxy mounts, nested proxy connections (W7)."""
+    http = _http_client_of(client)
+    transports = [getattr(http, "_transport", None)]
+    transports += list((getattr(http, "_mounts", None) or {}).values())
+    out: list[socket.socket] = []
+    for transport in transports:
+        pool = getattr(transport, "_pool", None)
+        try:
+            connections = list(getattr(pool, "connections", None) or ())
+        except Exception:
+            connections = []
+        for conn in connections:
+            _walk_connection(conn, out, 0)
+    return out
+
+
+def shutdown_sockets(client: Any, why: str) -> int:
+    """shutdown(SHUT_RDWR) every socket of `client` (safe from any thread); returns the count.
+
+    The file descriptors stay open: the thread that owns the client closes it (W4).
+    """
+    sockets = client_sockets(client)
+    for sock in sockets:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    if not sockets:
+        log.warning("wire abort (%s): found no socket to shut down", why)
+    else:
+        log.debug("wire abort (%s): shut down %d socket(s)", why, len(sockets))
+    return len(sockets)
+
+
+# -- the slot --------------------------------------------------------------------------------
+
+
+def client_key(kwargs: dict[str, Any]) -> tuple:
+    """A hashable key of the effective client arguments (key, URL, headers, timeouts...)."""
+
+    def freeze(value: Any) -> Any:
+        if isinstance(value, dict):
+            return tuple(sorted((str(k), freeze(v)) for k, v in value.items()))
+        if isinstance(value, (list, tuple)):
+            return tuple(freeze(v) for v in value)
+        if isinstance(value, httpx2.Timeout):
+            return ("timeout", value.connect, value.read, value.write, value.pool)
+        return value
+
+    return freeze(kwargs)
+
+
+class Lease:
+    """One request's hold on a client: tracked (the slot's) or untracked (its own)."""
+
+    def __init__(self, slot: ClientSlot, client: Any, key: tuple, tracked: bool) -> None:
+        self.slot = slot
+        self.client = client
+        self.key = key
+        self.tracked = tracked
+        self.owner = threading.get_ident()
+        self.aborted = False
+        self.poisoned = False
+        self.detached = False
+        self.released = False
+
+    def abort(self, why: str = "stop") -> None:
+        """Shut this lease's sockets down from any thread (a no-op once it was released)."""
+        self.slot.abort(self, why)
+
+    def poison(self) -> None:
+        """Never return this client to the slot (e.g. its stream failed to close)."""
+        self.poisoned = True
+
+    def release(self, reason: str) -> None:
+        """End the request on its own thread: keep the client or really close it."""
+        self.slot.release(self, reason)
+
+
+class ClientSlot:
+    """One cached SDK client per agent and wire (W1-W6).
+
+    `build(kwargs)` makes an SDK client; the slot never calls `close()` on a client from a
+    thread other than the one that checked it out (or, when idle, the caller).
+    """
+
+    def __init__(self, name: str, build: Callable[[dict[str, Any]], Any]) -> None:
+        self.name = name
+        self._build = build
+        self._lock = threading.Lock()
+        self._client: Any = None
+        self._key: tuple | None = None
+        self._holder: Lease | None = None
+        self._poisoned = False
+        self.builds = 0
+        self.untracked = 0
+        # Test seam for the W4 barrier test: called under the lock after the holder is read.
+        self.on_holder_read: Callable[[Lease], None] | None = None
+
+    @property
+    def cached(self) -> Any:
+        """The cached client (idle or checked out), or None."""
+        return self._client
+
+    @property
+    def in_use(self) -> bool:
+        """True while a tracked lease is out."""
+        return self._holder is not None
+
+    def _make(self, kwargs: dict[str, Any]) -> Any:
+        client = self._build(kwargs)
+        with self._lock:
+            self.builds += 1
+        return client
+
+    def checkout(self, kwargs: dict[str, Any]) -> Lease:
+        """The cached client when the effective arguments match; else a rebuilt one (W1).
+
+        While the slot is checked out, the caller gets an untracked client (W3).
+        """
+        key = client_key(kwargs)
+        stale: Any = None
+        why = ""
+        with self._lock:
+            if self._holder is not None:
+                self.untracked += 1
+                lease = None
+            else:
+                if self._client is not None and (self._key != key or self._poisoned):
+                    stale, why = self._client, ("poisoned" if self._poisoned else "key_changed")
+                    self._client = self._key = None
+                self._poisoned = False
+                lease = Lease(self, self._client, key, tracked=True)
+                self._holder = lease
+        if stale is not None:
+            self._close(stale, why)
+        if lease is None:
+            log.debug("wire %s: slot busy; untracked client for a concurrent request", self.name)
+            return Lease(self, self._make(kwargs), key, tracked=False)
+        if lease.client is None:
+            client = self._make(kwargs)
+            with self._lock:
+                lease.client = client
+                if self._holder is lease and not lease.detached:
+                    self._client, self._key = client, key
+                aborted = lease.aborted
+            if aborted:
+                shutdown_sockets(client, "abort before send")
+            log.debug("wire %s: built client (%s)", self.name, why or "first use")
+        return lease
+
+    def abort(self, lease: Lease, why: str = "stop") -> None:
+        """Abort a lease from any thread: holder check and shutdown under one lock (W4)."""
+        with self._lock:
+            if self.on_holder_read is not None:
+                self.on_holder_read(lease)
+            if lease.released:
+                log.debug("wire %s: late abort (%s) after release: ignored", self.name, why)
+                return
+            lease.aborted = True
+            if lease.tracked and self._holder is lease:
+                self._poisoned = True
+            if lease.client is not None:
+                shutdown_sockets(lease.client, why)
+
+    def release(self, lease: Lease, reason: str) -> None:
+        """Return the client (a complete response) or really close it (an error unwind) (W2).
+
+        Must be called by the thread that checked the lease out: it alone closes clients.
+        """
+        if lease.owner != threading.get_ident():
+            # A stranger thread (a generator finalised elsewhere) must not close it: abort the
+            # sockets and detach; the file descriptors go with the client's garbage collection.
+            log.warning("wire %s: release from a stranger thread; detaching", self.name)
+            with self._lock:
+                lease.released = lease.detached = True
+                if self._holder is lease:
+                    self._holder = None
+                if self._client is lease.client:
+                    self._client = self._key = None
+            if lease.client is not None:
+                shutdown_sockets(lease.client, "stranger release")
+            return
+        keep = reason in COMPLETE_REASONS
+        with self._lock:
+            if lease.released:
+                return
+            lease.released = True
+            if lease.tracked and self._holder is lease:
+                self._holder = None
+            bad = lease.aborted or lease.poisoned or lease.detached or not lease.tracked
+            close = bad or not keep
+            if close and self._client is lease.client:
+                self._client = self._key = None
+                self._poisoned = False
+        tag = "closed" if close else "kept"
+        if lease.aborted:
+            tag += ", poisoned by abort"
+        elif lease.poisoned:
+            tag += ", poisoned"
+        log.debug("wire %s: %s (%s)", self.name, reason, tag)
+        if close and lease.client is not None:
+            self._close(lease.client, reason)
+
+    def close(self, why: str = "close") -> None:
+        """Close the cached client when idle; when checked out, abort its sockets and detach
+        it, leaving the file descriptors to the owning thread (W6)."""
+        idle: Any = None
+        with self._lock:
+            holder = self._holder
+            if holder is not None:
+                holder.detached = True
+                holder.aborted = True
+                if holder.client is not None:
+                    shutdown_sockets(holder.client, why)
+            elif self._client is not None:
+                idle = self._client
+            self._client = self._key = None
+            self._holder = None
+            self._poisoned = False
+        if idle is not None:
+            self._close(idle, why)
+
+    release_idle = close
+
+    def _close(self, client: Any, reason: str) -> None:
+        try:
+            client.close()
+        except Exception as exc:  # a close that fails must not break the caller
+            log.debug("wire %s: close after %s failed: %s", self.name, reason, exc)
