@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -54,6 +55,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     isolated_home()
 
+    import httpx2
     import openai
 
     from agent.config import ProviderConfig
@@ -94,14 +96,18 @@ def main(argv: list[str]) -> int:
             pass
 
     def via_fresh() -> None:
-        # The old lifecycle: a new SDK client (new pool, TCP + TLS handshake) per call.
-        fresh = provider("openai")
+        # The old lifecycle: a new SDK client per call, as code without the slot builds it:
+        # its own TLS context (trust store loaded), its own pool, a TCP + TLS handshake.
+        client = openai.OpenAI(
+            base_url=server.openai_base_url,
+            api_key="sk-bench-key",
+            max_retries=0,
+            http_client=httpx2.Client(verify=ssl.create_default_context(cafile=certfile)),
+        )
         try:
-            via = fresh.stream(request, Abort())
-            for _ in via:
-                pass
+            stream_lines(client)
         finally:
-            fresh.close()
+            client.close()
 
     bare = openai.OpenAI(
         base_url=server.openai_base_url,
@@ -111,13 +117,16 @@ def main(argv: list[str]) -> int:
     )
     tls_context(certfile)
 
-    def via_bare() -> None:
-        with bare.chat.completions.with_streaming_response.create(
+    def stream_lines(client) -> None:
+        with client.chat.completions.with_streaming_response.create(
             model="bench", messages=messages, stream=True
         ) as response:
             for line in response.http_response.iter_lines():
                 if line.startswith("data: {"):
                     json.loads(line[6:])
+
+    def via_bare() -> None:
+        stream_lines(bare)
 
     variants = {"fresh": via_fresh, "slot": via_slot, "bare": via_bare}
     for fn in variants.values():  # warm up: imports, first handshakes
