@@ -149,7 +149,9 @@ def test_steer_during_the_stream_lands_before_the_next_model_call(harness):
 
 
 def test_steer_on_the_final_answer_comes_back_pending_not_lost(harness):
-    agent = harness.start({"replies": [{"text": "final", "gate": "g", "gate_after": 6}]})
+    agent = harness.start(
+        {"replies": [{"text": "final answer " * 10, "chunk_size": 4, "gate": "g", "gate_after": 6}]}
+    )
     join = start_turn(agent)
     wait_for(streamed(harness))
     assert agent.steer("one more thing") is True
