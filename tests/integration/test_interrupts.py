@@ -322,3 +322,22 @@ def test_stop_during_tools_gives_every_call_a_result(harness):
     rows = harness.rows(result.session_id)
     assert [r["tool_call_id"] for r in rows if r["role"] == "tool"] == ["c0", "c1", "c2"]
     assert len(harness.server.requests) == 1
+
+
+def test_stop_right_after_a_redirect_wins_and_returns_the_redirect_text(harness):
+    agent = harness.start(
+        {"replies": [{"text": "streaming " * 5, "chunk_size": 2, "gate": "g", "gate_after": 6}]}
+    )
+    join = start_turn(agent)
+    wait_for(streamed(harness))
+    agent.hooks["before_seal"] = lambda: None
+    # The redirect lands first and aborts the stream; the stop arrives before the loop reacts.
+    with agent._state_lock:
+        agent._redirect = "redirected text"
+        agent._stop.set()
+        agent._abort.fire()
+    result = join()
+    assert result.status == "stopped"
+    assert result.pending_steer == "redirected text"
+    assert len(harness.server.requests) == 1
+    assert agent.redirect("too late") is False
