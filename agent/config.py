@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -381,3 +383,47 @@ def _is_local(provider: ProviderConfig) -> bool:
     """Local servers (Ollama, llama.cpp, vLLM) need no real key."""
     url = provider.base_url or ""
     return any(host in url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
+
+
+def save_ui_theme(home: Path, name: str) -> None:
+    """Remember the chosen theme: set only `ui.theme` in config.yaml, keeping the rest as is."""
+    path = home / "config.yaml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    before = yaml.safe_load(text) or {}
+    if not isinstance(before, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings.")
+    ui = before.get("ui") or {}
+    expected = {**before, "ui": {**(ui if isinstance(ui, dict) else {}), "theme": name}}
+    updated = _with_ui_theme(text, name)
+    if yaml.safe_load(updated) != expected:
+        # An unusual layout (flow style, anchors): keep the data, lose the formatting.
+        updated = yaml.safe_dump(expected, sort_keys=False, allow_unicode=True)
+    home.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(updated, encoding="utf-8")
+    partial.replace(path)
+
+
+def _with_ui_theme(text: str, name: str) -> str:
+    """`text` with `ui.theme` set by editing lines, so comments and order survive."""
+    value = name if yaml.safe_load(name) == name else json.dumps(name)
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"^ui:\s*(#.*)?$", line)), None)
+    if start is None:
+        tail = "" if not text or text.endswith("\n") else "\n"
+        return f"{text}{tail}ui:\n  theme: {value}\n"
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#")):
+        end += 1
+    children = [line for line in lines[start + 1 : end] if line.strip()[:1] not in ("", "#")]
+    indent = re.match(r"^\s*", children[0]).group(0) if children else "  "
+    for i in range(start + 1, end):
+        if re.match(rf"^{re.escape(indent)}theme\s*:", lines[i]):
+            lines[i] = f"{indent}theme: {value}"
+            break
+    else:
+        lines.insert(start + 1, f"{indent}theme: {value}")
+    return "\n".join(lines) + "\n"

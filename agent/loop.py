@@ -360,6 +360,7 @@ class Agent:
             self._deliver_steers()
             iteration += 1
             result.iterations = iteration
+            self._flush_messages()  # S8: what the model will see is on disk before it is sent
             self._hook("before_model_call")
             self.compressor.maybe_compact(self)
             draft = self._call_model(iteration)
@@ -664,6 +665,14 @@ class Agent:
 
         future.add_done_callback(_remember)
         self._check_saving()
+
+    def _flush_messages(self) -> None:
+        if self.store is not None and self.session_id is not None:
+            try:
+                self.store.flush_threadsafe(tokens=False)
+            except Exception as exc:
+                log.warning("flush before the model call failed: %s", exc)
+            self._check_saving()
 
     def _check_saving(self) -> None:
         """Tell the user once, with the reason, that the session is not being saved (S7)."""

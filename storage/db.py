@@ -17,6 +17,7 @@ from typing import Any
 
 import aiosqlite
 
+from .accounting import TokenAccounting
 from .errors import (
     StorageClosedError,
     StorageError,
@@ -26,7 +27,7 @@ from .errors import (
     is_busy,
     translate,
 )
-from .schema import MESSAGE_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS, USAGE_COUNTERS
+from .schema import MESSAGE_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
 from .writer import Op, Writer, run_threadsafe
 
 log = logging.getLogger("hermes_tui.storage")
@@ -43,12 +44,7 @@ UPDATABLE_SESSION_FIELDS = frozenset(
      "last_activity_at"}
 )  # fmt: skip
 # Changing these must not be overtaken by an older queued write (SPEC S5).
-_FLUSH_FIRST_FIELDS = frozenset({"model", "provider", "metadata"})
-
-_USAGE_KEYS = frozenset(
-    {"model", "provider", "route", *USAGE_COUNTERS, "api_calls", "estimated_cost_usd",
-     "actual_cost_usd"}
-)  # fmt: skip
+FLUSH_FIRST_FIELDS = frozenset({"model", "provider", "metadata"})
 
 
 def _encode_message(row: dict) -> dict:
@@ -92,23 +88,6 @@ def _check_session_fields(fields: dict) -> dict:
     out = dict(fields)
     if "metadata" in out:
         out["metadata"] = json.dumps(out["metadata"]) if out["metadata"] is not None else None
-    return out
-
-
-def _check_usage(usage: dict) -> dict:
-    unknown = set(usage) - _USAGE_KEYS
-    if unknown:
-        raise ValueError(f"unknown usage field(s) {sorted(unknown)}")
-    if "model" not in usage or "provider" not in usage:
-        raise ValueError("usage needs model and provider")
-    out = {key: int(usage.get(key) or 0) for key in USAGE_COUNTERS}
-    out["api_calls"] = int(usage.get("api_calls", 1) or 0)
-    out["model"] = usage["model"] or ""
-    out["provider"] = usage["provider"] or ""
-    out["route"] = usage.get("route") or ""
-    for key in ("estimated_cost_usd", "actual_cost_usd"):
-        value = usage.get(key)
-        out[key] = None if value is None else float(value)
     return out
 
 
@@ -156,6 +135,10 @@ class SessionDB:
         self._writer = Writer(self, self._loop)
         self._closed = False
         self._close_error: StorageError | None = None
+        # Token/cost deltas: their own queue, writer thread and connection (SPEC S2-S7).
+        self.accounting = TokenAccounting(
+            path, lock_timeout=lock_timeout, on_error=self._accounting_error
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -223,8 +206,13 @@ class SessionDB:
         if self._closed:
             return
         try:
+            # Messages first: a queued model switch flushes the token queue before it lands.
             await self._writer.stop()
         finally:
+            try:
+                await asyncio.to_thread(self.accounting.close)
+            except StorageError as exc:
+                self._close_error = self._close_error or exc
             self._closed = True
             await self._conn.close()
         if self._close_error is not None:
@@ -258,6 +246,21 @@ class SessionDB:
         reason = str(err)
         log.warning("session write failed: %s", reason)
         self.last_write_error = reason
+        self._notify_write_error(reason)
+
+    def _accounting_error(self, err: StorageError) -> None:
+        # Called on the accounting writer's thread: record now, notify on the owning loop.
+        reason = str(err)
+        self.last_write_error = reason
+        if threading.get_ident() == self._loop_thread:
+            self._notify_write_error(reason)
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._notify_write_error, reason)
+        except RuntimeError:  # the loop is gone (a drain at exit): nobody to tell
+            pass
+
+    def _notify_write_error(self, reason: str) -> None:
         if self.on_write_error is not None:
             try:
                 self.on_write_error(reason)
@@ -338,8 +341,9 @@ class SessionDB:
         return session
 
     async def get_session(self, session_id: str) -> dict | None:
-        """The session's row with message_count, or None."""
+        """The session's row with message_count, or None (token figures read through)."""
         self._check_open()
+        await self._read_through()
         async with self._conn.execute(
             f"SELECT {self._session_select} FROM sessions s WHERE s.id = ?", (session_id,)
         ) as cur:
@@ -354,6 +358,7 @@ class SessionDB:
     async def list_sessions(self, limit: int = 200) -> list[dict]:
         """Sessions newest first by updated_at, each with message_count (display rows excluded)."""
         self._check_open()
+        await self._read_through()
         async with self._conn.execute(
             f"SELECT {self._session_select} FROM sessions s"
             " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
@@ -392,7 +397,7 @@ class SessionDB:
         values = _check_session_fields(fields)
         if not values:
             return
-        if _FLUSH_FIRST_FIELDS & values.keys():
+        if FLUSH_FIRST_FIELDS & values.keys():
             await self.flush()
         await self._write(lambda: self._update_session_tx(session_id, values))
 
@@ -457,6 +462,141 @@ class SessionDB:
             del message["session_id"]
         return out
 
+    async def load_messages_page(
+        self,
+        session_id: str,
+        *,
+        before_seq: int | None = None,
+        after_seq: int | None = None,
+        limit: int = 100,
+    ) -> list[dict]:
+        """Up to `limit` messages in seq order: the newest before `before_seq`, the oldest
+        after `after_seq`, or the newest of the session with neither (a transcript window)."""
+        self._check_open()
+        if after_seq is not None:
+            where, order, params = " AND seq > ?", "ASC", (session_id, after_seq, limit)
+        elif before_seq is not None:
+            where, order, params = " AND seq < ?", "DESC", (session_id, before_seq, limit)
+        else:
+            where, order, params = "", "DESC", (session_id, limit)
+        async with self._conn.execute(
+            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages"
+            f" WHERE session_id = ?{where} ORDER BY seq {order} LIMIT ?",
+            params,
+        ) as cur:
+            rows = await cur.fetchall()
+        out = [_message_dict(r) for r in rows]
+        for message in out:
+            del message["session_id"]
+        return out if order == "ASC" else out[::-1]
+
+    async def last_message_seq(self, session_id: str, role: str | None = None) -> int | None:
+        """The seq of the session's newest message (of `role`, if given), or None."""
+        self._check_open()
+        where = " AND role = ?" if role else ""
+        params = (session_id, role) if role else (session_id,)
+        async with self._conn.execute(
+            f"SELECT max(seq) FROM messages WHERE session_id = ?{where}", params
+        ) as cur:
+            found = await cur.fetchone()
+        return None if found is None or found[0] is None else int(found[0])
+
+    async def apply_compaction(
+        self,
+        session_id: str,
+        *,
+        compacted_ids: list[int],
+        before_id: int | None,
+        rows: list[dict],
+        merge: tuple[int, str, dict] | None = None,
+    ) -> list[int]:
+        """Record a compaction in one transaction; return the ids of the inserted rows.
+
+        The summarised rows stay (marked `compacted = 1`, still searchable); `rows` (the
+        compaction marker and the summary) are inserted just before `before_id`, the first
+        kept message, so `load_messages(include_compacted=False)` lists exactly what the model
+        sees. `merge` = (id, content, display_metadata) rewrites the first kept row when the
+        summary had to merge into it.
+        """
+        self._check_open()
+        await self.flush()
+        encoded = [_encode_message(r) for r in rows]
+        if merge is not None:
+            merge_meta = json.dumps(merge[2]) if merge[2] is not None else None
+
+        async def apply() -> list[int]:
+            cur = await self._execute(
+                "UPDATE sessions SET updated_at = max(coalesce(updated_at, 0), ?) WHERE id = ?",
+                (time.time(), session_id),
+            )
+            if cur.rowcount == 0:
+                raise UnknownSessionError(session_id)
+            if compacted_ids:
+                marks = ", ".join("?" for _ in compacted_ids)
+                await self._execute(
+                    f"UPDATE messages SET compacted = 1 WHERE session_id = ? AND id IN ({marks})",
+                    (session_id, *compacted_ids),
+                )
+            seq = None
+            if before_id is not None:
+                async with self._conn.execute(
+                    "SELECT seq FROM messages WHERE id = ? AND session_id = ?",
+                    (before_id, session_id),
+                ) as c:
+                    found = await c.fetchone()
+                seq = int(found[0]) if found else None
+            ids = []
+            if seq is None:
+                for values in encoded:
+                    ids.append(await self._insert_message_tx(session_id, values))
+            else:
+                # Open a gap of len(rows) seq slots; through negatives, so the unique
+                # (session_id, seq) index never sees two rows in one slot.
+                k = len(encoded)
+                await self._execute(
+                    "UPDATE messages SET seq = -(seq + ?) WHERE session_id = ? AND seq >= ?",
+                    (k, session_id, seq),
+                )
+                await self._execute(
+                    "UPDATE messages SET seq = -seq WHERE session_id = ? AND seq < 0",
+                    (session_id,),
+                )
+                for offset, values in enumerate(encoded):
+                    cur = await self._execute(
+                        "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
+                        " tool_call_id, name, display_kind, display_metadata, compacted,"
+                        " created_at) VALUES (:session_id, :seq, :role, :content, :tool_calls,"
+                        " :tool_call_id, :name, :display_kind, :display_metadata, :compacted,"
+                        " :created_at)",
+                        {**values, "session_id": session_id, "seq": seq + offset},
+                    )
+                    ids.append(int(cur.lastrowid))
+            if merge is not None:
+                await self._execute(
+                    "UPDATE messages SET content = ?, display_metadata = ?"
+                    " WHERE id = ? AND session_id = ?",
+                    (merge[1], merge_meta, merge[0], session_id),
+                )
+            return ids
+
+        return await self._write(apply)
+
+    async def override_message_content(self, message_id: int, content: str) -> bool:
+        """Replace a message's text with a clean version; False for a row that carries a
+        compaction summary, which must never be overwritten (SPEC C5)."""
+        self._check_open()
+        await self.flush()
+
+        async def update() -> int:
+            cur = await self._execute(
+                "UPDATE messages SET content = ? WHERE id = ? AND (display_metadata IS NULL"
+                " OR json_extract(display_metadata, '$.compaction_summary') IS NULL)",
+                (content, message_id),
+            )
+            return cur.rowcount
+
+        return bool(await self._write(update))
+
     async def search(self, query: str, limit: int = 50) -> list[dict]:
         """Full-text search over every session's messages; snippets mark hits with [ ]."""
         self._check_open()
@@ -485,69 +625,48 @@ class SessionDB:
 
     # ------------------------------------------------------------------ usage
 
-    async def add_usage(
-        self,
-        session_id: str,
-        *,
-        model: str,
-        provider: str,
-        route: str = "",
-        input_tokens: int = 0,
-        output_tokens: int = 0,
-        cache_read_tokens: int = 0,
-        cache_write_tokens: int = 0,
-        reasoning_tokens: int = 0,
-        api_calls: int = 1,
-        estimated_cost_usd: float | None = None,
-        actual_cost_usd: float | None = None,
-    ) -> None:
-        """Add a token/cost delta to the session totals and its (model, provider, route) row."""
+    async def add_usage(self, session_id: str, **usage: Any) -> None:
+        """Apply a token/cost delta now (the arguments of update_token_counts)."""
         self._check_open()
-        usage = _check_usage(
-            dict(model=model, provider=provider, route=route, input_tokens=input_tokens,
-                 output_tokens=output_tokens, cache_read_tokens=cache_read_tokens,
-                 cache_write_tokens=cache_write_tokens, reasoning_tokens=reasoning_tokens,
-                 api_calls=api_calls, estimated_cost_usd=estimated_cost_usd,
-                 actual_cost_usd=actual_cost_usd)
-        )  # fmt: skip
-        await self._write(lambda: self._add_usage_tx(session_id, usage))
+        await self.flush()
+        await asyncio.to_thread(self.accounting.update_token_counts, session_id, **usage)
 
-    # A None cost delta keeps the stored value; a number adds to it (NULL counts as 0).
-    _COST_SUM = "CASE WHEN :{c} IS NULL THEN {c} ELSE coalesce({c}, 0) + :{c} END"
+    def update_token_counts(self, session_id: str, **usage: Any) -> None:
+        """Apply one token/cost delta synchronously on the caller's thread (SPEC S2).
 
-    async def _add_usage_tx(self, session_id: str, usage: dict) -> None:
-        counters = ", ".join(f"{c} = {c} + :{c}" for c in USAGE_COUNTERS)
-        costs = ", ".join(
-            f"{c} = {self._COST_SUM.format(c=c)}" for c in ("estimated_cost_usd", "actual_cost_usd")
-        )
-        cur = await self._execute(
-            f"UPDATE sessions SET {counters}, api_call_count = api_call_count + :api_calls,"
-            f" {costs} WHERE id = :session_id",
-            {**usage, "session_id": session_id},
-        )
-        if cur.rowcount == 0:
-            raise UnknownSessionError(session_id)
-        upsert_counters = ", ".join(f"{c} = {c} + excluded.{c}" for c in USAGE_COUNTERS)
-        upsert_costs = ", ".join(
-            f"{c} = CASE WHEN excluded.{c} IS NULL THEN {c}"
-            f" ELSE coalesce({c}, 0) + excluded.{c} END"
-            for c in ("estimated_cost_usd", "actual_cost_usd")
-        )
-        await self._execute(
-            "INSERT INTO session_model_usage (session_id, model, provider, route,"
-            f" {', '.join(USAGE_COUNTERS)}, api_call_count, estimated_cost_usd, actual_cost_usd)"
-            " VALUES (:session_id, :model, :provider, :route,"
-            f" {', '.join(':' + c for c in USAGE_COUNTERS)}, :api_calls,"
-            " :estimated_cost_usd, :actual_cost_usd)"
-            " ON CONFLICT (session_id, model, provider, route) DO UPDATE SET"
-            f" {upsert_counters}, api_call_count = api_call_count + excluded.api_call_count,"
-            f" {upsert_costs}",
-            {**usage, "session_id": session_id},
-        )
+        Arguments: model, provider, route, input/output/cache_read/cache_write/reasoning
+        tokens, api_calls (default 1), estimated_cost_usd, actual_cost_usd (None keeps the
+        stored value), absolute=False (True: the figures are the new totals).
+        """
+        self.accounting.update_token_counts(session_id, **usage)
+
+    def queue_token_counts(self, session_id: str, **usage: Any) -> None:
+        """update_token_counts' arguments, queued: an append and a notify on the caller (S2).
+
+        Never blocks; bad arguments raise ValueError/TypeError at once. After close() the
+        delta is applied inline and raises StorageClosedError like the synchronous call.
+        """
+        self.accounting.queue_token_counts(session_id, **usage)
+
+    def flush_token_counts(self, timeout: float | None = None) -> None:
+        """Read-your-writes for token/cost readers, from any thread (S4).
+
+        An attribute check when nothing is queued; it never needs the event loop.
+        """
+        self.accounting.flush_token_counts(timeout)
+
+    async def _read_through(self) -> None:
+        if self.accounting.idle:
+            return
+        try:
+            await asyncio.to_thread(self.accounting.flush_token_counts)
+        except StorageError as exc:  # already reported; a stale figure beats no list
+            log.debug("reading without the token flush: %s", exc)
 
     async def usage(self, session_id: str) -> list[dict]:
-        """The session's per (model, provider, route) usage rows."""
+        """The session's per (model, provider, route) usage rows (read through the queue)."""
         self._check_open()
+        await self._read_through()
         async with self._conn.execute(
             "SELECT * FROM session_model_usage WHERE session_id = ?"
             " ORDER BY model, provider, route",
@@ -583,8 +702,16 @@ class SessionDB:
         return self._enqueue("session_update", session_id, lambda: _check_session_fields(fields))
 
     def enqueue_usage(self, session_id: str, **usage: Any) -> concurrent.futures.Future:
-        """Queue add_usage from any thread (same arguments); the Future resolves to None."""
-        return self._enqueue("usage", session_id, lambda: _check_usage(usage))
+        """queue_token_counts returning a done Future (failed on bad arguments or after close)."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            self.queue_token_counts(session_id, **usage)
+        except Exception as exc:
+            log.warning("token delta not queued: %s", exc)
+            fut.set_exception(exc)
+        else:
+            fut.set_result(None)
+        return fut
 
     async def _apply_op(self, op: Op) -> Any:
         """Apply one queued write inside the writer's open transaction."""
@@ -592,30 +719,30 @@ class SessionDB:
             return await self._insert_message_tx(op.session_id, op.payload)
         if op.kind == "session_update":
             return await self._update_session_tx(op.session_id, op.payload)
-        if op.kind == "usage":
-            return await self._add_usage_tx(op.session_id, op.payload)
         raise ValueError(f"unknown queued write {op.kind!r}")
 
     async def flush(self) -> None:
-        """Wait until every write queued before this call is applied; instant when idle."""
-        if self._writer.idle:
-            return
-        await self._writer.flush()
+        """Wait until every write (messages and token deltas) queued before this call is
+        applied; instant when idle. Raises StorageLockedError if the lock stays held."""
+        if not self._writer.idle:
+            await self._writer.flush()
+        if not self.accounting.idle:
+            await asyncio.to_thread(self.accounting.flush_token_counts)
 
-    def flush_threadsafe(self, timeout: float = 30) -> None:
-        """Blocking flush() from a thread other than the owning loop's."""
+    def flush_threadsafe(self, timeout: float = 30, *, tokens: bool = True) -> None:
+        """Blocking flush() from a thread other than the owning loop's.
+
+        tokens=False waits for the message writer only (token deltas stay queued).
+        """
         if threading.get_ident() == self._loop_thread:
             raise RuntimeError("flush_threadsafe() on the owning loop's thread; await flush()")
-        if self._writer.idle:
-            return
-        self.call(self.flush, timeout=timeout)
+        if not self._writer.idle:
+            self.call(self._writer.flush, timeout=timeout)
+        if tokens:
+            self.accounting.flush_token_counts(timeout)
 
     def call(
         self, coro_fn: Callable[..., Awaitable[Any]], *args: Any, timeout: float = 30, **kwargs: Any
     ) -> Any:
         """Run an async method of this db on the owning loop from another thread; return it."""
         return run_threadsafe(self._loop, self._loop_thread, coro_fn, args, kwargs, timeout)
-
-    # DESIGN.md's names for the token-accounting path (SPEC S2, S4).
-    queue_token_counts = enqueue_usage
-    flush_token_counts = flush

@@ -163,6 +163,14 @@ class Writer:
 
     async def _apply(self, batch: list[Op]) -> None:
         db = self._db
+        if any(_switches_route(op) for op in batch) and not db.accounting.idle:
+            # SPEC S5: token deltas queued before a model/route/metadata change are written
+            # before it; applied after it, an old delta would resurrect the previous model.
+            try:
+                await asyncio.to_thread(db.accounting.flush_token_counts)
+            except StorageLockedError as exc:
+                self._after_lock_timeout(batch, exc)
+                return
         async with db._write_lock:
             try:
                 await db._begin_immediate()
@@ -232,6 +240,12 @@ class Writer:
             for op in writes:
                 _fail(op.future, exc)
             self._db._close_error = exc
+
+
+def _switches_route(op: Op) -> bool:
+    from .db import FLUSH_FIRST_FIELDS
+
+    return op.kind == "session_update" and bool(FLUSH_FIRST_FIELDS & op.payload.keys())
 
 
 def run_threadsafe(

@@ -20,6 +20,7 @@ def write_config(
     model: str = "test-model",
     agent: dict[str, Any] | None = None,
     provider: dict[str, Any] | None = None,
+    compression: dict[str, Any] | None = None,
 ) -> Path:
     """Write a config.yaml whose only provider is the scripted server on `wire`."""
     base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
@@ -36,6 +37,8 @@ def write_config(
         },
         "agent": settings,
     }
+    if compression is not None:
+        data["compression"] = compression
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

@@ -58,7 +58,8 @@ def test_new_turns_are_refused_after_the_code_changed(harness):
     agent.skew_guard.fingerprint = "an older install"
     result = agent.run_turn("please")
     assert result.status == "error"
-    assert "was upgraded from" in result.error and "restart to continue" in result.error
+    # Same version string on disk: the message says the code changed rather than "upgraded".
+    assert "changed on disk while running: restart to continue" in result.error
     assert result.unsent == "please"
     assert harness.server.requests == []
     assert harness.loop.run(harness.db.list_sessions()) == []

@@ -97,3 +97,18 @@ async def test_open_waits_for_a_migration_lock(tmp_path):
     db = await SessionDB.open(path)
     assert await db.list_sessions() == []
     await db.close()
+
+
+async def test_token_deltas_survive_a_lock_held_past_the_window(tmp_path):
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.2)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    with held_write_lock(db.path):
+        for _ in range(5):
+            db.queue_token_counts(sid, model="m", provider="p", input_tokens=1)
+        with pytest.raises(StorageLockedError, match="close it and retry"):
+            await asyncio.to_thread(db.flush_token_counts)
+        assert LOCKED_MESSAGE in db.last_write_error
+        db.queue_token_counts(sid, model="m", provider="p", input_tokens=1)
+    await db.flush()
+    assert (await db.get_session(sid))["input_tokens"] == 6  # nothing lost
+    await db.close()

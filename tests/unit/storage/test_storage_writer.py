@@ -57,7 +57,7 @@ async def test_flush_gives_read_your_writes(db, session):
     # Idle flush is the fast path: no barrier, no task switch needed.
     assert db._writer.idle
     await db.flush()
-    await db.flush_token_counts()
+    db.flush_token_counts()
 
 
 async def test_writes_are_batched_into_one_transaction(db, session):
@@ -155,7 +155,9 @@ async def test_bad_rows_fail_their_future_without_raising(db, session):
     fut = db.enqueue_session_update(session["id"], bogus=1)
     assert isinstance(fut.exception(), ValueError)
     fut = db.enqueue_usage(session["id"], model="m", provider="p", tokens=1)
-    assert isinstance(fut.exception(), ValueError)
+    assert isinstance(fut.exception(), TypeError)
+    with pytest.raises(TypeError):
+        db.queue_token_counts(session["id"], model="m", provider="p", tokens=1)
 
 
 async def test_disk_full_is_reported_and_later_writes_land(db, session):
@@ -179,28 +181,6 @@ async def test_disk_full_is_reported_and_later_writes_land(db, session):
     assert contents == ["small", "fits", "after space freed"]
 
 
-async def test_model_switch_flushes_queued_usage_first(db, session):
-    # SPEC S5: an old queued delta must be applied before the switch, never after it.
-    sid = session["id"]
-    applied: list[str] = []
-    real = db._add_usage_tx
-
-    async def spy(session_id, usage):
-        applied.append("usage")
-        return await real(session_id, usage)
-
-    real_update = db._update_session_tx
-
-    async def spy_update(session_id, values):
-        applied.append("update")
-        return await real_update(session_id, values)
-
-    db._add_usage_tx, db._update_session_tx = spy, spy_update
-    db.enqueue_usage(sid, model="gpt-test", provider="openai", input_tokens=1)
-    await db.update_session(sid, model="other", provider="anthropic")
-    assert applied == ["usage", "update"]
-
-
 def test_enqueue_after_owning_loop_stopped_fails_the_future(tmp_path):
     db = asyncio.run(SessionDB.open(tmp_path / "state.db"))
     try:
@@ -216,7 +196,8 @@ def test_storage_imports_no_ui_or_agent_code():
     import sys
 
     code = (
-        "import sys, storage, storage.db, storage.writer, storage.schema, storage.errors;"
+        "import sys, storage, storage.db, storage.writer, storage.schema, storage.errors,"
+        " storage.accounting;"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'hermes_tui', 'agent')];"
         "print(bad)"
     )

@@ -1,0 +1,680 @@
+"""Context compaction that never drops history (SPEC C1-C7).
+
+`ContextCompressor` decides when to compact (estimate against the model's window, cooldown
+ladder, per-turn attempts, the blocked warning), and runs one compaction: the middle of the
+conversation is summarised by the model on a helper thread under a progress-aware budget,
+and the result commits through a `CommitFence` so a summary that arrives after a timeout can
+no longer change anything. The pre-compaction rows stay in the database (`compacted = 1`);
+the model sees only the protected head, the summary and the recent tail, and
+`load_messages(include_compacted=False)` reproduces exactly that list (D3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import events as ev
+from agent.config import CompressionSettings, ProviderConfig
+from agent.messages import Message
+from agent.providers.base import Abort, ChatRequest, ReasoningPart, TextPart, ThinkingPart
+from agent.providers.errors import ProviderError
+
+log = logging.getLogger("hermes_tui.compaction")
+
+COOLDOWN_LADDER = (60.0, 300.0, 900.0)
+"""Seconds automatic compaction waits after the 1st, 2nd, 3rd and later failures (C3)."""
+
+DEFAULT_CONTEXT_WINDOW = 32_768
+"""Used when neither the provider config nor the table knows the model: small on purpose,
+so an unknown (often local) model is compacted early rather than overflowed."""
+
+# Longest prefix wins; matched against the model name in lower case.
+KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("claude", 200_000),
+    ("gemini-1.5", 1_048_576),
+    ("gemini-2", 1_048_576),
+    ("grok-4", 256_000),
+    ("grok-3", 131_072),
+    ("deepseek", 128_000),
+    ("llama-3", 131_072),
+    ("hermes-4", 131_072),
+    ("qwen", 32_768),
+    ("mistral", 32_768),
+)
+
+SUMMARY_KEY = "compaction_summary"
+"""`display_metadata` key of a row that carries a compaction summary (standalone or merged)."""
+
+SUMMARY_HEADER = "[Summary of the earlier conversation]"
+SUMMARY_FOOTER = "[End of summary; the conversation continues below]"
+MAX_TOOL_RESULT_CHARS = 4000
+
+SUMMARY_SYSTEM_PROMPT = (
+    "You summarise a conversation between a user and a coding agent so that the agent can "
+    "continue the work without the original messages. Keep: the user's goals and "
+    "constraints, decisions made, files read or changed (with paths), commands run and "
+    "their outcomes, errors still open, and what was about to happen next. Be concise and "
+    "factual; write the summary only, no preamble."
+)
+
+# -- logs carry the session id (C6) ---------------------------------------------------------
+session_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "hermes_session_id", default=None
+)
+_factory_lock = threading.Lock()
+_factory_installed = False
+
+
+def install_log_context() -> None:
+    """Stamp `record.session_id` on every log record from the current context (idempotent).
+
+    A record factory (not a handler filter) so the stamp is taken on the thread that logs:
+    the compaction helper runs in a copy of the caller's context and logs the same id.
+    """
+    global _factory_installed
+    with _factory_lock:
+        if _factory_installed:
+            return
+        previous = logging.getLogRecordFactory()
+
+        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            record = previous(*args, **kwargs)
+            record.session_id = session_var.get() or "-"
+            return record
+
+        logging.setLogRecordFactory(factory)
+        _factory_installed = True
+
+
+@contextlib.contextmanager
+def log_session(session_id: str | None) -> Iterator[None]:
+    """Log records in this block carry `session_id`; the caller's value is restored after."""
+    token = session_var.set(session_id)
+    try:
+        yield
+    finally:
+        session_var.reset(token)
+
+
+install_log_context()
+
+
+# -- windows and estimates ----------------------------------------------------------------
+def context_window(provider: ProviderConfig | None, model: str) -> int:
+    """The model's window: provider `context_window`, else the table, else a safe default."""
+    if provider is not None and provider.context_window:
+        return int(provider.context_window)
+    name = model.lower().rsplit("/", 1)[-1]
+    best: tuple[int, int] | None = None
+    for prefix, window in KNOWN_CONTEXT_WINDOWS:
+        if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), window)
+    return best[1] if best else DEFAULT_CONTEXT_WINDOW
+
+
+def estimate_tokens(
+    messages: list[Message], system: str | None = None, tools: list[dict[str, Any]] | None = None
+) -> int:
+    """A rough, deterministic estimate of what the model sees: ~4 characters a token."""
+    chars = len(system or "") + (len(json.dumps(tools)) if tools else 0)
+    count = 0
+    for m in messages:
+        if m.is_display:
+            continue
+        count += 1
+        chars += len(m.content or "")
+        for call in m.tool_calls:
+            chars += len(call.name) + len(call.arguments or "")
+    return chars // 4 + 4 * count
+
+
+def _model_visible(m: Message) -> bool:
+    return not m.is_display and not m.ephemeral
+
+
+def is_summary_row(message: Message | dict[str, Any]) -> bool:
+    """True for a row that carries a compaction summary (it must never be overwritten)."""
+    if isinstance(message, dict):
+        meta = message.get("display_metadata")
+    else:
+        meta = message.display_metadata
+    return bool(meta and meta.get(SUMMARY_KEY))
+
+
+def override_text(message: Message, text: str) -> bool:
+    """Replace a message's text with a clean version, unless it carries a summary (C5).
+
+    Every in-memory "clean text" override goes through here; the database twin is
+    `SessionDB.override_message_content`. Returns False when the row is protected.
+    """
+    if is_summary_row(message):
+        log.info("refused to overwrite a row that carries the compaction summary")
+        return False
+    message.content = text
+    return True
+
+
+# -- planning -------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    """Where to cut: messages[:head] are kept, messages[head:tail] summarised, the rest kept."""
+
+    head: int
+    tail: int
+    summarised: list[Message]
+
+
+def plan_cut(messages: list[Message], protect_first: int, keep_recent: int) -> Plan | None:
+    """Choose the span to summarise, or None when there is too little to compact.
+
+    Cuts only at safe boundaries (a model-visible, non-ephemeral, non-tool message), so no
+    tool call is ever separated from its result. Ephemeral scaffolding (D2) never anchors a
+    cut and is never summarised as if the user had said it.
+    """
+    n = len(messages)
+
+    def safe(i: int) -> bool:
+        m = messages[i]
+        return _model_visible(m) and m.role != "tool"
+
+    visible = [i for i, m in enumerate(messages) if _model_visible(m)]
+    if not visible:
+        return None
+    protect_first = max(1, protect_first)
+    if len(visible) <= protect_first:
+        return None
+    head = visible[protect_first - 1] + 1
+    while head < n and not safe(head):
+        head += 1
+    keep_recent = max(1, keep_recent)
+    tail = visible[-keep_recent] if len(visible) >= keep_recent else visible[0]
+    while tail > head and not safe(tail):
+        tail -= 1
+    if tail <= head:
+        return None
+    summarised = [m for m in messages[head:tail] if _model_visible(m)]
+    if len(summarised) < 2:
+        return None
+    return Plan(head, tail, summarised)
+
+
+def render_transcript(messages: list[Message], focus: str | None = None) -> str:
+    """The summarised span as plain text for the summary request."""
+    lines = []
+    for m in messages:
+        if m.role == "tool":
+            body = m.content
+            if len(body) > MAX_TOOL_RESULT_CHARS:
+                body = body[:MAX_TOOL_RESULT_CHARS] + " [...]"
+            lines.append(f"TOOL RESULT ({m.name or m.tool_call_id}):\n{body}")
+        elif m.role == "assistant":
+            text = f"ASSISTANT:\n{m.content}" if m.content else "ASSISTANT:"
+            for call in m.tool_calls:
+                text += f"\n-> called {call.name}({call.arguments})"
+            lines.append(text)
+        else:
+            lines.append(f"{m.role.upper()}:\n{m.content}")
+    out = "Summarise this conversation:\n\n" + "\n\n".join(lines)
+    if focus:
+        out += f"\n\nFocus the summary especially on: {focus}"
+    return out
+
+
+# -- the fence and the progress channel -------------------------------------------------------
+class CommitFence:
+    """Exactly one of commit and cancel wins; a summary that arrives late never commits (C2)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.state = "open"  # open | committed | cancelled | failed
+
+    def commit(self, apply: Callable[[], Any]) -> bool:
+        """Run `apply` under the fence if nobody cancelled; True when it committed."""
+        with self._lock:
+            if self.state != "open":
+                return False
+            try:
+                apply()
+            except BaseException:
+                self.state = "failed"
+                raise
+            self.state = "committed"
+            return True
+
+    def cancel(self) -> bool:
+        """Close the fence; False when a commit already happened (then the result stands)."""
+        with self._lock:
+            if self.state == "committed":
+                return False
+            if self.state == "open":
+                self.state = "cancelled"
+            return True
+
+
+class _Progress:
+    """What the helper thread reports to the waiting caller."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.chunks = 0
+        self.chars = 0
+        self.done = False
+        self.committed = False
+        self.error: str | None = None
+        self.cancel_reason: str | None = None
+
+    def advance(self, chars: int) -> None:
+        with self.cond:
+            self.chunks += 1
+            self.chars += chars
+            self.cond.notify_all()
+
+    def finish(self, *, committed: bool = False, error: str | None = None) -> None:
+        with self.cond:
+            self.done, self.committed, self.error = True, committed, error
+            self.cond.notify_all()
+
+    def cancel(self, reason: str) -> None:
+        with self.cond:
+            self.cancel_reason = reason
+            self.cond.notify_all()
+
+
+@dataclass
+class CompactionResult:
+    """How a compaction ended. `reason`: ok | nothing | busy | idle_timeout | ceiling | error
+    | cancelled | blocked."""
+
+    ok: bool
+    reason: str
+    message: str = ""
+    summarised: int = 0
+    summary_tokens: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@dataclass
+class _Committed:
+    display: Message | None = None
+    summary_row: Message | None = None
+    merged_into: Message | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- the compressor ---------------------------------------------------------------------------
+class ContextCompressor:
+    """Policy and machinery of context compaction for one Agent.
+
+    State: consecutive failures (the cooldown ladder), the time until which automatic
+    compaction is blocked, attempts in the current turn (`max_attempts`), and whether the
+    over-threshold-but-blocked warning was shown.
+    """
+
+    def __init__(
+        self, settings: CompressionSettings, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.failures = 0
+        self.blocked_until = float("-inf")
+        self.turn_attempts = 0
+        self.warned = False
+        self.helper: threading.Thread | None = None  # the last summary thread (tests join it)
+        self._active: _Progress | None = None
+        self._active_lock = threading.Lock()
+
+    # -- policy ---------------------------------------------------------------------------
+    def record_failure(self, reason: str) -> float:
+        """The one cooldown ladder (C3): every failure path calls this; returns the cooldown."""
+        self.failures += 1
+        cooldown = COOLDOWN_LADDER[min(self.failures, len(COOLDOWN_LADDER)) - 1]
+        self.blocked_until = self.clock() + cooldown
+        log.warning("compaction failed (%s); next automatic try in %.0f s", reason, cooldown)
+        return cooldown
+
+    def record_success(self) -> None:
+        """A compaction committed: the ladder resets and the blocked warning re-arms (C4)."""
+        self.failures = 0
+        self.blocked_until = float("-inf")
+        self.warned = False
+
+    def begin_turn(self) -> None:
+        """A new turn: its automatic attempts start from zero."""
+        self.turn_attempts = 0
+
+    def blocked_reason(self) -> str | None:
+        """Why automatic compaction may not run now: cooldown, attempts spent, or None."""
+        if self.turn_attempts >= self.settings.max_attempts:
+            return "attempts"
+        left = self.blocked_until - self.clock()
+        if left > 0:
+            return f"cooldown:{left:.0f}"
+        return None
+
+    def blocked_warning(self, reason: str, tokens: int, window: int) -> str | None:
+        """The warning text the first time compaction is blocked over threshold; else None."""
+        if self.warned:
+            return None
+        self.warned = True
+        share = tokens / window if window else 0.0
+        if reason == "attempts":
+            why = f"it already ran {self.settings.max_attempts} time(s) this turn"
+        else:
+            why = f"it is cooling down after a failure ({reason.split(':', 1)[1]} s left)"
+        return (
+            f"Context is at {share:.0%} of the model's window but automatic compaction is "
+            f"paused: {why}. Run /compact, or start a /new session."
+        )
+
+    # -- measuring ----------------------------------------------------------------------------
+    def measure(self, agent: Any) -> tuple[int, int]:
+        """(estimated tokens of the next request, the model's window)."""
+        request = agent._request()
+        tokens = estimate_tokens(request.messages, request.system, request.tools)
+        window = context_window(agent.config.provider(agent.provider_name), agent.model_name)
+        return tokens, window
+
+    def over_threshold(self, tokens: int, window: int) -> bool:
+        return tokens >= self.settings.threshold * window
+
+    # -- entry points -----------------------------------------------------------------------
+    def maybe_compact(self, agent: Any) -> CompactionResult | None:
+        """Before a model call: compact when over threshold and allowed; warn once if blocked."""
+        tokens, window = self.measure(agent)
+        if not self.over_threshold(tokens, window):
+            return None  # below the threshold: never compact, never warn (C4)
+        reason = self.blocked_reason()
+        if reason is not None:
+            text = self.blocked_warning(reason, tokens, window)
+            if text is not None:
+                log.warning("%s", text)
+                agent.sink(ev.Notice(text, "warning"))
+            return None
+        self.turn_attempts += 1
+        return self.compact(agent, reason="auto", tokens=tokens, window=window)
+
+    def cancel(self) -> None:
+        """Cancel a running compaction (the user stopped the turn)."""
+        with self._active_lock:
+            active = self._active
+        if active is not None:
+            active.cancel("cancelled")
+
+    def compact(
+        self,
+        agent: Any,
+        *,
+        focus: str | None = None,
+        reason: str = "manual",
+        tokens: int | None = None,
+        window: int | None = None,
+    ) -> CompactionResult:
+        """Run one compaction on the calling thread's behalf; blocks until it ends."""
+        if tokens is None or window is None:
+            tokens, window = self.measure(agent)
+        settings = agent.config.compression
+        plan = plan_cut(agent.messages, settings.protect_first, settings.keep_recent)
+        if plan is None:
+            result = CompactionResult(
+                False, "nothing", "Nothing to compact yet: the conversation is short."
+            )
+            if reason == "auto":
+                # An attempt that cannot shrink the context counts like a failed one.
+                self.record_failure("nothing to summarise")
+            agent.sink(ev.Notice(result.message, "info"))
+            return result
+        agent.sink(ev.CompactionStarted(reason))
+        outcome = self._run(agent, plan, focus)
+        outcome.tokens_before = tokens
+        if outcome.ok:
+            self.record_success()
+            after, _ = self.measure(agent)
+            outcome.tokens_after = after
+            outcome.message = (
+                f"Compacted {outcome.summarised} messages into a summary of about "
+                f"{outcome.summary_tokens} tokens (context ~{tokens} -> ~{after} tokens)."
+            )
+            log.info("compaction committed: %s", outcome.message)
+            agent.sink(ev.DisplayRow("compaction", {"summarised": outcome.summarised}))
+        else:
+            if outcome.reason != "cancelled":
+                cooldown = self.record_failure(outcome.reason)
+                outcome.message += (
+                    f" Nothing was dropped; the turn continues with the full context. "
+                    f"Automatic compaction pauses for {cooldown:.0f} s."
+                )
+            log.info("compaction did not commit: %s", outcome.message)
+        agent.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, outcome.message))
+        return outcome
+
+    # -- one run ----------------------------------------------------------------------------
+    def _run(self, agent: Any, plan: Plan, focus: str | None) -> CompactionResult:
+        settings = agent.config.compression
+        provider = agent._provider()
+        provider.call_deadline = None
+        provider_config = agent.config.provider(agent.provider_name)
+        request = ChatRequest(
+            model=agent.model_name,
+            messages=[Message("user", render_transcript(plan.summarised, focus))],
+            system=SUMMARY_SYSTEM_PROMPT,
+            tools=[],
+            max_tokens=provider_config.max_tokens,
+            extra_body=agent.routing_body(),
+        )
+        fence = CommitFence()
+        abort = Abort()
+        progress = _Progress()
+        committed = _Committed()
+
+        def commit(summary: str) -> None:
+            self._commit(agent, plan, summary, committed)
+
+        context = contextvars.copy_context()
+        helper = threading.Thread(
+            target=context.run,
+            args=(self._summarise, provider, request, abort, progress, fence, commit),
+            name="hermes-compaction",
+            daemon=True,
+        )
+        with self._active_lock:
+            self._active = progress
+        self.helper = helper
+        helper.start()
+        try:
+            result = self._wait(agent, progress, fence, abort, settings)
+        finally:
+            with self._active_lock:
+                self._active = None
+        result.summarised = len(plan.summarised) if result.ok else 0
+        result.summary_tokens = _tokens_of(progress.chars)
+        return result
+
+    def _summarise(
+        self,
+        provider: Any,
+        request: ChatRequest,
+        abort: Abort,
+        progress: _Progress,
+        fence: CommitFence,
+        commit: Callable[[str], None],
+    ) -> None:
+        """Helper thread: stream the summary, then commit through the fence."""
+        parts: list[str] = []
+        stream = provider.stream(request, abort)
+        try:
+            for part in stream:
+                if isinstance(part, TextPart):
+                    parts.append(part.text)
+                    progress.advance(len(part.text))
+                elif isinstance(part, ReasoningPart | ThinkingPart):
+                    progress.advance(0)
+                if abort.fired:
+                    break
+        except ProviderError as exc:
+            progress.finish(error=exc.message)
+            return
+        except Exception as exc:
+            log.exception("summary stream failed")
+            progress.finish(error=f"{type(exc).__name__}: {exc}")
+            return
+        finally:
+            # The stream is closed on this (its own) thread, never by the caller (W5).
+            stream.close()
+        summary = "".join(parts).strip()
+        if abort.fired:
+            progress.finish(error="the summary was cancelled")
+            return
+        if not summary:
+            progress.finish(error="the model returned an empty summary")
+            return
+        log.info("summary streamed (%d chars)", len(summary))
+        try:
+            ok = fence.commit(lambda: commit(summary))
+        except Exception as exc:
+            log.exception("compaction commit failed")
+            progress.finish(error=f"saving the compaction failed: {exc}")
+            return
+        if not ok:
+            log.info("a summary arrived after the compaction was cancelled; not committed")
+        progress.finish(committed=ok, error=None if ok else "the summary arrived too late")
+
+    def _wait(
+        self,
+        agent: Any,
+        progress: _Progress,
+        fence: CommitFence,
+        abort: Abort,
+        settings: CompressionSettings,
+    ) -> CompactionResult:
+        """Caller thread: wait on progress; every chunk resets the idle timer (C2)."""
+        idle = settings.idle_timeout_seconds
+        start = last = time.monotonic()
+        ceiling = start + settings.total_ceiling_seconds
+        seen = 0
+        while True:
+            with progress.cond:
+                now = time.monotonic()
+                wait = min(last + idle, ceiling) - now
+                quiet = not (progress.done or progress.cancel_reason or progress.chunks != seen)
+                if quiet and wait > 0:
+                    progress.cond.wait(wait)
+                done, chunks, chars = progress.done, progress.chunks, progress.chars
+                cancel = progress.cancel_reason
+            now = time.monotonic()
+            if done:
+                if progress.committed:
+                    return CompactionResult(True, "ok")
+                return CompactionResult(False, "error", f"Compaction failed: {progress.error}.")
+            if chunks != seen:
+                seen, last = chunks, now
+                agent.activity.touch()
+                agent.sink(ev.CompactionProgress(_tokens_of(chars)))
+            if cancel is not None:
+                kind, message = "cancelled", "Compaction cancelled."
+            elif now >= ceiling:
+                kind = "ceiling"
+                message = (
+                    f"Compaction took longer than {settings.total_ceiling_seconds:g} s and "
+                    "was cancelled."
+                )
+            elif now >= last + idle:
+                kind = "idle_timeout"
+                message = f"The summary made no progress for {idle:g} s; compaction was cancelled."
+            else:
+                continue
+            if not fence.cancel():
+                # The helper committed just before the cancel: the result stands.
+                with progress.cond:
+                    progress.cond.wait_for(lambda: progress.done)
+                return CompactionResult(True, "ok")
+            abort.fire()
+            return CompactionResult(False, kind, message)
+
+    # -- the commit -------------------------------------------------------------------------
+    def _commit(self, agent: Any, plan: Plan, summary: str, out: _Committed) -> None:
+        """Replace the middle by the summary in the database first, then in memory."""
+        messages = agent.messages
+        head, middle, tail = (
+            messages[: plan.head],
+            messages[plan.head : plan.tail],
+            messages[plan.tail :],
+        )
+        first = tail[0]  # a safe boundary: model-visible, not a tool result
+        before = next((m for m in reversed(head) if _model_visible(m)), None)
+        text = f"{SUMMARY_HEADER}\n{summary}\n{SUMMARY_FOOTER}"
+        display = Message(
+            "assistant",
+            display_kind="compaction",
+            display_metadata={"summarised": len(plan.summarised)},
+        )
+        role = _summary_role(before, first)
+        summary_row: Message | None = None
+        merged_content: str | None = None
+        merged_meta: dict[str, Any] | None = None
+        if role is not None:
+            summary_row = Message(role, text, display_metadata={SUMMARY_KEY: "standalone"})
+        else:
+            # C5: no role fits between its neighbours, so the summary merges into the first
+            # kept message, and that row is marked so no clean-text override can drop it.
+            merged_content = f"{text}\n\n{first.content}" if first.content else text
+            merged_meta = {**(first.display_metadata or {}), SUMMARY_KEY: "merged"}
+            merged_meta["summary_chars"] = len(text)
+        store, session_id = agent.store, agent.session_id
+        if store is not None and session_id is not None:
+            store.flush_threadsafe()
+            rows = [display.to_row()] + ([summary_row.to_row()] if summary_row else [])
+            ids = store.call(
+                store.apply_compaction,
+                session_id,
+                compacted_ids=[m.db_id for m in middle if m.db_id is not None],
+                before_id=first.db_id,
+                rows=rows,
+                merge=(first.db_id, merged_content, merged_meta)
+                if merged_content is not None and first.db_id is not None
+                else None,
+            )
+            display.db_id = ids[0]
+            if summary_row is not None:
+                summary_row.db_id = ids[1]
+        if merged_content is not None:
+            first.content = merged_content
+            first.display_metadata = merged_meta
+            out.merged_into = first
+        kept = [display] + ([summary_row] if summary_row else [])
+        agent.messages = head + kept + tail
+        out.display, out.summary_row = display, summary_row
+
+
+def _role_class(message: Message | None) -> str | None:
+    if message is None:
+        return None
+    return "user" if message.role in ("user", "tool") else "assistant"
+
+
+def _summary_role(before: Message | None, after: Message) -> str | None:
+    """The role a standalone summary can take between its neighbours, or None (merge)."""
+    taken = {_role_class(before), _role_class(after)}
+    for role in ("user", "assistant"):
+        if role not in taken:
+            return role
+    return None
+
+
+def _tokens_of(chars: int) -> int:
+    return (chars + 3) // 4
