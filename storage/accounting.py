@@ -529,7 +529,8 @@ class TokenAccounting:
             failed = self._apply_batch(merged)
         except StorageLockedError as exc:
             with self._cond:
-                pass
+                if requeue:
+                    self._queue.extendleft(reversed(merged))
                 self._lock_error = exc
                 self._lock_failures += 1
                 self._cond.notify_all()

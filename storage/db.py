@@ -598,19 +598,26 @@ class SessionDB:
         return bool(await self._write(update))
 
     async def search(self, query: str, limit: int = 50) -> list[dict]:
-        """Full-text search over every session's messages; snippets mark hits with [ ]."""
+        """Full-text search over every session's messages, newest hit first.
+
+        Each hit: session_id, title, updated_at, message_id, role, and a snippet of the
+        message with the matched words in [ ]. Free text is safe (FTS5 syntax is quoted)."""
         self._check_open()
         match = _fts_query(query)
         if not match:
             return []
         try:
+            # Newest hits first: FTS5 walks rowids in descending order and stops at the limit,
+            # so a common word costs the same as a rare one (ORDER BY rank scores every hit).
             async with self._conn.execute(
                 "SELECT m.session_id, s.title, s.updated_at, m.id AS message_id, m.role,"
-                " snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet"
-                " FROM messages_fts"
-                " JOIN messages m ON m.id = messages_fts.rowid"
+                " hit.snippet FROM ("
+                "   SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet"
+                "   FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+                " ) AS hit"
+                " JOIN messages m ON m.id = hit.rowid"
                 " JOIN sessions s ON s.id = m.session_id"
-                " WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+                " ORDER BY m.id DESC",
                 (match, limit),
             ) as cur:
                 rows = await cur.fetchall()

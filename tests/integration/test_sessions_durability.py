@@ -49,6 +49,12 @@ def test_display_rows_are_stripped_from_payloads_and_resume_exactly(harness, wir
     assert sorted(u["model"] for u in usage) == ["other-model", "test-model"]
 
     body = harness.server.requests[1].body
+    sent = [
+        (m["role"], m["content"] if isinstance(m["content"], str) else m["content"][0]["text"])
+        for m in body["messages"]
+        if m["role"] != "system"
+    ]
+    assert sent == [("user", "one"), ("assistant", "first"), ("user", "two")]
     raw = json.dumps(body, ensure_ascii=False)
     assert not any(marker in raw for marker in DISPLAY_MARKERS), raw
     assert body["model"] == "other-model"

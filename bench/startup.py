@@ -1,0 +1,65 @@
+"""Time to the first frame: hermes-tui against a bare Textual app with one Static.
+
+Both run as fresh processes, alternately, under the same headless driver; each exits itself
+right after its first paint (hermes-tui through HERMES_TUI_BENCH_FIRST_FRAME).
+Prints `startup.ratio` (median hermes-tui / median bare app; target <= 1.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from bench._common import figure, isolated_home, median
+
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("hello")
+
+    def on_mount(self):
+        self.call_after_refresh(self.exit)
+
+Bare().run(headless=True)
+"""
+
+HERMES_APP = """
+from agent.config import load_config
+from hermes_tui.app import HermesApp
+
+HermesApp(load_config(demo=True)).run(headless=True)
+"""
+
+
+def first_frame_seconds(code: str, env: dict[str, str]) -> float:
+    """Wall time of one process that starts an app and exits after its first frame."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str]) -> int:
+    """Run both apps `--runs` times each, alternately, and print the ratio of the medians."""
+    parser = argparse.ArgumentParser(prog="bench startup")
+    parser.add_argument("--runs", type=int, default=9)
+    args = parser.parse_args(argv)
+    isolated_home()
+    env = {**os.environ, "HERMES_TUI_BENCH_FIRST_FRAME": "1"}
+    # One warm-up each fills the OS file cache and the bytecode caches.
+    first_frame_seconds(BARE_APP, env)
+    first_frame_seconds(HERMES_APP, env)
+    bare: list[float] = []
+    hermes: list[float] = []
+    for _ in range(args.runs):
+        bare.append(first_frame_seconds(BARE_APP, env))
+        hermes.append(first_frame_seconds(HERMES_APP, env))
+    figure("startup.bare_ms", median(bare) * 1000)
+    figure("startup.hermes_ms", median(hermes) * 1000)
+    figure("startup.ratio", median(hermes) / median(bare))
+    return 0
