@@ -29,7 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="run one task headless and print the answer")
-    run.add_argument("task", help="what the agent should do")
+    run.add_argument(
+        "task",
+        nargs="?",
+        default="",
+        help="what the agent should do (omit with --resume to continue an interrupted turn)",
+    )
     run.add_argument("--model", dest="run_model", help="provider:model")
     run.add_argument("--resume", dest="run_resume", metavar="ID", help="continue a session")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")

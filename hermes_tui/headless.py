@@ -128,7 +128,15 @@ async def _run(
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
             await asyncio.to_thread(agent.resume, resume)
-        result = await asyncio.to_thread(agent.run_turn, task)
+        if task.strip():
+            result = await asyncio.to_thread(agent.run_turn, task)
+        elif resume and agent.interrupted:
+            # The previous run died mid-turn: continue it with a typed recovery note (D4).
+            result = await asyncio.to_thread(agent.continue_interrupted)
+        else:
+            raise LookupError(
+                "Nothing to do: give a task, or --resume a session whose last turn was interrupted."
+            )
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         signal.signal(signal.SIGINT, previous)
