@@ -18,7 +18,7 @@ from agent.providers.base import (
     UsagePart,
 )
 from agent.providers.errors import ProviderError
-from agent.providers.streaming import SDKCall
+from agent.providers.streaming import RawStreamCall, SDKCall, merged_body
 
 DEFAULT_MAX_TOKENS = 8192
 _STOP = {
@@ -85,9 +85,8 @@ class AnthropicMessagesProvider(SDKCall):
         return kwargs
 
     def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
-        return client.messages.with_streaming_response.create(
-            **self.request_kwargs(request), **options
-        )
+        body = merged_body(self.request_kwargs(request))
+        return RawStreamCall(client, "/v1/messages", body, options)
 
     def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
         usage = UsagePart()

@@ -17,7 +17,7 @@ from agent.providers.base import (
     UsagePart,
 )
 from agent.providers.errors import ProviderError
-from agent.providers.streaming import SDKCall
+from agent.providers.streaming import RawStreamCall, SDKCall, merged_body
 
 _FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls"}
 
@@ -76,9 +76,8 @@ class OpenAIChatProvider(SDKCall):
         return kwargs
 
     def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
-        return client.chat.completions.with_streaming_response.create(
-            **self.request_kwargs(request), **options
-        )
+        body = merged_body(self.request_kwargs(request))
+        return RawStreamCall(client, "/chat/completions", body, options)
 
     def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
         finished = False
