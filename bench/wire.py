@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import ssl
 import subprocess
 import sys
@@ -26,17 +25,12 @@ SCRIPT = {"loop": True, "replies": [{"text": "A short streamed answer. " * 4, "c
 
 
 def _cert(where: Path) -> tuple[str, str]:
-    cert, key = where / "cert.pem", where / "key.pem"
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        raise SystemExit("bench wire needs the openssl CLI for its TLS certificate")
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return str(cert), str(key)
+    from agent.scripted.certs import OpenSSLMissing, self_signed_cert
+
+    try:
+        return self_signed_cert(where)
+    except OpenSSLMissing as exc:
+        raise SystemExit(f"bench wire: {exc}") from None
 
 
 class _Remote:

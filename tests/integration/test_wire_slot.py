@@ -6,7 +6,6 @@ import logging
 import os
 import queue
 import select
-import shutil
 import socket
 import subprocess
 import sys
@@ -31,18 +30,12 @@ WIRES = ("openai", "anthropic")
 @pytest.fixture(scope="session")
 def tls_cert(tmp_path_factory):
     """A self-signed certificate for 127.0.0.1 (its own CA), made with the openssl CLI."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
+    from agent.scripted.certs import OpenSSLMissing, self_signed_cert
+
+    try:
+        return self_signed_cert(tmp_path_factory.mktemp("tls"))
+    except OpenSSLMissing:
         pytest.skip("openssl is not available")
-    where = tmp_path_factory.mktemp("tls")
-    cert, key = where / "cert.pem", where / "key.pem"
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return str(cert), str(key)
 
 
 @pytest.fixture
