@@ -35,9 +35,10 @@ def _setup(home, script):
     from storage.db import SessionDB
 
     server = ScriptedServer(Script.from_dict(script)).start()
+    url = server.openai_base_url
     (home / "config.yaml").write_text(
         "model: bench:bench\n"
-        f"providers: {{bench: {{kind: openai, base_url: '{server.openai_base_url}', api_key: k}}}}\n"
+        f"providers: {{bench: {{kind: openai, base_url: '{url}', api_key: k}}}}\n"
         "agent: {approval: yolo}\n"
     )
     loop = asyncio.new_event_loop()

@@ -21,11 +21,20 @@ class SlashCommand:
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("steer", "<text>", "Guide the running turn (sent as text)", "command_steer"),
+    SlashCommand(
+        "queue", "<text> | rm N | edit N | resume", "Queue text, or edit the queue", "command_queue"
+    ),
+    SlashCommand("stop", "", "Stop the running turn (the queue pauses)", "command_stop"),
+    SlashCommand("redirect", "<text>", "Interrupt with a correction", "command_redirect"),
+    SlashCommand("compact", "[focus]", "Summarise older messages for the model", "command_compact"),
     SlashCommand("new", "", "Start a new session", "command_new"),
     SlashCommand("resume", "<id|title>", "Resume a stored session", "command_resume"),
+    SlashCommand("continue", "", "Finish a turn cut off when the app stopped", "command_continue"),
     SlashCommand("sessions", "", "Show and focus the sessions panel", "command_sessions"),
     SlashCommand("model", "[provider:model]", "Show or switch the model", "command_model"),
     SlashCommand("title", "<text>", "Rename the current session", "command_title"),
+    SlashCommand("theme", "[name]", "List the themes or switch theme", "command_theme"),
     SlashCommand("help", "", "Show commands and keys", "command_help"),
     SlashCommand("quit", "", "Quit hermes-tui", "command_quit"),
 )

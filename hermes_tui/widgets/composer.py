@@ -62,6 +62,11 @@ class Composer(TextArea):
 
     def action_submit(self) -> None:
         """Send the text, unless the line ends in a backslash (then it is a newline)."""
+        # A priority binding runs on the app's queue, ahead of characters typed just before
+        # Enter that still wait in this widget's queue: read the text after them.
+        self.call_later(self._submit_in_order)
+
+    def _submit_in_order(self) -> None:
         row, column = self.cursor_location
         line = self.document.get_line(row)
         if column > 0 and line[:column].endswith("\\"):

@@ -28,9 +28,35 @@ def _model_switch(metadata: dict[str, Any]) -> str:
     return f"{MARK} model changed"
 
 
+def _landed(label: str) -> Callable[[dict[str, Any]], str]:
+    """Where a steer or redirect reached the model (T2, T5), with its text on one line."""
+
+    def render(metadata: dict[str, Any]) -> str:
+        text = " ".join(str(metadata.get("text") or "").split())
+        if len(text) > LANDED_TEXT_CHARS:
+            text = text[: LANDED_TEXT_CHARS - 1] + "…"
+        return f"{MARK} {label}: {text}" if text else f"{MARK} {label}"
+
+    return render
+
+
+LANDED_TEXT_CHARS = 60
+
+
+def _compaction(metadata: dict[str, Any]) -> str:
+    """Where compaction happened: the model sees a summary, the user still has every message."""
+    count = metadata.get("summarised")
+    if isinstance(count, int) and count > 0:
+        return f"{MARK} compacted {count} message{'' if count == 1 else 's'}"
+    return f"{MARK} compacted earlier messages"
+
+
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "steer": _landed("steered"),
+    "redirect": _landed("redirected"),
     "model_switch": lambda metadata: _model_switch(metadata),
     "async_delegation_complete": _delegation,
+    "compaction": _compaction,
     "hidden": lambda _metadata: None,
 }
 

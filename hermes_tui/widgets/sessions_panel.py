@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from datetime import datetime
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from agent.liveness import format_duration
 
 
 def _timestamp(value: Any) -> float | None:
@@ -40,8 +46,13 @@ def relative_time(value: Any, now: float) -> str:
 TITLE_WIDTH = 22
 
 
-def session_label(session: dict[str, Any], *, current: bool, now: float) -> Content:
-    """Two lines: a marker and the title (cut to one line), then relative time and model."""
+def session_label(
+    session: dict[str, Any], *, current: bool, now: float, working_for: float | None = None
+) -> Content:
+    """Two lines: a marker and the title (cut to one line), then relative time and model.
+
+    A session with a turn running shows `working, 12 s` in place of its relative time (L1).
+    """
     title = " ".join((session.get("title") or "untitled").split())
     if len(title) > TITLE_WIDTH:
         title = title[: TITLE_WIDTH - 1] + "…"
@@ -51,12 +62,54 @@ def session_label(session: dict[str, Any], *, current: bool, now: float) -> Cont
     )
     model = session.get("model") or ""
     mark = ("● ", "$accent bold") if current else "  "
+    if working_for is not None:
+        # The model gives way: the line is as narrow as the panel.
+        working = f"working, {format_duration(working_for)}"
+        return Content.assemble(
+            mark, (title, "bold" if current else ""), "\n  ", (working, "$warning")
+        )
     details = " · ".join(part for part in (when, model) if part)
     return Content.assemble(mark, (title, "bold" if current else ""), "\n  ", (details, "dim"))
 
 
+SNIPPET_WIDTH = 23
+SNIPPET_LINES = 2
+
+
+def _highlight(line: str) -> Content:
+    """One snippet line, the matched words (in [ ]) highlighted."""
+    parts = re.split(r"(\[[^\[\]]*\])", line)
+    return Content.assemble(
+        *((piece, "bold $accent" if index % 2 else "dim") for index, piece in enumerate(parts))
+    )
+
+
+def _snippet(text: str) -> Content:
+    """A search snippet wrapped to the panel under the title, at most SNIPPET_LINES lines."""
+    lines = textwrap.wrap(" ".join(text.split()), SNIPPET_WIDTH) or [""]
+    if len(lines) > SNIPPET_LINES:
+        lines = lines[:SNIPPET_LINES]
+        lines[-1] = lines[-1][: SNIPPET_WIDTH - 1] + "…"
+    return Content("\n").join(Content.assemble("  ", _highlight(line)) for line in lines)
+
+
+def hit_label(hit: dict[str, Any], *, current: bool) -> Content:
+    """A search hit: the session's title, then the matching snippet."""
+    title = " ".join((hit.get("title") or "untitled").split())
+    if len(title) > TITLE_WIDTH:
+        title = title[: TITLE_WIDTH - 1] + "…"
+    mark = ("● ", "$accent bold") if current else "  "
+    return Content.assemble(mark, (title, "bold"), "\n", _snippet(hit.get("snippet") or ""))
+
+
 class SessionsPanel(Vertical):
-    """Lists sessions; Enter or a click on one posts `SessionsPanel.Selected`."""
+    """Lists sessions; Enter or a click on one posts `SessionsPanel.Selected`.
+
+    A search box (hidden until asked for, or until you type in the list) searches every
+    session's messages; picking a hit resumes its session; escape clears the search.
+    """
+
+    BINDINGS = [Binding("escape", "clear_search", "clear search", show=False)]
 
     class Selected(Message):
         """The user picked a session to resume."""
@@ -65,14 +118,113 @@ class SessionsPanel(Vertical):
             super().__init__()
             self.session_id = session_id
 
+    class Search(Message):
+        """The search text changed to `query` (never empty): the app runs the search."""
+
+        def __init__(self, query: str) -> None:
+            super().__init__()
+            self.query = query
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.sessions: list[dict[str, Any]] = []
         self.current_id: str | None = None
+        self.working: tuple[str, float] | None = None
+        self._now = 0.0
+        self.hits: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         yield Static("Sessions", classes="panel-title")
+        yield Input(placeholder="search messages", id="session-search")
         yield OptionList(id="session-list")
+        yield OptionList(id="search-results")
+
+    @property
+    def search_input(self) -> Input:
+        """The search box."""
+        return self.query_one("#session-search", Input)
+
+    @property
+    def results(self) -> OptionList:
+        """The search hits list."""
+        return self.query_one("#search-results", OptionList)
+
+    @property
+    def searching(self) -> bool:
+        """True while the search box is open."""
+        return self.search_input.display
+
+    def open_search(self, text: str | None = None) -> None:
+        """Show the search box and focus it (`text` replaces what is typed there)."""
+        box = self.search_input
+        box.display = True
+        if text is not None:
+            box.value = text
+            box.cursor_position = len(text)
+        box.focus()
+
+    def action_clear_search(self) -> None:
+        """Close the search: the sessions list again."""
+        box = self.search_input
+        box.value = ""
+        box.display = False
+        self.hits = []
+        self.results.clear_options()
+        self.results.display = False
+        self.option_list.display = True
+        self.option_list.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Escape clears an open search; otherwise it goes on to the app (stop the turn).
+        if action == "clear_search":
+            return self.searching
+        return True
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        query = event.value.strip()
+        if query:
+            self.post_message(self.Search(query))
+            return
+        self.hits = []
+        self.results.clear_options()
+        self.results.display = False
+        self.option_list.display = True
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.hits:
+            self.results.highlighted = 0
+            self.results.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "down" and self.search_input.has_focus and self.hits:
+            event.stop()
+            self.results.highlighted = 0
+            self.results.focus()
+        elif self.option_list.has_focus and event.is_printable and event.character:
+            # Typing in the list starts a search with what was typed.
+            event.stop()
+            self.open_search(event.character)
+
+    def show_hits(self, query: str, hits: list[dict[str, Any]], error: str | None = None) -> None:
+        """Show the hits for `query`; an answer for an older query is dropped."""
+        if query != self.search_input.value.strip():
+            return
+        self.hits = hits
+        results = self.results
+        results.clear_options()
+        if error is not None:
+            results.add_option(Option(Content.styled(error, "$error"), disabled=True))
+        elif not hits:
+            results.add_option(Option(Content.styled("  no matches", "dim"), disabled=True))
+        else:
+            results.add_options(
+                Option(hit_label(hit, current=hit["session_id"] == self.current_id)) for hit in hits
+            )
+            results.highlighted = 0
+        self.option_list.display = False
+        results.display = True
 
     @property
     def option_list(self) -> OptionList:
@@ -83,20 +235,41 @@ class SessionsPanel(Vertical):
         """Replace the list, keeping the highlight on the same session where possible."""
         self.sessions = sessions
         self.current_id = current_id
+        self._now = now
         option_list = self.option_list
         highlighted = option_list.highlighted_option
         keep = highlighted.id if highlighted is not None else current_id
         option_list.clear_options()
-        option_list.add_options(
-            Option(session_label(s, current=s["id"] == current_id, now=now), id=s["id"])
-            for s in sessions
-        )
+        option_list.add_options(Option(self._label(s), id=s["id"]) for s in sessions)
         if not sessions:
             return
         ids = [s["id"] for s in sessions]
         option_list.highlighted = ids.index(keep) if keep in ids else 0
 
+    def _label(self, session: dict[str, Any]) -> Content:
+        working_for = None
+        if self.working is not None and self.working[0] == session["id"]:
+            working_for = self.working[1]
+        return session_label(
+            session,
+            current=session["id"] == self.current_id,
+            now=self._now,
+            working_for=working_for,
+        )
+
+    def set_working(self, session_id: str | None, seconds: float | None) -> None:
+        """Show `working, N s` on the busy session (None: no turn runs); cheap once a second."""
+        before = self.working[0] if self.working is not None else None
+        self.working = (session_id, seconds) if session_id and seconds is not None else None
+        for changed in {before, session_id} - {None}:
+            session = next((s for s in self.sessions if s["id"] == changed), None)
+            if session is not None:
+                self.option_list.replace_option_prompt(changed, self._label(session))
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if event.option.id is not None:
+        if event.option_list is self.results:
+            if event.option_index < len(self.hits):
+                self.post_message(self.Selected(self.hits[event.option_index]["session_id"]))
+        elif event.option.id is not None:
             self.post_message(self.Selected(event.option.id))

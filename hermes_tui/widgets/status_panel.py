@@ -1,13 +1,21 @@
-"""The status panel: model, provider, tokens, cost, context bar and turn state (U1, L3)."""
+"""The status panel: model, provider, tokens, cost, context bar, turn state and queue (U1, L3)."""
 
 from __future__ import annotations
 
+import re
+import textwrap
 from dataclasses import dataclass
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from hermes_tui.widgets.queue_view import QueueView
+
 BAR_WIDTH = 12
+STATE_WIDTH = 21
+"""The turn state's text width: the panel's 23 columns less the `● ` in front."""
 
 
 def human_count(n: int) -> str:
@@ -28,6 +36,28 @@ def context_bar(used: int, window: int | None, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "░" * (width - filled) + f" {fraction:.0%}"
 
 
+def _keep_units(text: str) -> str:
+    """`12 s` is one word, so wrapping never splits a number from its unit."""
+    return re.sub(r"(\d) (s|min|h)\b", "\\1\u00a0\\2", text)
+
+
+COMPACTION_LINES = 5
+"""The compaction outcome is cut to this many lines (a failure's full text is in the transcript)."""
+
+
+def _compaction_lines(s: StatusState) -> list[Content]:
+    """`◈ compacting... (N tokens of summary)` while it runs, then the outcome, dim."""
+    if not s.compaction:
+        return []
+    lines = textwrap.wrap(s.compaction, STATE_WIDTH)
+    if len(lines) > COMPACTION_LINES:
+        lines = lines[:COMPACTION_LINES]
+        lines[-1] = lines[-1][: STATE_WIDTH - 1] + "…"
+    style = "$warning" if s.compacting else "dim"
+    first = Content.assemble(("◈ ", "$accent"), (lines[0], style))
+    return [first, *(Content.styled("  " + line, style) for line in lines[1:])]
+
+
 @dataclass
 class StatusState:
     """Everything the status panel shows."""
@@ -41,24 +71,40 @@ class StatusState:
     context_window: int | None = None
     state: str = "idle"
     detail: str = ""
-    started_at: float | None = None
+    activity: str = ""
+    streamed_tokens: int | None = None
     hint: str = ""
+    compaction: str = ""
+    """While compaction runs, its progress; after, its outcome (until the next turn starts)."""
+    compacting: bool = False
 
 
-class StatusPanel(Static):
-    """Renders `StatusState`; the app changes `status` and calls `refresh_status(now)`."""
+class StatusPanel(Vertical):
+    """Renders `StatusState` above the input queue; the app changes `status` and refreshes."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.status = StatusState()
 
-    def refresh_status(self, now: float) -> None:
-        """Re-render with elapsed time measured at `now` (monotonic seconds)."""
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-body")
+        yield QueueView(id="queue")
+
+    @property
+    def queue_view(self) -> QueueView:
+        """The queue section."""
+        return self.query_one(QueueView)
+
+    @property
+    def text(self) -> str:
+        """The status text as one line of words, wrapping undone (for tests and checks)."""
+        shown = str(self.query_one("#status-body", Static).content).replace("\u00a0", " ")
+        return " ".join(shown.split())
+
+    def refresh_status(self) -> None:
+        """Re-render; while a turn runs, `activity` is the honest turn state (L3)."""
         s = self.status
         cost = f"${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
-        elapsed = ""
-        if s.started_at is not None:
-            elapsed = f" {int(max(0.0, now - s.started_at))}s"
         state_style = {"idle": "$success", "error": "$error", "stopped": "$error"}.get(
             s.state, "$warning"
         )
@@ -77,12 +123,18 @@ class StatusPanel(Static):
             Content.assemble(("cost ", "dim"), cost),
             Content.assemble(("context", "dim")),
             Content(context_bar(s.context_used, s.context_window)),
+            *_compaction_lines(s),
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
-            Content.assemble(("● ", state_style), s.state, (elapsed, "dim")),
         ]
+        state_lines = textwrap.wrap(_keep_units(s.activity or s.state), STATE_WIDTH) or [""]
+        lines.append(Content.assemble(("● ", state_style), state_lines[0]))
+        lines += [Content("  " + line) for line in state_lines[1:]]
         if s.detail:
             lines.append(Content(s.detail))
+        if s.streamed_tokens is not None:
+            streamed = f"~{human_count(s.streamed_tokens)} tokens streamed"
+            lines.append(Content.styled(streamed, "dim"))
         if s.hint:
             lines += [Content(""), Content.assemble((s.hint, "$warning"))]
-        self.update(Content("\n").join(lines))
+        self.query_one("#status-body", Static).update(Content("\n").join(lines))

@@ -197,12 +197,7 @@ def test_empty_answer_is_nudged_once_and_never_persisted(harness, wire):
     ]
     assert all(not m.ephemeral for m in agent.messages)
     # The nudge is gone from what the next turn sends.
-    agent2 = harness.server
-    agent2.set_script(
-        __import__("agent.scripted", fromlist=["Script"]).Script.from_dict(
-            {"replies": [{"text": "x"}]}
-        )
-    )
+    harness.server.set_script(Script.from_dict({"replies": [{"text": "x"}]}))
     agent.run_turn("again")
     assert EMPTY_ANSWER_NUDGE not in json.dumps(harness.bodies()[-1])
 

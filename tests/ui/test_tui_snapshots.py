@@ -170,6 +170,8 @@ def test_sessions_panel_with_several_sessions(snap_compare, make_app):
                 session["id"], created_at=stamp, updated_at=stamp, last_activity_at=stamp
             )
             await app.db.add_message(session["id"], {"role": "user", "content": title})
+            # A finished turn, so the resumed session is not offered as interrupted.
+            await app.db.add_message(session["id"], {"role": "assistant", "content": "Done."})
         await app.refresh_sessions()
         await app.resume_session(app.sessions_panel.sessions[1]["id"])
         await pilot.pause()

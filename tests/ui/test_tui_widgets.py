@@ -109,7 +109,7 @@ async def test_tool_output_is_capped_for_display():
 
 
 def test_completion_reads_the_command_table():
-    assert [c.name for c in commands.complete("/s")] == ["sessions"]
+    assert [c.name for c in commands.complete("/s")] == ["steer", "stop", "sessions"]
     assert commands.complete("/model x") == []
     assert commands.parse("/Title  My work ").argument == "My work"
     assert commands.parse("/nope").command is None

@@ -1,0 +1,200 @@
+"""Themes as files (U4): `themes/*.yaml` and `$HERMES_TUI_HOME/themes/*.yaml` -> Textual themes.
+
+A theme file looks like this (every colour is checked; a bad file is skipped, not fatal)::
+
+    name: hermes-dark
+    dark: true
+    colors: {primary: "#0178D4", background: "#121212", ...}
+    hermes: {reasoning: "#8a8f98", tool: "#a0a4ab", marker: "#ffa62b", warning: "#ffa62b"}
+    variables: {footer-key-foreground: "#ffa62b"}   # optional Textual variables
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+DEFAULT_THEME = "hermes-dark"
+COLOR_KEYS = (
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+    "warning",
+    "error",
+    "success",
+)
+HERMES_KEYS = ("reasoning", "tool", "marker", "warning")
+"""Our own colours; app.tcss reads them as `$hermes-reasoning`, `$hermes-tool`, ..."""
+TOP_KEYS = ("name", "dark", "colors", "hermes", "variables")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def hermes_variable(key: str) -> str:
+    """The CSS variable name of one of our colours: `reasoning` -> `hermes-reasoning`."""
+    return f"hermes-{key}"
+
+
+@dataclass(frozen=True)
+class ThemeProblem:
+    """Why a theme file was skipped: the file, the key and the value at fault."""
+
+    path: Path
+    key: str
+    value: Any
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """One sentence naming the file, the key and the value."""
+        return (
+            f"Theme file {self.path}: `{self.key}` = {self.value!r} {self.reason}; "
+            "the theme was skipped."
+        )
+
+
+class ThemeFileError(Exception):
+    """A theme file that cannot become a Theme; carries the ThemeProblem."""
+
+    def __init__(self, problem: ThemeProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+@dataclass
+class ThemeCatalog:
+    """Every theme that loaded (user themes override built-ins) and every file that did not."""
+
+    themes: dict[str, Theme] = field(default_factory=dict)
+    problems: list[ThemeProblem] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        """Theme names, sorted."""
+        return sorted(self.themes)
+
+
+def builtin_theme_dir() -> Path:
+    """The `themes/` package that ships with hermes-tui."""
+    return Path(str(resources.files("themes")))
+
+
+def user_theme_dir(home: Path) -> Path:
+    """Where a user drops their own theme files."""
+    return home / "themes"
+
+
+def load_themes(home: Path | None) -> ThemeCatalog:
+    """Load the built-in themes, then the user's (same name wins), collecting bad files."""
+    catalog = ThemeCatalog()
+    folders = [builtin_theme_dir()]
+    if home is not None:
+        folders.append(user_theme_dir(home))
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.yaml")):
+            try:
+                theme = load_theme_file(path)
+            except ThemeFileError as exc:
+                catalog.problems.append(exc.problem)
+                continue
+            catalog.themes[theme.name] = theme
+    return catalog
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read and validate one theme file; raises ThemeFileError naming the key and value."""
+
+    def fail(key: str, value: Any, reason: str) -> ThemeFileError:
+        return ThemeFileError(ThemeProblem(path, key, value, reason))
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise fail("(file)", str(path), f"cannot be read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(file)"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise fail(where, problem, "is broken YAML") from None
+    if not isinstance(raw, dict):
+        raise fail("(top level)", raw, "must be a mapping")
+    for key in raw:
+        if key not in TOP_KEYS:
+            raise fail(str(key), raw[key], f"is not a theme key (known: {', '.join(TOP_KEYS)})")
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise fail("name", name, "must be lower-case letters, digits and dashes")
+    dark = raw.get("dark", True)
+    if not isinstance(dark, bool):
+        raise fail("dark", dark, "must be true or false")
+    colors = _section(raw, "colors", fail)
+    hermes = _section(raw, "hermes", fail)
+    variables = _section(raw, "variables", fail)
+    if "primary" not in colors:
+        raise fail("colors.primary", None, "is required")
+    for key, value in colors.items():
+        if key not in COLOR_KEYS:
+            raise fail(
+                f"colors.{key}", value, f"is not a colour key (known: {', '.join(COLOR_KEYS)})"
+            )
+        _check_color(f"colors.{key}", value, fail)
+    for key, value in hermes.items():
+        if key not in HERMES_KEYS:
+            raise fail(f"hermes.{key}", value, f"is not ours (known: {', '.join(HERMES_KEYS)})")
+        _check_color(f"hermes.{key}", value, fail)
+    for key, value in variables.items():
+        if not isinstance(value, str):
+            raise fail(f"variables.{key}", value, "must be a string")
+        if not str(key).endswith("text-style"):
+            _check_color(f"variables.{key}", value, fail)
+    theme = Theme(
+        name=name,
+        dark=dark,
+        **{key: str(value) for key, value in colors.items()},
+        variables={str(key): value for key, value in variables.items()},
+    )
+    theme.variables.update(
+        {hermes_variable(key): str(value) for key, value in hermes.items()},
+    )
+    theme.variables = {**derived_variables(theme), **theme.variables}
+    return theme
+
+
+def _section(raw: dict[str, Any], key: str, fail: Any) -> dict[str, Any]:
+    body = raw.get(key) or {}
+    if not isinstance(body, dict):
+        raise fail(key, body, "must be a mapping")
+    return body
+
+
+def _check_color(key: str, value: Any, fail: Any) -> None:
+    if not isinstance(value, str):
+        raise fail(key, value, "is not a colour (use #rrggbb or a colour name)")
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        raise fail(key, value, "is not a colour (use #rrggbb or a colour name)") from None
+
+
+def derived_variables(theme: Theme) -> dict[str, str]:
+    """Our colours for a theme that does not set them, taken from its own palette."""
+    system = theme.to_color_system().generate()
+    return {
+        hermes_variable("reasoning"): system["text-muted"],
+        hermes_variable("tool"): system["text-muted"],
+        hermes_variable("marker"): system["accent"],
+        hermes_variable("warning"): system["text-warning"],
+    }

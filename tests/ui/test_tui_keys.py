@@ -1,0 +1,137 @@
+"""Keyboard (U3): copy via OSC 52, message jumps, page scrolling, focus keys, remapping."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import yaml
+from textual.widgets._markdown import MarkdownFence
+from ui.helpers import reply, run_turn, wait_until
+
+from agent.config import load_config
+from hermes_tui.app import HermesApp
+from hermes_tui.widgets.messages import AnswerBlock, UserMessage
+
+LONG_LINE = "The answer is a single long line " + "that wraps on screen " * 12 + "and ends."
+CODE = "def greet(name):\n    return f'hello {name}'\n"
+ANSWER = f"{LONG_LINE}\n\n```python\n{CODE}```"
+OSC52 = re.compile(r"\x1b\]52;c;([A-Za-z0-9+/=]*)\a")
+
+
+def capture_writes(app: HermesApp) -> list[str]:
+    """Everything the app writes to the terminal from now on."""
+    written: list[str] = []
+    write = app._driver.write
+
+    def recording(data: str) -> None:
+        written.append(data)
+        write(data)
+
+    app._driver.write = recording
+    return written
+
+
+def clipboard_payloads(written: list[str]) -> list[str]:
+    """The texts sent to the terminal clipboard with OSC 52."""
+    return [base64.b64decode(m).decode() for m in OSC52.findall("".join(written))]
+
+
+async def test_copy_sends_the_answer_source_over_osc52(make_app, scripted):
+    server = scripted({"replies": [reply(ANSWER)]})
+    app = make_app(server)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await run_turn(pilot, "explain")
+        written = capture_writes(app)
+        await pilot.press("f4")
+        # The source: no wrap newlines in the long line, no rendering indentation.
+        assert clipboard_payloads(written) == [ANSWER]
+        assert any("Copied the last answer" in n.message for n in app._notifications)
+
+
+async def test_copy_takes_the_code_block_under_the_mouse(make_app, scripted):
+    server = scripted({"replies": [reply(ANSWER)]})
+    app = make_app(server)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await run_turn(pilot, "explain")
+        fence = app.transcript.query_one(MarkdownFence)
+        app.transcript.scroll_to_widget(fence, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.hover(MarkdownFence)
+        written = capture_writes(app)
+        await pilot.press("f4")
+        assert clipboard_payloads(written) == [CODE.rstrip("\n")]
+        assert any("Copied the code block" in n.message for n in app._notifications)
+
+
+async def test_jump_keys_select_messages_and_copy_the_selected_one(make_app, scripted):
+    server = scripted({"replies": [reply("first answer"), reply("second answer")]})
+    app = make_app(server)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await run_turn(pilot, "one")
+        await run_turn(pilot, "two")
+        await pilot.press("alt+up")
+        assert isinstance(app.transcript.selected, AnswerBlock)
+        assert app.transcript.selected.source == "second answer"
+        await pilot.press("alt+up", "alt+up")
+        assert app.transcript.selected.source == "first answer"
+        assert app.transcript.selected.has_class("-selected")
+        written = capture_writes(app)
+        await pilot.press("f4")
+        assert clipboard_payloads(written) == ["first answer"]
+        await pilot.press("alt+up")
+        assert isinstance(app.transcript.selected, UserMessage)
+        await pilot.press("alt+down")
+        assert app.transcript.selected.source == "first answer"
+
+
+async def test_page_keys_scroll_the_transcript_from_the_composer(make_app, scripted):
+    tall = "\n\n".join(f"paragraph {i}" for i in range(60))
+    server = scripted({"replies": [reply(tall)]})
+    app = make_app(server)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await run_turn(pilot, "write a lot")
+        transcript = app.transcript
+        await wait_until(pilot, lambda: transcript.max_scroll_y > 0, what="tall transcript")
+        bottom = transcript.scroll_y
+        assert app.focused is app.composer
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: transcript.scroll_y < bottom, what="page up")
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: transcript.scroll_y == bottom, what="page down")
+
+
+async def test_focus_keys(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app._agent_ready.wait()
+        await pilot.press("ctrl+t")
+        assert app.focused is app.transcript
+        await pilot.press("ctrl+l")
+        assert app.focused is app.composer
+        await pilot.press("ctrl+o")
+        assert app.focused is app.sessions_panel.option_list
+
+
+async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, hermes_home: Path):
+    server = scripted({"replies": [reply("remapped answer")]})
+    app = make_app(server)
+    config = hermes_home / "config.yaml"
+    data = yaml.safe_load(config.read_text())
+    data["keys"] = {"copy.answer": "f8", "transcript.previous": "f9"}
+    config.write_text(yaml.safe_dump(data))
+    app = HermesApp(load_config(), workspace=app.workspace, cursor_blink=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await run_turn(pilot, "hi")
+        written = capture_writes(app)
+        await pilot.press("f4")
+        assert clipboard_payloads(written) == []
+        await pilot.press("f8")
+        assert clipboard_payloads(written) == ["remapped answer"]
+        await pilot.press("f9")
+        assert isinstance(app.transcript.selected, AnswerBlock)
+        shown = dict((description, keys) for keys, description in app.key_help())
+        assert shown["copy"] == "f8" and shown["previous message"] == "f9"
+        footer_keys = [key.key_display for key in app.screen.query("FooterKey")]
+        assert "f8" in footer_keys and "f4" not in footer_keys

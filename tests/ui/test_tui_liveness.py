@@ -1,0 +1,96 @@
+"""Liveness in the TUI: the stall banner (L2), the honest turn state (L3), working sessions (L1)."""
+
+from __future__ import annotations
+
+import logging
+
+from ui.helpers import reply, wait_until
+
+from hermes_tui.widgets.messages import AnswerBlock
+from hermes_tui.widgets.tool_block import ToolBlock
+
+
+class FakeClock:
+    """The app's elapsed clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+async def test_the_stall_banner_warns_once_only_with_waiting_input_and_clears(
+    make_app, scripted, caplog
+):
+    caplog.set_level(logging.WARNING, logger="hermes_tui.liveness")
+    # One chunk, 3 s of silence, then 2 s of steady chunks (never silent for 0.3 s).
+    text = "Start. " + "steady " * 20
+    stalled = reply(text, chunk_size=7, stall=3.0, stall_after=2, delay=0.1)
+    server = scripted({"replies": [stalled, reply("second")]})
+    app = make_app(server, stall_timeout_seconds=0.3)
+    async with app.run_test(size=(120, 40)) as pilot:
+        banner = app.stall_banner
+        await app.submit("go")
+        await wait_until(pilot, lambda: app.transcript.query(AnswerBlock), what="first chunk")
+        ticks = app.ticks
+        await wait_until(pilot, lambda: app.ticks >= ticks + 2, what="two ticks of silence")
+        assert not banner.display and banner.shown == 0, "no banner without waiting input"
+        await pilot.press(*"next")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: banner.display, what="the stall banner")
+        assert "while your message waits: /stop or /new" in banner.text
+        await wait_until(pilot, lambda: not banner.display, what="activity to clear it")
+        assert app.busy and banner.shown == 1
+        await app.wait_for_turn()
+        assert not banner.display
+        # One WARNING per banner; a slow turn end on a loaded machine may open a second episode.
+        stalls = [r for r in caplog.records if "turn stalled" in r.getMessage()]
+        assert len(stalls) == banner.shown
+
+
+async def test_the_status_panel_shows_the_running_tool_and_for_how_long(make_app, scripted):
+    calls = [{"id": "t1", "name": "run_shell", "arguments": {"command": "sleep 30"}}]
+    server = scripted({"replies": [reply("Running.", tool_calls=calls), reply("done")]})
+    app = make_app(server, approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        clock = app.clock = FakeClock()
+        await app.submit("run it")
+        await wait_until(pilot, lambda: app.transcript.query(ToolBlock), what="the tool")
+        clock.t = 7.0
+        await wait_until(
+            pilot,
+            lambda: "running tool run_shell (7 s)" in app.status_panel.text,
+            what="the running tool in the status panel",
+        )
+        await pilot.press("escape")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert "● stopped" in app.status_panel.text
+
+
+async def test_a_silent_stream_counts_up_and_the_session_shows_working(make_app, scripted):
+    silent = reply("Partial answer", chunk_size=4, gate="g", gate_after=3)
+    server = scripted({"replies": [silent]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        clock = app.clock = FakeClock()
+        await app.submit("go")
+        # "Part", "ial " then the gate: 8 characters, about 2 tokens, counted live.
+        await wait_until(
+            pilot, lambda: "~2 tokens streamed" in app.status_panel.text, what="live tokens"
+        )
+        assert "writing · 0 s" in app.status_panel.text
+        clock.t = 12.0
+        await wait_until(
+            pilot,
+            lambda: "stream silent for 12 s" in app.status_panel.text,
+            what="silence in the status panel",
+        )
+        option = app.sessions_panel.option_list.get_option_at_index(0)
+        assert "working, 12 s" in str(option.prompt)
+        server.open_gate("g")
+        await app.wait_for_turn()
+        await pilot.pause()
+        option = app.sessions_panel.option_list.get_option_at_index(0)
+        assert "working" not in str(option.prompt) and "● idle" in app.status_panel.text

@@ -1,0 +1,149 @@
+"""Themes (U4): built-ins and user files, validation notices, /theme, the palette, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from ui.helpers import wait_until
+
+from agent.config import load_config, save_ui_theme
+from hermes_tui.app import HermesApp
+from hermes_tui.theming import (
+    DEFAULT_THEME,
+    HERMES_KEYS,
+    builtin_theme_dir,
+    hermes_variable,
+    load_theme_file,
+    load_themes,
+)
+from hermes_tui.widgets.messages import NoticeLine
+
+
+def notices(app: HermesApp) -> list[str]:
+    """The transcript's notice lines."""
+    return [line.text for line in app.transcript.query(NoticeLine)]
+
+
+def test_builtin_themes_load_with_our_variables():
+    catalog = load_themes(None)
+    assert catalog.problems == []
+    assert len(catalog.themes) >= 6
+    assert {DEFAULT_THEME, "hermes-light", "hermes-high-contrast"} <= set(catalog.themes)
+    assert catalog.themes["hermes-light"].dark is False
+    for theme in catalog.themes.values():
+        for key in HERMES_KEYS:
+            assert hermes_variable(key) in theme.variables, (theme.name, key)
+    files = sorted(path.stem for path in builtin_theme_dir().glob("*.yaml"))
+    assert files == catalog.names
+
+
+def test_a_bad_theme_names_the_file_the_key_and_the_value(hermes_home: Path):
+    folder = hermes_home / "themes"
+    folder.mkdir()
+    bad = folder / "broken.yaml"
+    bad.write_text("name: broken\ncolors:\n  primary: '#0178D4'\n  background: notacolour\n")
+    (folder / "mine.yaml").write_text("name: mine\ncolors:\n  primary: '#ff00ff'\n")
+    catalog = load_themes(hermes_home)
+    [problem] = catalog.problems
+    assert (problem.path, problem.key, problem.value) == (bad, "colors.background", "notacolour")
+    assert str(bad) in problem.message and "colors.background" in problem.message
+    assert "'notacolour'" in problem.message
+    # A user theme without our colours gets them from its own palette.
+    mine = catalog.themes["mine"]
+    assert all(hermes_variable(key) in mine.variables for key in HERMES_KEYS)
+
+
+def test_theme_file_validation_rejects_unknown_keys_and_bad_types(tmp_path: Path):
+    cases = {
+        "typo.yaml": ("colours: {}\n", "colours"),
+        "ours.yaml": (
+            "colors: {primary: '#fff'}\nhermes: {reasonning: '#fff'}\n",
+            "hermes.reasonning",
+        ),
+        "dark.yaml": ("colors: {primary: '#fff'}\ndark: maybe\n", "dark"),
+        "none.yaml": ("colors:\n  primary: #fff\n", "colors.primary"),
+        "missing.yaml": ("colors: {accent: '#fff'}\n", "colors.primary"),
+        "yaml.yaml": ("colors: [\n", "line 2"),
+    }
+    for name, (text, key) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        try:
+            load_theme_file(path)
+        except Exception as exc:  # ThemeFileError
+            assert exc.problem.key == key, (name, exc.problem)
+        else:
+            raise AssertionError(f"{name} loaded")
+
+
+async def test_the_app_starts_with_a_broken_theme_and_says_why(make_app, hermes_home: Path):
+    folder = hermes_home / "themes"
+    folder.mkdir()
+    (folder / "broken.yaml").write_text("colors:\n  primary: '#0178D4'\n  error: 12\n")
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app._agent_ready.wait()
+        await pilot.pause()
+        assert app.theme == DEFAULT_THEME
+        [notice] = [text for text in notices(app) if "broken.yaml" in text]
+        assert "colors.error" in notice and "12" in notice
+
+
+async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, hermes_home: Path):
+    app = make_app()
+    config = hermes_home / "config.yaml"
+    original = "# my settings\n" + config.read_text() + "keys:\n  app.help: f10  # mine\n"
+    config.write_text(original)
+    app.config = load_config()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.submit("/theme")
+        assert "hermes-high-contrast" in notices(app)[-1]
+        await app.submit("/theme nope")
+        assert "No theme called 'nope'" in notices(app)[-1]
+        await app.submit("/theme hermes-light")
+        await pilot.pause()
+        assert app.theme == "hermes-light"
+        light = load_themes(None).themes["hermes-light"]
+        assert app.theme_variables["hermes-reasoning"] == light.variables["hermes-reasoning"]
+    text = config.read_text()
+    assert text.startswith(original) or text.replace("ui:\n  theme: hermes-light\n", "") == original
+    assert "# my settings" in text and "app.help: f10  # mine" in text
+    assert load_config().ui.theme == "hermes-light"
+    restarted = HermesApp(load_config(), cursor_blink=False)
+    async with restarted.run_test(size=(120, 36)):
+        assert restarted.theme == "hermes-light"
+
+
+async def test_the_palette_choice_is_remembered(make_app, hermes_home: Path):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app._agent_ready.wait()
+        assert set(app.available_themes) == set(load_themes(hermes_home).themes)
+        app.theme = "hermes-nord"  # what the palette's theme picker does
+        await wait_until(pilot, lambda: load_config().ui.theme == "hermes-nord", what="saved")
+
+
+def test_save_ui_theme_keeps_the_rest_of_the_file(tmp_path: Path):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "model: demo:demo-model  # pinned\n\nui:\n    # reasoning too\n"
+        "    show_reasoning: false\n    theme: hermes-dark\nagent:\n  max_iterations: 9\n"
+    )
+    save_ui_theme(tmp_path, "hermes-gruvbox")
+    text = config.read_text()
+    assert (
+        "    theme: hermes-gruvbox\n" in text and "# pinned" in text and "# reasoning too" in text
+    )
+    data = yaml.safe_load(text)
+    assert data["ui"] == {"show_reasoning": False, "theme": "hermes-gruvbox"}
+    assert data["agent"] == {"max_iterations": 9}
+    fresh = tmp_path / "fresh"
+    save_ui_theme(fresh, "hermes-light")
+    assert yaml.safe_load((fresh / "config.yaml").read_text()) == {"ui": {"theme": "hermes-light"}}
+    flow = tmp_path / "flow"
+    flow.mkdir()
+    (flow / "config.yaml").write_text("ui: {show_reasoning: true}\n")
+    save_ui_theme(flow, "hermes-nord")
+    data = yaml.safe_load((flow / "config.yaml").read_text())
+    assert data == {"ui": {"show_reasoning": True, "theme": "hermes-nord"}}
