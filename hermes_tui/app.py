@@ -457,6 +457,15 @@ class HermesApp(App[int]):
             if isinstance(event, ev.TurnStarted):
                 await self.refresh_sessions()
         self._refresh_status()
+        working = self.sessions_panel.working
+        if (
+            self.busy
+            and self.agent is not None
+            and self.agent.session_id is not None
+            and (working is None or working[0] != self.agent.session_id)
+        ):
+            # Mark the busy session now, not at the next tick (and the same on every run).
+            self._refresh_liveness()
         if self.watchdog.warned:
             # Activity resumed: the banner goes now, not at the next tick.
             self._check_stall()

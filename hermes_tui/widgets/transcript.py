@@ -237,7 +237,7 @@ class Transcript(VerticalScroll):
             await self.add(self._answer)
         if self._answer is not None:
             if content:
-                await self._answer.update(content)
+                await self._answer.finalize(content)
             else:
                 await self._answer.remove()
         self._reset_message()
