@@ -166,7 +166,7 @@ _TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys"}
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present
     """A YAML loader that remembers the line of every mapping key, for error messages."""
 
 

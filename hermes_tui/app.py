@@ -24,8 +24,6 @@ from agent.liveness import StallWatchdog, TurnState
 from hermes_tui import commands, theming
 from hermes_tui.bridge import AgentEvents, Bridge
 from hermes_tui.clipboard import clip_for
-from hermes_tui.screens.approval import ApprovalScreen
-from hermes_tui.screens.help import HelpScreen
 from hermes_tui.widgets.composer import CommandHints, Composer
 from hermes_tui.widgets.notes import RecoveryNote
 from hermes_tui.widgets.queue_view import QueueList
@@ -524,6 +522,8 @@ class HermesApp(App[int]):
                 future.set_result(answer or "no")
 
         self._set_state("waiting for approval", message.request.tool)
+        from hermes_tui.screens.approval import ApprovalScreen  # not on the start-up path
+
         await self.push_screen(ApprovalScreen(message.request), callback=answered)
 
     # -- slash commands -------------------------------------------------------------------------
@@ -832,6 +832,8 @@ class HermesApp(App[int]):
 
     async def command_help(self, _argument: str = "") -> None:
         """Show commands and keys."""
+        from hermes_tui.screens.help import HelpScreen  # not on the start-up path
+
         await self.push_screen(HelpScreen(self.key_help()))
 
     async def command_quit(self, _argument: str = "") -> None:

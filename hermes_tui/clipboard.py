@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.widget import Widget
-from textual.widgets._markdown import MarkdownFence
 
-from hermes_tui.widgets.messages import AnswerBlock, UserMessage
+from hermes_tui.widgets.messages import UserMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,8 +17,10 @@ class Clip:
     what: str
 
 
-def fence_under(widget: Widget | None) -> MarkdownFence | None:
+def fence_under(widget: Widget | None) -> Widget | None:
     """The code block `widget` is part of (the mouse may be over its label), if any."""
+    from textual.widgets._markdown import MarkdownFence
+
     while widget is not None:
         if isinstance(widget, MarkdownFence):
             return widget
@@ -30,6 +31,8 @@ def fence_under(widget: Widget | None) -> MarkdownFence | None:
 
 def clip_for(pointed: Widget | None, selected: Widget | None, rows: list[Widget]) -> Clip | None:
     """The code block under the pointer, else the selected message, else the last answer."""
+    from hermes_tui.widgets.answer import AnswerBlock
+
     fence = fence_under(pointed)
     if fence is not None:
         return Clip(fence.code.rstrip("\n"), "code block")

@@ -121,7 +121,9 @@ def load_theme_file(path: Path) -> Theme:
         return ThemeFileError(ThemeProblem(path, key, value, reason))
 
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader when PyYAML has it: parsing every theme is on the start-up path.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except OSError as exc:
         raise fail("(file)", str(path), f"cannot be read ({exc.strerror})") from None
     except yaml.YAMLError as exc:

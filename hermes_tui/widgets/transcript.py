@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownStream
 
 from agent import events as ev
 from hermes_tui.widgets.markers import Marker, marker_text
-from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine, UserMessage
+from hermes_tui.widgets.messages import ErrorBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
 from hermes_tui.widgets.reasoning import ReasoningBlock
 from hermes_tui.widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:
+    from textual.widgets._markdown import MarkdownStream
+
+    from hermes_tui.widgets.answer import AnswerBlock
 
 PAGE_ROWS = 50
 """Stored rows fetched per page when the user scrolls past the mounted ones."""
@@ -195,7 +198,7 @@ class Transcript(VerticalScroll):
 
     def jump(self, step: int) -> Widget | None:
         """Select the previous (-1) or next (+1) message and scroll it to the top."""
-        messages = [w for w in self.children if isinstance(w, JUMP_TARGETS)]
+        messages = [w for w in self.children if isinstance(w, jump_targets())]
         if not messages:
             return None
         current = self.selected
@@ -219,9 +222,9 @@ class Transcript(VerticalScroll):
     async def _write_answer(self, text: str) -> None:
         self._fold_reasoning()
         if self._answer is None:
-            self._answer = AnswerBlock()
+            self._answer = answer_block()
             await self.add(self._answer)
-            self._stream = Markdown.get_stream(self._answer)
+            self._stream = self._answer.get_stream(self._answer)
         self._answer_text.append(text)
         assert self._stream is not None
         await self._stream.write(text)
@@ -233,7 +236,7 @@ class Transcript(VerticalScroll):
             await self._stream.stop()
             self._stream = None
         if content and self._answer is None:
-            self._answer = AnswerBlock()
+            self._answer = answer_block()
             await self.add(self._answer)
         if self._answer is not None:
             if content:
@@ -458,7 +461,7 @@ class Transcript(VerticalScroll):
                 note, text = _split_typed(row)
                 made += note
                 if text:
-                    made.append(AnswerBlock(text))
+                    made.append(answer_block(text))
                 for call in row.get("tool_calls") or []:
                     summary = summarize_call(call["name"], call.get("arguments"))
                     block = ToolBlock(call["id"], call["name"], summary, state="missing")
@@ -473,8 +476,18 @@ class Transcript(VerticalScroll):
         return widgets
 
 
-JUMP_TARGETS = (UserMessage, AnswerBlock, ErrorBlock)
-"""The rows the jump keys stop at."""
+def answer_block(text: str = "") -> AnswerBlock:
+    """A new answer widget; Markdown is imported on the first answer, not at start-up."""
+    from hermes_tui.widgets.answer import AnswerBlock
+
+    return AnswerBlock(text)
+
+
+def jump_targets() -> tuple[type[Widget], ...]:
+    """The rows the jump keys stop at."""
+    from hermes_tui.widgets.answer import AnswerBlock
+
+    return (UserMessage, AnswerBlock, ErrorBlock)
 
 
 def _row_seq(widget: Widget) -> int | None:

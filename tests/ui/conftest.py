@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from pytest_textual_snapshot import SVGImageExtension
-from ui.helpers import FIXED_NOW, write_config
+from ui.tui_helpers import FIXED_NOW, write_config
 
 from agent.config import load_config
 from agent.scripted import Script, ScriptedServer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ui.helpers import reply, run_turn, wait_until
+from ui.tui_helpers import reply, run_turn, wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.helpers import run_turn, wait_until
+from ui.tui_helpers import run_turn, wait_until
 from ui.test_tui_compaction import compacting_app, echo_script, summary_reply, summary_tokens
 
 SIZE = (120, 36)

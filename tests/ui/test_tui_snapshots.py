@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.helpers import FIXED_NOW, reply, run_turn, wait_until
+from ui.tui_helpers import FIXED_NOW, reply, run_turn, wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen

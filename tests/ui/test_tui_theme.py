@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from ui.helpers import wait_until
+from ui.tui_helpers import wait_until
 
 from agent.config import load_config, save_ui_theme
 from hermes_tui.app import HermesApp

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn
 
 from hermes_tui.widgets.reasoning import ReasoningBlock
 from hermes_tui.widgets.tool_block import ToolBlock
