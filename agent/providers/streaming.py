@@ -197,8 +197,20 @@ class SDKCall:
                 raise connection_error(self.name, self.base_url, exc) from None
             http = response.http_response
             reason = "stream_error_cleanup"
+            if abort.fired:
+                # Stopped while the request was being sent: there was no socket to shut
+                # down yet, so make sure the body is dropped, never drained.
+                abandon(http)
+                return
             try:
-                yield from self._parse(iter_sse(http), abort)
+                for part in self._parse(iter_sse(http), abort):
+                    try:
+                        yield part
+                    except GeneratorExit:
+                        # The consumer stopped reading (an abort): drop the body, never
+                        # drain it; the inner generators close after this flag is set.
+                        abandon(http)
+                        raise
             except ProviderError:
                 if abort.fired:
                     return

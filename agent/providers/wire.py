@@ -185,6 +185,11 @@ class DrainingTransport(httpx2.HTTPTransport):
 def abandon(response: Any) -> None:
     """Do not drain this response's body when it is closed (an error or abort unwinds)."""
     stream = getattr(response, "stream", None)
+    # httpx2 wraps the transport's body (BoundSyncStream): look through the wrappers.
+    for _ in range(4):
+        if stream is None or isinstance(stream, _DrainingBody):
+            break
+        stream = getattr(stream, "_stream", None)
     if isinstance(stream, _DrainingBody):
         stream.skip_drain = True
 

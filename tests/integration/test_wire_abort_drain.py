@@ -1,0 +1,76 @@
+"""An aborted stream is dropped, never drained: a stop returns at once (T6, W4/W5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.config import ProviderConfig
+from agent.messages import Message
+from agent.providers import wire
+from agent.providers.base import Abort, ChatRequest, TextPart
+from agent.providers.factory import make_provider
+from agent.scripted import Script, ScriptedServer
+
+LONG = {"loop": True, "replies": [{"text": "slow words " * 400, "chunk_size": 4, "delay": 0.002}]}
+
+
+@pytest.fixture
+def provider():
+    server = ScriptedServer(Script.from_dict(LONG)).start()
+    config = ProviderConfig(name="s", kind="openai", base_url=server.openai_base_url, api_key="k")
+    adapter = make_provider(config, idle_timeout=30)
+    yield adapter
+    adapter.close()
+    server.stop()
+
+
+@pytest.fixture
+def drains(monkeypatch):
+    calls = []
+    original = wire._DrainingBody._drain
+
+    def spy(self):
+        calls.append(1)
+        return original(self)
+
+    monkeypatch.setattr(wire._DrainingBody, "_drain", spy)
+    return calls
+
+
+REQUEST = ChatRequest(model="m", messages=[Message("user", "go")])
+
+
+def test_a_consumer_that_stops_reading_on_abort_drops_the_body(provider, drains):
+    abort = Abort()
+    for part in provider.stream(REQUEST, abort):
+        if isinstance(part, TextPart):
+            abort.fire()
+            break
+    assert drains == []
+
+
+def test_an_abort_during_the_request_send_drops_the_body(provider, drains, monkeypatch):
+    abort = Abort()
+    original = type(provider)._open
+
+    def open_then_stop(self, client, request, options):
+        manager = original(self, client, request, options)
+        abort.fire()  # the stop lands before any socket exists to shut down
+        return manager
+
+    monkeypatch.setattr(type(provider), "_open", open_then_stop)
+    assert list(provider.stream(REQUEST, abort)) == []
+    assert drains == []
+
+
+def test_a_finished_stream_is_still_drained_for_keep_alive(provider, drains):
+    short = ScriptedServer(Script.from_dict({"replies": [{"text": "done"}]})).start()
+    try:
+        config = ProviderConfig(name="s", kind="openai", base_url=short.openai_base_url, api_key="k")
+        adapter = make_provider(config, idle_timeout=30)
+        parts = list(adapter.stream(REQUEST, Abort()))
+        adapter.close()
+    finally:
+        short.stop()
+    assert any(isinstance(p, TextPart) for p in parts)
+    assert drains  # the kept-connection fix still runs on complete streams
