@@ -66,7 +66,8 @@ def test_an_abort_during_the_request_send_drops_the_body(provider, drains, monke
 def test_a_finished_stream_is_still_drained_for_keep_alive(provider, drains):
     short = ScriptedServer(Script.from_dict({"replies": [{"text": "done"}]})).start()
     try:
-        config = ProviderConfig(name="s", kind="openai", base_url=short.openai_base_url, api_key="k")
+        url = short.openai_base_url
+        config = ProviderConfig(name="s", kind="openai", base_url=url, api_key="k")
         adapter = make_provider(config, idle_timeout=30)
         parts = list(adapter.stream(REQUEST, Abort()))
         adapter.close()
