@@ -255,3 +255,43 @@ def test_tool_errors_go_back_to_the_model(harness, wire):
     assert "outside the workspace" in outputs[0]
     assert "no_such_tool" in outputs[1]
     assert "Invalid arguments" in outputs[2]
+
+
+def test_the_user_message_is_on_disk_before_the_model_is_called(harness):
+    """S8: a crash during the model call cannot lose what the model was sent."""
+    import asyncio
+    import threading
+
+    agent = harness.start({"replies": [{"text": "warm"}, {"text": "hi"}]})
+    agent.run_turn("warm up")  # the SDK import and the first connection are out of the way
+    held = asyncio.Event()
+    seen_before_request = {}
+    original = harness.db._apply_op
+
+    async def slow_apply(op):
+        if op.kind == "message":
+            await held.wait()  # the writer is slow (a big database, a busy disk)
+        return await original(op)
+
+    harness.db._apply_op = slow_apply
+    worker = threading.Thread(target=agent.run_turn, args=("remember me",))
+    worker.start()
+    # The agent waits for the writer instead of calling the model with unsaved input.
+    assert not wait_for_or_none(lambda: len(harness.server.requests) > 1, timeout=0.5)
+    harness.loop.loop.call_soon_threadsafe(held.set)
+    wait_for(lambda: len(harness.server.requests) > 1)
+    seen_before_request["rows"] = harness.rows(agent.session_id)
+    worker.join(10)
+    assert "remember me" in [r["content"] for r in seen_before_request["rows"]]
+
+
+def wait_for_or_none(predicate, timeout):
+    """Poll `predicate` for `timeout` seconds; its last value (falsy if it never held)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
