@@ -407,6 +407,10 @@ class HermesApp(App[int]):
             self._set_state("idle")
         else:
             await self._settle(event.worker.result)
+        await self._run_next_or_idle()
+
+    async def _run_next_or_idle(self) -> None:
+        """After a turn or a compaction: start the next queued input, else go idle."""
         await self.refresh_sessions()
         item = self.input_queue.pop_next()
         self._show_queue()
@@ -672,15 +676,7 @@ class HermesApp(App[int]):
         elif result is not None and result.ok:
             self.status_panel.status.context_used = result.tokens_after
         self._set_state("idle")
-        await self.refresh_sessions()
-        item = self.input_queue.pop_next()
-        self._show_queue()
-        if item is not None:
-            await self._start_turn(item.text)
-            return
-        self._turn_idle.set()
-        self.refresh_bindings()
-        self._refresh_liveness()
+        await self._run_next_or_idle()
 
     async def command_new(self, _argument: str = "") -> None:
         """Start a fresh session."""

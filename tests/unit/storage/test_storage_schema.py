@@ -128,8 +128,8 @@ def _sqlite_error(cls, text, name):
     ],
 )
 def test_errors_translate_to_one_clear_sentence(exc, expected, phrase):
-    err = translate(exc, "/home/u/state.db")
+    err = translate(exc, "/data/u/state.db")
     assert type(err) is expected
     assert isinstance(err, StorageError)
-    assert phrase in str(err) and "/home/u/state.db" in str(err)
+    assert phrase in str(err) and "/data/u/state.db" in str(err)
     assert "\n" not in str(err)
