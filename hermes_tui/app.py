@@ -13,6 +13,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
@@ -274,7 +275,12 @@ class HermesApp(App[int]):
     def _tick(self) -> None:
         """Once a second: the turn state, the busy session's clock and the stall watchdog."""
         self.ticks += 1
-        self._refresh_liveness()
+        try:
+            self._refresh_liveness()
+        except NoMatches:
+            # A tick that fires while the app is shutting down finds its panels gone.
+            if self.is_running:
+                raise
 
     def _refresh_liveness(self) -> None:
         self._refresh_status()
