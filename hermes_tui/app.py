@@ -454,6 +454,8 @@ class HermesApp(App[int]):
 
     # -- agent events -----------------------------------------------------------------------
     async def on_agent_events(self, message: AgentEvents) -> None:
+        if not self.is_running:
+            return  # a late batch from the worker while the app shuts down: nothing to show
         await self._apply_events(message.events)
 
     async def _apply_events(self, events: list[ev.AgentEvent]) -> None:
