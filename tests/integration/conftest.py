@@ -41,6 +41,10 @@ class Harness:
             workspace=self.workspace,
             **kw,
         )
+        # Engineers edit the tree while suites run; the installed code's fingerprint is
+        # taken once here, so only the skew tests (which change it on purpose) see skew.
+        installed = agent.skew_guard.fingerprint
+        agent.skew_guard.compute_fingerprint = lambda: installed
         self.agents.append(agent)
         return agent
 
