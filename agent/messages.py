@@ -210,11 +210,3 @@ def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
     if block.redacted_data:
         return {"type": "redacted_thinking", "data": block.redacted_data}
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-
-
-def system_of(messages: list[Message]) -> str | None:
-    """The first system message's content, if any."""
-    for m in messages:
-        if m.role == "system" and not m.is_display:
-            return m.content
-    return None

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import logging
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.messages import Message
-
-log = logging.getLogger("hermes_tui.providers")
 
 
 @dataclass
@@ -87,7 +83,6 @@ class Abort:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._event = threading.Event()
-        self._socket: socket.socket | None = None
         self._lease: Any = None
 
     def bind(self, lease: Any) -> None:
@@ -112,57 +107,12 @@ class Abort:
         """Sleep up to `timeout` seconds, waking early when fired; returns `fired`."""
         return self._event.wait(timeout)
 
-    def attach(self, response: Any) -> None:
-        """Remember the socket under a live response (so `fire` can shut it down)."""
-        sock = socket_of(response)
-        with self._lock:
-            self._socket = sock
-            fired = self._event.is_set()
-        if fired:
-            _shutdown(sock)
-
-    def detach(self) -> None:
-        """Forget the socket: the response is finished and owned by its thread again."""
-        with self._lock:
-            self._socket = None
-
     def fire(self) -> None:
-        """Abort: mark fired and shut the live socket down; the owner thread closes it."""
+        """Abort: mark fired and shut the lease's sockets down; the owner thread closes them."""
         with self._lock:
             self._event.set()
-            sock = self._socket
-            if sock is not None:
-                _shutdown(sock)
             if self._lease is not None:
                 self._lease.abort("stop")
-
-    def reset(self) -> None:
-        """Re-arm for the next request."""
-        with self._lock:
-            self._event.clear()
-            self._socket = None
-            self._lease = None
-
-
-def _shutdown(sock: socket.socket | None) -> None:
-    if sock is None:
-        return
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-def socket_of(response: Any) -> socket.socket | None:
-    """The socket under an httpx2 response, found through its network stream."""
-    try:
-        stream = response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-    except Exception:
-        sock = None
-    if sock is None:
-        log.warning("abort support: no socket found under the response")
-    return sock
 
 
 class Provider(Protocol):
