@@ -110,6 +110,21 @@ def make_delta(
     )
 
 
+# queue_token_counts checks on the caller only what is cheap: a session id and the keyword
+# names (the TypeError make_delta would raise). The values are normalised by make_delta on
+# the writer thread.
+_FIELDS = frozenset(Delta.__slots__) - {"session_id"}
+_REQUIRED = frozenset({"model", "provider"})
+
+
+def as_delta(item: Delta | tuple[str, dict]) -> Delta:
+    """A queued item as a Delta: either one already, or raw (session_id, fields)."""
+    if type(item) is Delta:
+        return item
+    session_id, fields = item
+    return make_delta(session_id, **fields)
+
+
 def sum_costs(a: float | None, b: float | None) -> float | None:
     """None-preserving sum: None + None is None (keep the stored value), else None counts 0."""
     if a is None:
@@ -242,8 +257,15 @@ class TokenAccounting:
         self.path = Path(path)
         self.lock_timeout = lock_timeout
         self.on_error = on_error
-        self._queue: deque[Delta] = deque()
+        # Deltas, or the raw (session_id, fields) of queue_token_counts (see as_delta).
+        self._queue: deque[Delta | tuple[str, dict]] = deque()
+        # Flushers and drains wait on _cond for the writer; the writer itself sleeps on
+        # _wakeup, a Lock used as a binary semaphore: released (by a queue call that sees
+        # _sleeping, or by stop_writer) = one pending wake-up. A release is one C call on
+        # the caller, where Condition.notify is a Python-level lock dance.
         self._cond = threading.Condition(threading.Lock())
+        self._wakeup = threading.Lock()
+        self._wakeup.acquire()
         # Serialises use of the one sqlite3 connection (writer thread, sync callers, drains).
         self._db_lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
@@ -254,7 +276,7 @@ class TokenAccounting:
         # Set under _cond *before* a batch is popped, cleared after it is applied, so the
         # lock-free fast path of flush (`not queue and not busy`) never misses a batch.
         self._busy = False
-        self._sleeping = False  # the writer is (about to be) waiting for a notify
+        self._sleeping = False  # the writer is (about to be) blocked on _wakeup
         self._lock_failures = 0  # bumped each time a batch gives up on a held lock
         self._lock_error: StorageLockedError | None = None
         self._lost_error: StorageError | None = None  # deltas dropped by a stopping writer
@@ -347,30 +369,43 @@ class TokenAccounting:
             raise failed[0][1]
 
     def queue_token_counts(self, session_id: str, **fields) -> None:
-        """Same arguments as update_token_counts; the caller pays an append and a notify.
+        """Same arguments as update_token_counts; the caller pays an append and a wake-up.
 
-        After close() has stopped the writer the delta is applied inline instead of parking
-        on a queue nothing drains (and raises where update_token_counts would).
+        The arguments are queued raw: a missing session id or a wrong keyword raises here,
+        at once; the writer builds the Delta, and a value it cannot convert (say
+        input_tokens="many") is logged and dropped there. After close()
+        has stopped the writer the delta is applied inline instead of parking on a queue
+        nothing drains (and raises where update_token_counts would).
         """
-        delta = make_delta(session_id, **fields)
+        if not (session_id and _REQUIRED <= fields.keys() <= _FIELDS):
+            make_delta(session_id, **fields)  # raises what update_token_counts would
         if self._stopped:
-            failed = self._apply_batch([delta])
+            failed = self._apply_batch([make_delta(session_id, **fields)])
             if failed:
                 raise failed[0][1]
             return
-        self._queue.append(delta)  # atomic; the writer pops under _cond
+        self._queue.append((session_id, fields))  # atomic; the writer pops under _cond
         if self._thread is None:
             with self._cond:
                 if self._thread is None and not self._stopped:
                     self._start_writer()
         # The writer raises _sleeping *before* it looks at the queue, and this reads it
-        # *after* the append: either the writer sees the delta or this notifies it.
+        # *after* the append: either the writer sees the delta or this wakes it.
         if self._sleeping:
-            with self._cond:
-                self._cond.notify()
+            try:
+                self._wakeup.release()
+            except RuntimeError:
+                pass  # a wake-up is already pending
         if self._stopped:
             # Lost a race with stop_writer(): the writer may have exited before the append.
             self._drain_inline()
+
+    def _wake(self) -> None:
+        """Give the writer one pending wake-up (idempotent)."""
+        try:
+            self._wakeup.release()
+        except RuntimeError:
+            pass  # one is already pending
 
     @property
     def idle(self) -> bool:
@@ -397,6 +432,8 @@ class TokenAccounting:
                     raise self._lock_error
                 if self._writer_alive() or self._busy:
                     # The writer (or another flusher draining) will notify when it is done.
+                    if self._sleeping and self._queue:
+                        self._wake()  # belt and braces: a queue call always wakes it
                     wait = 0.5 if deadline is None else deadline - time.monotonic()
                     if wait <= 0:
                         raise TimeoutError("token accounting flush timed out")
@@ -452,6 +489,7 @@ class TokenAccounting:
             self._stopped = True
             self._cond.notify_all()
             thread = self._thread
+        self._wake()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
@@ -478,22 +516,25 @@ class TokenAccounting:
     def _writer_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _pop_batch(self) -> list[Delta]:
+    def _pop_batch(self) -> list[Delta | tuple[str, dict]]:
         batch = list(self._queue)
         self._queue.clear()
         return batch
 
     def _run(self) -> None:
         while True:
+            # Raised *before* the queue is looked at: a queue call that appends after this
+            # check sees it and wakes us (see queue_token_counts). A stale pending wake-up
+            # only costs one more look at the queue.
+            self._sleeping = True
+            while not self._queue and not self._stopping:
+                self._wakeup.acquire()
+            self._sleeping = False
             with self._cond:
-                while True:
-                    self._sleeping = True
-                    if self._queue or self._stopping:
-                        break
-                    self._cond.wait()
-                self._sleeping = False
                 if not self._queue:
-                    return  # stopping, and everything is drained
+                    if self._stopping:
+                        return  # stopping, and everything is drained
+                    continue  # drained by someone else meanwhile
                 self._busy = True  # before the pop: see flush_token_counts
                 batch = self._pop_batch()
             try:
@@ -517,14 +558,14 @@ class TokenAccounting:
                     # Give the other process a moment before the next full retry window.
                     self._cond.wait(0.05)
 
-    def _apply_popped(self, batch: list[Delta], *, requeue: bool) -> bool:
-        """Coalesce and apply a popped batch. Returns True when a held lock won.
+    def _apply_popped(self, batch: list[Delta | tuple[str, dict]], *, requeue: bool) -> bool:
+        """Normalise, coalesce and apply a popped batch. Returns True when a held lock won.
 
         Failures are logged and reported, never raised: a delta that fails on its own is
         dropped; when the database stays locked the batch goes back to the front of the
         queue (nothing lost) unless requeue is False.
         """
-        merged = coalesce(batch)
+        merged = coalesce(self._deltas(batch))
         try:
             failed = self._apply_batch(merged)
         except StorageLockedError as exc:
@@ -542,6 +583,16 @@ class TokenAccounting:
         for _delta, err in failed:
             self._report(err)
         return False
+
+    @staticmethod
+    def _deltas(batch: list[Delta | tuple[str, dict]]) -> list[Delta]:
+        deltas = []
+        for item in batch:
+            try:
+                deltas.append(as_delta(item))
+            except (TypeError, ValueError, OverflowError):
+                log.exception("token accounting: dropped a delta with bad values %r", item)
+        return deltas
 
     def _drain_inline(self) -> None:
         with self._cond:

@@ -416,8 +416,9 @@ def test_a_dead_writer_is_drained_once_by_concurrent_flushes(acct):
     # Let the writer exit as if it had died, without marking the instance stopped.
     with acct._cond:
         acct._stopping = True
-        acct._cond.notify_all()
+    acct._wake()  # the writer sleeps on its wake-up lock, not on _cond
     acct._thread.join(5)
+    assert not acct._thread.is_alive()
     acct._stopping = False
     for _ in range(10):
         acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
