@@ -10,7 +10,9 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
+from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -450,9 +452,86 @@ def test_a_dead_writer_is_drained_once_by_concurrent_flushes(acct):
     assert results == [11, 11]
 
 
-def _wait(predicate, timeout=5.0):
-    import time
+class _RacingQueue(deque):
+    """The writer's queue, with a hook that runs a queue call at one chosen moment."""
 
+    def __init__(self, accounting: TokenAccounting) -> None:
+        super().__init__()
+        self.accounting = accounting
+        self.on_empty_check = None  # run on the writer thread when it finds the queue empty
+        self.before_append = None  # run on the caller's thread before its next append
+
+    def __len__(self) -> int:
+        n = super().__len__()
+        hook = self.on_empty_check
+        if n == 0 and hook and threading.current_thread() is self.accounting._thread:
+            self.on_empty_check = None
+            hook()
+        return n  # what the writer saw, however stale the hook made it
+
+    def append(self, item) -> None:
+        hook, self.before_append = self.before_append, None
+        if hook:
+            hook()
+        super().append(item)
+
+
+def _queue_from_another_thread(accounting: TokenAccounting, tokens: int) -> None:
+    caller = threading.Thread(
+        target=accounting.queue_token_counts,
+        args=("s1",),
+        kwargs={"model": "m", "provider": "p", "input_tokens": tokens},
+    )
+    caller.start()
+    caller.join(10)
+
+
+def test_a_delta_queued_as_the_writer_goes_to_sleep_is_written_without_a_flush(acct):
+    # The writer has applied a batch and found the queue empty; before it blocks, a caller
+    # on another thread appends. The writer must be woken: nothing flushes here.
+    race = acct._queue = _RacingQueue(acct)
+    race.on_empty_check = lambda: _queue_from_another_thread(acct, 10)
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    assert _wait(lambda: race.on_empty_check is None)
+    assert _wait(lambda: rows(acct.path)[0][2] == 11), "lost wake-up: the delta sits queued"
+
+
+def test_a_writer_that_falls_asleep_during_a_queue_call_is_woken(acct):
+    # The opposite interleaving: the writer goes to sleep while a caller is inside its
+    # queue call, just before the append. The caller must still wake it.
+    race = acct._queue = _RacingQueue(acct)
+    with gated(acct) as gate:
+        acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+        assert _wait(lambda: acct._busy)  # the writer is held in its first batch
+
+        def let_the_writer_fall_asleep() -> None:
+            gate.set()
+            assert _wait(lambda: acct.idle and acct._sleeping)
+            time.sleep(0.05)  # from "about to block" to blocked on its wake-up lock
+
+        race.before_append = let_the_writer_fall_asleep
+        acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
+        assert race.before_append is None
+        assert _wait(lambda: rows(acct.path)[0][2] == 11), "lost wake-up: the delta sits queued"
+
+
+def test_queue_call_checks_names_at_once_and_the_writer_drops_bad_values(acct, caplog):
+    with pytest.raises(ValueError):
+        acct.queue_token_counts("", model="m", provider="p")
+    with pytest.raises(TypeError):
+        acct.queue_token_counts("s1", model="m", provider="p", tokens=1)
+    with pytest.raises(TypeError):
+        acct.queue_token_counts("s1", model="m", input_tokens=1)
+    # A value make_delta cannot convert is found by the writer: logged, dropped, survived.
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens="many")
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=3)
+    acct.flush_token_counts()
+    assert rows(acct.path)[0][2] == 3
+    assert "bad values" in caplog.text
+    assert acct._thread.is_alive()
+
+
+def _wait(predicate, timeout=5.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
