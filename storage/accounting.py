@@ -4,8 +4,9 @@
 BEGIN IMMEDIATE transaction (jittered retry while another process holds the lock) that
 updates the session's totals and upserts its (model, provider, route) row in
 `session_model_usage`. `queue_token_counts(...)` takes the same arguments, but on the caller
-it costs a deque append and (at most) one condition notify; a lazily started daemon thread
-applies the deltas in enqueue order through the same apply path.
+it costs a check of the keyword names, a deque append of the raw arguments and (at most) one
+lock release that wakes the writer; a lazily started daemon thread normalises the deltas and
+applies them in enqueue order through the same apply path.
 
 Why a thread and not the message writer's asyncio task: the accounting path must keep working
 where no event loop runs any more (a drain at interpreter exit, an inline apply after close,
@@ -373,9 +374,9 @@ class TokenAccounting:
 
         The arguments are queued raw: a missing session id or a wrong keyword raises here,
         at once; the writer builds the Delta, and a value it cannot convert (say
-        input_tokens="many") is logged and dropped there. After close()
-        has stopped the writer the delta is applied inline instead of parking on a queue
-        nothing drains (and raises where update_token_counts would).
+        input_tokens="many") is logged and dropped there. After close() has stopped the
+        writer the delta is applied inline instead of parking on a queue nothing drains
+        (and raises where update_token_counts would).
         """
         if not (session_id and _REQUIRED <= fields.keys() <= _FIELDS):
             make_delta(session_id, **fields)  # raises what update_token_counts would

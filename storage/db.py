@@ -650,8 +650,10 @@ class SessionDB:
     def queue_token_counts(self, session_id: str, **usage: Any) -> None:
         """update_token_counts' arguments, queued: an append and a notify on the caller (S2).
 
-        Never blocks; bad arguments raise ValueError/TypeError at once. After close() the
-        delta is applied inline and raises StorageClosedError like the synchronous call.
+        Never blocks; a missing session id or a wrong keyword raises ValueError/TypeError at
+        once, a value that cannot be converted is logged and dropped by the writer. After
+        close() the delta is applied inline and raises StorageClosedError like the
+        synchronous call.
         """
         self.accounting.queue_token_counts(session_id, **usage)
 
