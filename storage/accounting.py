@@ -294,7 +294,9 @@ class TokenAccounting:
                 conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
                 conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA synchronous = NORMAL")
+                # The same durability as the session store (storage/db.py): every commit is
+                # fsynced, which is why the agent loop queues its deltas instead of waiting.
+                conn.execute("PRAGMA synchronous = FULL")
             except sqlite3.Error as exc:
                 raise translate(exc, self.path) from exc
             self._conn = conn
