@@ -1,16 +1,43 @@
 """The wire client slot, side by side over TLS on loopback, in one run.
 
-- wire.fresh_over_cached: per-call time with a fresh SDK client per call / with the slot.
-- wire.cached_over_bare: per-call time with the slot / with one bare reused SDK client.
+Every variant streams the same request (same effective client arguments: key, URL, headers,
+timeouts) to the same scripted server, running in its own process, over TLS with a
+self-signed test CA; each call goes through the same request path (`RawStreamCall`: the SDK's
+`client.post(..., stream=True)`) and the same SSE parse as `provider.stream`. The variants
+differ only in the client's lifecycle:
+
+- slot: `provider.stream` itself: the agent's `ClientSlot` (checkout / release, abort
+  binding, credential pool) hands out its one cached SDK client; its draining transport keeps
+  the one TLS connection across calls.
+- bare: one SDK client built exactly as the slot builds its client (same httpx2 client,
+  draining transport, shared TLS context), reused for every call with no slot around it.
+- fresh: code without the slot: a new SDK client per call, built the way the SDK builds its
+  default client (`openai.DefaultHttpxClient`: own pool, plain transport, own TLS context),
+  so every call loads a trust store and does a TCP + TLS handshake, and the client is closed
+  after the call. The per-call context is built with the slot's own recipe
+  (`wire.new_tls_context`: the system trust store plus the test CA), so the fresh client and
+  the slot's client trust exactly the same roots. (An SDK client left to its defaults loads
+  the same system bundle; it would not trust the test CA, hence the recipe.)
+- fresh_shared_tls: the fresh variant on the slot's shared, already loaded TLS context: what
+  a fresh client costs besides the trust-store load (client build, TCP + TLS handshake,
+  close). Printed so the share of the trust-store load in fresh_over_cached is visible.
+
+No variant sleeps or does work the others do not. The variants run interleaved call by
+call, in a seeded random order drawn anew for every set of calls (a call right after a fresh
+client's call is slowed by the server tearing that connection down, so no variant may always
+follow the same other one). Figures (ratios of median per-call times):
+
+- wire.fresh_over_cached: fresh / slot (target >= 4).
+- wire.cached_over_bare: slot / bare (target <= 1.05).
+- wire.fresh_shared_tls_over_cached: fresh_shared_tls / slot (information).
 - wire.conns_per_10_calls_{openai,anthropic}: TCP connections the server accepted for ten
-  streamed calls through the slot.
+  streamed calls through the slot (target 1).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import ssl
+import random
 import subprocess
 import sys
 import tempfile
@@ -44,19 +71,18 @@ class _Remote:
 def main(argv: list[str]) -> int:
     """Run the wire benchmark and print its figures."""
     parser = argparse.ArgumentParser(prog="python3 -m bench wire")
-    parser.add_argument("--calls", type=int, default=60, help="calls per variant and round")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    parser.add_argument("--calls", type=int, default=240, help="calls per variant")
     args = parser.parse_args(argv)
     isolated_home()
 
-    import httpx2
     import openai
 
     from agent.config import ProviderConfig
     from agent.messages import Message
     from agent.providers.base import Abort, ChatRequest
     from agent.providers.factory import make_provider
-    from agent.providers.wire import build_http_client, tls_context
+    from agent.providers.sse import iter_sse
+    from agent.providers.wire import new_tls_context, tls_context
     from agent.scripted import Script, ScriptedServer
 
     where = Path(tempfile.mkdtemp(prefix="hermes-bench-tls-"))
@@ -73,7 +99,6 @@ def main(argv: list[str]) -> int:
     )  # fmt: skip
     url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
     server = _Remote(url)
-    messages = [{"role": "user", "content": "hi"}]
     request = ChatRequest(model="bench", messages=[Message("user", "hi")])
 
     def provider(kind: str):
@@ -84,58 +109,76 @@ def main(argv: list[str]) -> int:
         return make_provider(config, idle_timeout=30)
 
     slot_provider = provider("openai")
+    # The same effective client arguments (key, URL, headers, timeouts) for every variant.
+    kwargs = slot_provider.client_kwargs()
 
     def via_slot() -> None:
         for _ in slot_provider.stream(request, Abort()):
             pass
 
-    def via_fresh() -> None:
-        # The old lifecycle: a new SDK client per call, as code without the slot builds it:
-        # its own TLS context (trust store loaded), its own pool, a TCP + TLS handshake.
+    def one_call(client) -> None:
+        # The slot's request path without the slot: the same POST through the SDK client and
+        # the same SSE parse as `provider.stream`.
+        with slot_provider._open(client, request, {}) as call:
+            for _ in slot_provider._parse(iter_sse(call.http_response), Abort()):
+                pass
+
+    def fresh_client_call(context) -> None:
+        sdk = {k: v for k, v in kwargs.items() if k != "ca_file"}
         client = openai.OpenAI(
-            base_url=server.openai_base_url,
-            api_key="sk-bench-key",
-            max_retries=0,
-            http_client=httpx2.Client(verify=ssl.create_default_context(cafile=certfile)),
+            **sdk, http_client=openai.DefaultHttpxClient(verify=context, timeout=kwargs["timeout"])
         )
         try:
-            stream_lines(client)
+            one_call(client)
         finally:
             client.close()
 
-    bare = openai.OpenAI(
-        base_url=server.openai_base_url,
-        api_key="sk-bench-key",
-        max_retries=0,
-        http_client=build_http_client(timeout=30, ca_file=certfile, proxies=False),
-    )
-    tls_context(certfile)
+    def via_fresh() -> None:
+        # Code without the slot: a new SDK client per call, built as the SDK builds its own
+        # default one (openai.DefaultHttpxClient: its own pool, plain transport, its own TLS
+        # context), closed when the call is done. Its TLS context is built per call with the
+        # slot's recipe (wire.new_tls_context: the system trust store plus the test CA), so
+        # the fresh client and the slot's client trust the same roots.
+        fresh_client_call(new_tls_context(certfile))
 
-    def stream_lines(client) -> None:
-        with client.chat.completions.with_streaming_response.create(
-            model="bench", messages=messages, stream=True
-        ) as response:
-            for line in response.http_response.iter_lines():
-                if line.startswith("data: {"):
-                    json.loads(line[6:])
+    def via_fresh_shared_tls() -> None:
+        # The same, but on the slot's shared TLS context: what is left of the cost without the
+        # trust-store load (client build, TCP + TLS handshake, close).
+        fresh_client_call(tls_context(certfile))
+
+    # One bare reused SDK client, built exactly as the slot builds its client.
+    bare = openai.OpenAI(**slot_provider.sdk_kwargs(kwargs))
 
     def via_bare() -> None:
-        stream_lines(bare)
+        one_call(bare)
 
-    variants = {"fresh": via_fresh, "slot": via_slot, "bare": via_bare}
+    variants = {
+        "fresh": via_fresh,
+        "fresh_shared_tls": via_fresh_shared_tls,
+        "slot": via_slot,
+        "bare": via_bare,
+    }
     for fn in variants.values():  # warm up: imports, first handshakes
         for _ in range(3):
             fn()
     timings: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(args.rounds):
-        for name, fn in variants.items():
-            for _ in range(args.calls):
-                started = time.perf_counter()
-                fn()
-                timings[name].append(time.perf_counter() - started)
+    order = list(variants.items())
+    shuffle = random.Random(5).shuffle
+    for _ in range(args.calls):
+        # Interleaved call by call, so a slow spell of the (shared, noisy) machine hits every
+        # variant alike, in a fresh (seeded) random order each time: a call right after a
+        # fresh client's call runs while the server still tears that connection down, so no
+        # variant may always follow the same other one.
+        shuffle(order)
+        for name, fn in order:
+            started = time.perf_counter()
+            fn()
+            timings[name].append(time.perf_counter() - started)
 
-    figure("wire.fresh_over_cached", median(timings["fresh"]) / median(timings["slot"]))
-    figure("wire.cached_over_bare", median(timings["slot"]) / median(timings["bare"]))
+    slot = median(timings["slot"])
+    figure("wire.fresh_over_cached", median(timings["fresh"]) / slot)
+    figure("wire.cached_over_bare", slot / median(timings["bare"]))
+    figure("wire.fresh_shared_tls_over_cached", median(timings["fresh_shared_tls"]) / slot)
     server = counter
     for kind in ("openai", "anthropic"):
         counted = provider(kind)

@@ -39,6 +39,20 @@ _tls_lock = threading.Lock()
 _tls_contexts: dict[str, ssl.SSLContext] = {}
 
 
+def new_tls_context(ca_file: str | None = None) -> ssl.SSLContext:
+    """A new client TLS context: the system trust store, plus `ca_file` when given.
+
+    Loading the trust store (~150 roots) is what makes a context slow to build; this is the
+    one recipe, used once per `ca_file` by `tls_context` (and per call by the wire bench's
+    fresh-client variant, so both trust the same roots).
+    """
+    context = ssl.create_default_context()
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
 def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
     """The process-wide client TLS context: system trust store, plus `ca_file` when given.
 
@@ -49,11 +63,7 @@ def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
     with _tls_lock:
         context = _tls_contexts.get(key)
         if context is None:
-            context = ssl.create_default_context()
-            if ca_file:
-                context.load_verify_locations(cafile=ca_file)
-            context.set_alpn_protocols(["http/1.1"])
-            _tls_contexts[key] = context
+            context = _tls_contexts[key] = new_tls_context(ca_file)
         return context
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import queue
@@ -373,41 +374,99 @@ def subprocess_server(tls_cert, tmp_path):
     proc.wait(5)
 
 
+STOP_POINTS = ("after_headers", "between_parts", "in_read")
+
+
 def test_200_stop_cycles_leave_the_fd_count_flat(subprocess_server, tls_cert, providers):
+    """A stop, wherever it lands, leaves no socket open: the worker closes the half-read
+    stream and the slot closes the poisoned client, on the worker's thread (W4, W5).
+
+    CPython frees a dropped client's sockets at once (and the cyclic gc soon after), which
+    would hide a leak: so every client the slot builds is kept alive, as anything in a real
+    process may keep it (a traceback, a log record, an error the UI still shows), and the
+    cyclic gc is off during the cycles. Only sockets our code closes count as closed.
+    """
     config = ProviderConfig(
         name="sub", kind="openai", base_url=subprocess_server + "/v1", api_key=KEY,
         ca_file=tls_cert[0],
     )  # fmt: skip
     provider = make_provider(config, idle_timeout=10)
     providers.append(provider)
+    built = []
+    build = provider.slot._build
+
+    def _build(kwargs):
+        client = build(kwargs)
+        built.append(client)
+        return client
+
+    provider.slot._build = _build
     aborts: queue.Queue = queue.Queue()
 
-    def stopper():
-        while (abort := aborts.get()) is not None:
+    def stopper():  # the UI thread: fires the stop
+        while (item := aborts.get()) is not None:
+            abort, fired = item
             abort.fire()
+            fired.set()
 
     thread = threading.Thread(target=stopper, daemon=True)
     thread.start()
 
-    def cycle():
-        abort = Abort()
-        sent = False
-        for _part in provider.stream(request(), abort):
-            if not sent:
-                aborts.put(abort)
-                sent = True
-        assert sent
+    def stop_and_wait(abort):
+        fired = threading.Event()
+        aborts.put((abort, fired))
+        assert fired.wait(10)
 
-    for _ in range(5):
-        cycle()
-    baseline = _fd_count()
-    for _ in range(200):
-        cycle()
-    after = _fd_count()
-    aborts.put(None)
-    thread.join(5)
+    class StopAfterHeaders:
+        """The response's headers are in, its body not read yet: the stop lands here."""
+
+        def __init__(self, inner, abort):
+            self.inner, self.abort = inner, abort
+
+        def __enter__(self):
+            response = self.inner.__enter__()
+            stop_and_wait(self.abort)
+            return response
+
+        def __exit__(self, *exc_info):
+            return self.inner.__exit__(*exc_info)
+
+    open_ = provider._open
+
+    def cycle(where: str):
+        abort = Abort()
+        if where == "after_headers":
+            provider._open = lambda *a: StopAfterHeaders(open_(*a), abort)
+        parts = provider.stream(request(), abort)
+        try:
+            for n, _part in enumerate(parts):
+                if n == 0 and where == "between_parts":
+                    stop_and_wait(abort)
+                    break  # the worker sees the stop between two parts, as the agent loop does
+                if n == 0 and where == "in_read":
+                    aborts.put((abort, threading.Event()))  # the next read fails on shutdown
+        finally:
+            parts.close()  # the worker closes the half-read stream on its own thread (W5)
+            provider._open = open_
+        assert abort.fired
+
+    for n in range(6):
+        cycle(STOP_POINTS[n % 3])
+    gc.collect()
+    gc.disable()
+    try:
+        baseline = _fd_count()
+        for n in range(200):
+            cycle(STOP_POINTS[n % 3])
+        after = _fd_count()
+    finally:
+        gc.enable()
+        aborts.put(None)
+        thread.join(5)
     assert after - baseline <= 2, (baseline, after)
-    assert provider.slot.builds == 205
+    left = [sock for client in built for sock in wire.client_sockets(client)]
+    assert left == [], f"{len(left)} socket(s) still in the pools of stopped calls' clients"
+    assert provider.slot.builds == 206
 
 
 # -- W7: the socket walk through a CONNECT proxy ---------------------------------------------------
