@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ class _Printer:
     def __call__(self, event: ev.AgentEvent) -> None:
         with self._lock:
             if self.as_json:
-                payload = {"type": type(event).__name__, **_jsonable(asdict(event))}
+                payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
                 self._out.write(json.dumps(payload) + "\n")
                 self._out.flush()
                 return
@@ -78,7 +78,7 @@ class _Printer:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
