@@ -26,6 +26,7 @@ from hermes_tui import commands, theming
 from hermes_tui.bridge import AgentEvents, Bridge
 from hermes_tui.clipboard import clip_for
 from hermes_tui.widgets.composer import CommandHints, Composer
+from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.notes import RecoveryNote
 from hermes_tui.widgets.queue_view import QueueList
 from hermes_tui.widgets.sessions_panel import SessionsPanel
@@ -158,8 +159,6 @@ class HermesApp(App[int]):
 
     # -- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        from textual.widgets import Footer
-
         with Horizontal(id="main"):
             yield SessionsPanel(id="sessions")
             with Vertical(id="centre"):
@@ -168,8 +167,8 @@ class HermesApp(App[int]):
                 yield CommandHints(id="hints")
                 yield Composer(id="composer", cursor_blink=self.cursor_blink)
             yield StatusPanel(id="status")
-        # ctrl+p still opens the palette; the footer keeps its width for our keys at 80 columns.
-        yield Footer(show_command_palette=False)
+        # ctrl+p still opens the palette; the key bar keeps its width for our keys at 80 columns.
+        yield KeyBar(id="keys")
 
     @property
     def transcript(self) -> Transcript:
@@ -224,7 +223,7 @@ class HermesApp(App[int]):
         self._show_model()
         self.transcript.history = SessionHistory(self.db, lambda: self.agent.session_id)
         search_key = self._key_for("sessions.search")
-        self.sessions_panel.search_input.placeholder = f"search messages ({search_key})"
+        self.sessions_panel.search_placeholder = f"search messages ({search_key})"
         self.set_interval(1.0, self._tick)
         await self.refresh_sessions()
         for notice in self.theme_notices:
@@ -783,11 +782,11 @@ class HermesApp(App[int]):
             return
         self.sessions_panel.show_hits(query, hits)
 
-    def action_search_sessions(self) -> None:
+    async def action_search_sessions(self) -> None:
         """Show the sessions panel and focus its search box."""
         self.show_sessions = True
         self._apply_panel_visibility()
-        self.sessions_panel.open_search()
+        await self.sessions_panel.open_search()
 
     def _on_write_error(self, reason: str) -> None:
         """A database write failed (on the app loop); a turn reports it itself (S7)."""
@@ -886,7 +885,10 @@ class HermesApp(App[int]):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""
-        return theming.derived_variables(self.current_theme)
+        theme = self.current_theme
+        if all(theming.hermes_variable(key) in theme.variables for key in theming.HERMES_KEYS):
+            return {}
+        return theming.derived_variables(theme)
 
     def _remember_theme(self, theme: Theme) -> bool:
         """Save a newly chosen theme (from /theme or the palette) as `ui.theme`."""

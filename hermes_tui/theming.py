@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +86,9 @@ class ThemeCatalog:
 
 def builtin_theme_dir() -> Path:
     """The `themes/` package that ships with hermes-tui."""
-    return Path(str(resources.files("themes")))
+    import themes  # a plain package: cheaper than importlib.resources on the start-up path
+
+    return Path(themes.__file__).parent
 
 
 def user_theme_dir(home: Path) -> Path:
@@ -171,7 +172,9 @@ def load_theme_file(path: Path) -> Theme:
     theme.variables.update(
         {hermes_variable(key): str(value) for key, value in hermes.items()},
     )
-    theme.variables = {**derived_variables(theme), **theme.variables}
+    if any(hermes_variable(key) not in theme.variables for key in HERMES_KEYS):
+        # Deriving means generating the theme's whole colour system: only when needed.
+        theme.variables = {**derived_variables(theme), **theme.variables}
     return theme
 
 

@@ -79,9 +79,9 @@ class QueueView(Vertical):
     """`Queue (2) · paused`, the items, and how to act on them; hidden when empty."""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="queue-title")
-        yield QueueList(id="queue-list")
-        yield Static(id="queue-help")
+        # Empty (and hidden) until the first item is queued: three widgets fewer before the
+        # first frame. show() mounts them.
+        return iter(())
 
     @property
     def list(self) -> QueueList:
@@ -93,6 +93,12 @@ class QueueView(Vertical):
     ) -> None:
         """Replace the items, keeping the highlight near where it was."""
         self.display = bool(items)
+        if not self.children:
+            if not items:
+                return
+            self.mount(
+                Static(id="queue-title"), QueueList(id="queue-list"), Static(id="queue-help")
+            )
         title = Content.assemble(("Queue", "bold $accent"), f" ({len(items)})")
         if paused:
             title = Content.assemble(title, (" · paused", "$warning bold"))

@@ -132,31 +132,45 @@ class SessionsPanel(Vertical):
         self.working: tuple[str, float] | None = None
         self._now = 0.0
         self.hits: list[dict[str, Any]] = []
+        self.search_placeholder = "search messages"
+        """The search box's hint (the app adds the key that opens it)."""
+        self._search_box: Input | None = None
+        self._results: OptionList | None = None
+        self._list: OptionList | None = None
 
     def compose(self) -> ComposeResult:
+        # The search box and its results list are mounted the first time a search opens:
+        # most starts never search, and they are two widgets fewer before the first frame.
+        # The list itself is mounted when the first sessions arrive (the database opens
+        # after the first frame), or when the user focuses it before that.
         yield Static("Sessions", classes="panel-title")
-        yield Input(placeholder="search messages", id="session-search")
-        yield OptionList(id="session-list")
-        yield OptionList(id="search-results")
 
     @property
     def search_input(self) -> Input:
-        """The search box."""
-        return self.query_one("#session-search", Input)
+        """The search box (open_search mounts it)."""
+        assert self._search_box is not None, "open_search() mounts the search box"
+        return self._search_box
 
     @property
     def results(self) -> OptionList:
-        """The search hits list."""
-        return self.query_one("#search-results", OptionList)
+        """The search hits list (open_search mounts it)."""
+        assert self._results is not None, "open_search() mounts the results list"
+        return self._results
 
     @property
     def searching(self) -> bool:
         """True while the search box is open."""
-        return self.search_input.display
+        return self._search_box is not None and self._search_box.display
 
-    def open_search(self, text: str | None = None) -> None:
+    async def open_search(self, text: str | None = None) -> None:
         """Show the search box and focus it (`text` replaces what is typed there)."""
-        box = self.search_input
+        if self._search_box is None:
+            _ = self.option_list  # mounts the list first, so the hits list stays below it
+            self._search_box = Input(placeholder=self.search_placeholder, id="session-search")
+            self._results = OptionList(id="search-results")
+            await self.mount(self._search_box, after=0)
+            await self.mount(self._results)
+        box = self._search_box
         box.display = True
         if text is not None:
             box.value = text
@@ -197,19 +211,21 @@ class SessionsPanel(Vertical):
             self.results.highlighted = 0
             self.results.focus()
 
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "down" and self.search_input.has_focus and self.hits:
+    async def on_key(self, event: events.Key) -> None:
+        if event.key == "down" and self.searching and self.search_input.has_focus and self.hits:
             event.stop()
             self.results.highlighted = 0
             self.results.focus()
-        elif self.option_list.has_focus and event.is_printable and event.character:
+        elif self._list is not None and self._list.has_focus and event.is_printable:
+            if not event.character:
+                return
             # Typing in the list starts a search with what was typed.
             event.stop()
-            self.open_search(event.character)
+            await self.open_search(event.character)
 
     def show_hits(self, query: str, hits: list[dict[str, Any]], error: str | None = None) -> None:
         """Show the hits for `query`; an answer for an older query is dropped."""
-        if query != self.search_input.value.strip():
+        if not self.searching or query != self.search_input.value.strip():
             return
         self.hits = hits
         results = self.results
@@ -228,8 +244,11 @@ class SessionsPanel(Vertical):
 
     @property
     def option_list(self) -> OptionList:
-        """The list widget (focus target)."""
-        return self.query_one(OptionList)
+        """The list widget (focus target), mounted on first use."""
+        if self._list is None:
+            self._list = OptionList(id="session-list")
+            self.mount(self._list)
+        return self._list
 
     def show(self, sessions: list[dict[str, Any]], current_id: str | None, now: float) -> None:
         """Replace the list, keeping the highlight on the same session where possible."""
@@ -268,7 +287,7 @@ class SessionsPanel(Vertical):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if event.option_list is self.results:
+        if event.option_list is self._results:
             if event.option_index < len(self.hits):
                 self.post_message(self.Selected(self.hits[event.option_index]["session_id"]))
         elif event.option.id is not None:

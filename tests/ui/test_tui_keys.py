@@ -12,6 +12,7 @@ from ui.tui_helpers import reply, run_turn, wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
+from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 
 LONG_LINE = "The answer is a single long line " + "that wraps on screen " * 12 + "and ends."
@@ -133,5 +134,5 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
         assert isinstance(app.transcript.selected, AnswerBlock)
         shown = dict((description, keys) for keys, description in app.key_help())
         assert shown["copy"] == "f8" and shown["previous message"] == "f9"
-        footer_keys = [key.key_display for key in app.screen.query("FooterKey")]
+        footer_keys = [entry[1] for entry in app.query_one(KeyBar).entries]
         assert "f8" in footer_keys and "f4" not in footer_keys
