@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 from collections.abc import Callable
@@ -148,6 +149,7 @@ class HermesApp(App[int]):
         self._turn_idle.set()
         self._pending_approvals: set[asyncio.Future[str]] = set()
         self._agent_ready = asyncio.Event()
+        self._froze_heap = False
         self.input_queue = InputQueue()
         self.turn_state = TurnState()
         self.watchdog = StallWatchdog(config.agent.stall_timeout_seconds)
@@ -230,9 +232,18 @@ class HermesApp(App[int]):
             await self.transcript.add_notice(notice, "warning")
         if self.resume_ref:
             await self.command_resume(self.resume_ref)
+        # Everything built so far (Textual, the SDKs, our modules) lives as long as the app:
+        # moved out of the collector's generations, it is not rescanned by every full
+        # collection while a long answer streams (a tenth of a 20,000-chunk turn's time).
+        # Collect first so no garbage is pinned; on_unmount hands it all back.
+        gc.collect()
+        gc.freeze()
+        self._froze_heap = True
         self._agent_ready.set()
 
     async def on_unmount(self) -> None:
+        if self._froze_heap:
+            gc.unfreeze()
         for future in self._pending_approvals:
             if not future.done():
                 future.set_result("no")
