@@ -136,3 +136,32 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
         assert shown["copy"] == "f8" and shown["previous message"] == "f9"
         footer_keys = [entry[1] for entry in app.query_one(KeyBar).entries]
         assert "f8" in footer_keys and "f4" not in footer_keys
+
+
+async def test_the_key_bar_lists_what_can_act_and_a_click_presses_the_key(make_app, scripted):
+    server = scripted({"replies": [reply("done", delay=0.02, chunk_size=1)]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 30)) as pilot:
+        bar = app.query_one(KeyBar)
+        await wait_until(pilot, lambda: bar.entries, what="key bar filled")
+        idle = [description for _key, _display, description, _enabled in bar.entries]
+        assert "help" in idle and "quit" in idle
+        # Steer and queue keys show only while they can act (check_action).
+        assert "steer" not in idle and "queue" not in idle
+        # A click on "f1 help" presses f1: the help screen opens.
+        start = next(span[0] for span in bar._spans if span[2] == "f1")
+        await pilot.click(KeyBar, offset=(start + 1, 0))
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
+        await pilot.press("escape")
+        await app.submit("stream slowly")
+        await wait_until(
+            pilot,
+            lambda: "steer" in [entry[2] for entry in bar.entries],
+            what="steer shown while busy",
+        )
+        await app.wait_for_turn(timeout=30)
+        await wait_until(
+            pilot,
+            lambda: "steer" not in [entry[2] for entry in bar.entries],
+            what="steer gone when idle",
+        )
