@@ -532,39 +532,48 @@ class Agent:
     def _stream_into(self, draft: Draft, abort: Abort) -> None:
         sink = self.sink
         touch = self.activity.touch
-        for part in self._provider().stream(self._request(), abort):
-            touch()
-            if abort.fired:
-                # Belt and braces: even when no socket could be shut down, stop reading.
-                break
-            if isinstance(part, TextPart):
-                draft.text.append(part.text)
-                draft.produced = True
-                sink(ev.TextDelta(part.text))
-            elif isinstance(part, ReasoningPart):
-                draft.produced = True
-                sink(ev.ReasoningDelta(part.text))
-            elif isinstance(part, ToolCallPart):
-                slot = draft.calls.get(part.index)
-                if slot is None:
-                    draft.calls[part.index] = slot = [part.id, part.name, []]
+        parts = self._provider().stream(self._request(), abort)
+        try:
+            for part in parts:
+                touch()
+                if abort.fired:
+                    # Belt and braces: even when no socket could be shut down, stop reading.
+                    break
+                if isinstance(part, TextPart):
+                    draft.text.append(part.text)
                     draft.produced = True
-                    sink(ev.ToolCallDelta(part.index, part.name or ""))
-                else:
-                    slot[0] = slot[0] or part.id
-                    slot[1] = slot[1] or part.name
-                slot[2].append(part.arguments)
-            elif isinstance(part, ThinkingPart):
-                # Only complete, signed blocks are kept, and only for this turn (A7).
-                if part.signature or part.redacted_data:
-                    draft.thinking.append(
-                        ThinkingBlock(part.thinking, part.signature, part.redacted_data)
-                    )
-            elif isinstance(part, UsagePart):
-                draft.usage = part
-                self._record_usage(part)
-            elif isinstance(part, FinishPart):
-                draft.finish = part.reason
+                    sink(ev.TextDelta(part.text))
+                elif isinstance(part, ReasoningPart):
+                    draft.produced = True
+                    sink(ev.ReasoningDelta(part.text))
+                elif isinstance(part, ToolCallPart):
+                    slot = draft.calls.get(part.index)
+                    if slot is None:
+                        draft.calls[part.index] = slot = [part.id, part.name, []]
+                        draft.produced = True
+                        sink(ev.ToolCallDelta(part.index, part.name or ""))
+                    else:
+                        slot[0] = slot[0] or part.id
+                        slot[1] = slot[1] or part.name
+                    slot[2].append(part.arguments)
+                elif isinstance(part, ThinkingPart):
+                    # Only complete, signed blocks are kept, and only for this turn (A7).
+                    if part.signature or part.redacted_data:
+                        draft.thinking.append(
+                            ThinkingBlock(part.thinking, part.signature, part.redacted_data)
+                        )
+                elif isinstance(part, UsagePart):
+                    draft.usage = part
+                    self._record_usage(part)
+                elif isinstance(part, FinishPart):
+                    draft.finish = part.reason
+        finally:
+            # Closed here, on the worker's own thread, the moment the loop ends (a stop's
+            # break included): the stream's cleanup releases its connection now rather than
+            # whenever the generator happens to be collected (W5).
+            close = getattr(parts, "close", None)
+            if close is not None:
+                close()
 
     def _record_usage(self, usage: UsagePart) -> None:
         self.usage.input_tokens += usage.input_tokens
