@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 DEFAULT_MAX_ITERATIONS = 500
 BUSY_INPUT_MODES = ("queue", "steer", "interrupt")
@@ -166,16 +165,6 @@ _TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys"}
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present
-    """A YAML loader that remembers the line of every mapping key, for error messages."""
-
-
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
-    mapping = loader.construct_mapping(node, deep=True)
-    lines = {str(key_node.value): key_node.start_mark.line + 1 for key_node, _ in node.value}
-    return _Mapping(mapping, lines)
-
-
 class _Mapping(dict):
     """A dict that knows the source line of each key."""
 
@@ -184,7 +173,25 @@ class _Mapping(dict):
         self.lines = lines
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+@functools.cache
+def _line_loader() -> type:
+    """A YAML loader (libyaml's when present) that remembers the line of every mapping key.
+
+    Built on first use: PyYAML is not imported on the way to the first frame when there is
+    no config file to read (the demo, a first start).
+    """
+    import yaml
+
+    class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        pass
+
+    def construct_mapping(loader: Any, node: Any) -> dict[str, Any]:
+        mapping = loader.construct_mapping(node, deep=True)
+        lines = {str(key_node.value): key_node.start_mark.line + 1 for key_node, _ in node.value}
+        return _Mapping(mapping, lines)
+
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return LineLoader
 
 
 def _where(path: Path, mapping: Any, key: str) -> str:
@@ -199,8 +206,10 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_LineLoader)
+        data = yaml.load(text, Loader=_line_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}, line {mark.line + 1}" if mark else str(path)
@@ -387,6 +396,8 @@ def _is_local(provider: ProviderConfig) -> bool:
 
 def save_ui_theme(home: Path, name: str) -> None:
     """Remember the chosen theme: set only `ui.theme` in config.yaml, keeping the rest as is."""
+    import yaml
+
     path = home / "config.yaml"
     try:
         text = path.read_text(encoding="utf-8")
@@ -409,6 +420,8 @@ def save_ui_theme(home: Path, name: str) -> None:
 
 def _with_ui_theme(text: str, name: str) -> str:
     """`text` with `ui.theme` set by editing lines, so comments and order survive."""
+    import yaml
+
     value = name if yaml.safe_load(name) == name else json.dumps(name)
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if re.match(r"^ui:\s*(#.*)?$", line)), None)

@@ -3,7 +3,6 @@ state (L3) and the code-skew guard (L4)."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
@@ -197,6 +196,8 @@ class CodeSkewGuard:
 
     def compute_fingerprint(self) -> str:
         """A digest of every source file's path, size and mtime in our packages."""
+        import hashlib  # here, not at the top: the app imports this module before its first frame
+
         digest = hashlib.sha256()
         for package in _PACKAGES:
             base = self.root / package

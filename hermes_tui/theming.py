@@ -11,12 +11,13 @@ A theme file looks like this (every colour is checked; a bad file is skipped, no
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -96,33 +97,111 @@ def user_theme_dir(home: Path) -> Path:
     return home / "themes"
 
 
+CACHE_VERSION = 1
+"""Bump when the cached form of a theme changes."""
+
+
+def theme_cache_path(home: Path) -> Path:
+    """Where the parsed themes are cached between starts."""
+    return home / "cache" / "themes.json"
+
+
 def load_themes(home: Path | None) -> ThemeCatalog:
-    """Load the built-in themes, then the user's (same name wins), collecting bad files."""
+    """Load the built-in themes, then the user's (same name wins), collecting bad files.
+
+    The validated themes are cached in `theme_cache_path(home)`, keyed by every file's path,
+    size and modification time: an unchanged set of files is read back from JSON, so PyYAML
+    stays off the way to the first frame. Any change, or any bad file, means a full parse.
+    """
     catalog = ThemeCatalog()
     folders = [builtin_theme_dir()]
     if home is not None:
         folders.append(user_theme_dir(home))
-    for folder in folders:
-        if not folder.is_dir():
+    paths = [
+        path for folder in folders if folder.is_dir() for path in sorted(folder.glob("*.yaml"))
+    ]
+    stamp = _stamp(paths)
+    cache = theme_cache_path(home) if home is not None else None
+    cached = _read_cache(cache, stamp) if cache is not None and stamp is not None else None
+    if cached is not None:
+        for data in cached:
+            catalog.themes[data["name"]] = theme_from_data(data)
+        return catalog
+    parsed = []
+    for path in paths:
+        try:
+            data = read_theme_file(path)
+        except ThemeFileError as exc:
+            catalog.problems.append(exc.problem)
             continue
-        for path in sorted(folder.glob("*.yaml")):
-            try:
-                theme = load_theme_file(path)
-            except ThemeFileError as exc:
-                catalog.problems.append(exc.problem)
-                continue
-            catalog.themes[theme.name] = theme
+        parsed.append(data)
+        catalog.themes[data["name"]] = theme_from_data(data)
+    if cache is not None and stamp is not None and not catalog.problems:
+        # Bad files are not cached: their notice must come back on every start until fixed.
+        _write_cache(cache, stamp, parsed)
     return catalog
+
+
+def _stamp(paths: list[Path]) -> list[list[Any]] | None:
+    try:
+        return [[str(path), st.st_size, st.st_mtime_ns] for path in paths for st in [path.stat()]]
+    except OSError:
+        return None
+
+
+def _read_cache(cache: Path, stamp: list[list[Any]]) -> list[dict[str, Any]] | None:
+    """The cached themes if the cache was written for exactly these files, else None."""
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data["version"] != CACHE_VERSION or data["files"] != stamp:
+            return None
+        themes = data["themes"]
+        if not all(isinstance(theme, dict) and isinstance(theme["name"], str) for theme in themes):
+            return None
+        return themes
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, unreadable or not ours: parse the files instead
+
+
+def _write_cache(cache: Path, stamp: list[list[Any]], themes: list[dict[str, Any]]) -> None:
+    payload = json.dumps({"version": CACHE_VERSION, "files": stamp, "themes": themes})
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        temporary.write_text(payload, encoding="utf-8")
+        os.replace(temporary, cache)  # a reader never sees half a file
+    except OSError:
+        pass  # a cache that cannot be written only costs the next start a parse
+
+
+def theme_from_data(data: dict[str, Any]) -> Theme:
+    """A Textual theme from the validated form `read_theme_file` returns."""
+    theme = Theme(
+        name=data["name"],
+        dark=data["dark"],
+        **data["colors"],
+        variables=dict(data["variables"]),
+    )
+    if any(hermes_variable(key) not in theme.variables for key in HERMES_KEYS):
+        # Deriving means generating the theme's whole colour system: only when needed.
+        theme.variables = {**derived_variables(theme), **theme.variables}
+    return theme
 
 
 def load_theme_file(path: Path) -> Theme:
     """Read and validate one theme file; raises ThemeFileError naming the key and value."""
+    return theme_from_data(read_theme_file(path))
+
+
+def read_theme_file(path: Path) -> dict[str, Any]:
+    """One theme file, validated, as plain data: name, dark, colors and variables."""
+    import yaml
 
     def fail(key: str, value: Any, reason: str) -> ThemeFileError:
         return ThemeFileError(ThemeProblem(path, key, value, reason))
 
     try:
-        # libyaml's loader when PyYAML has it: parsing every theme is on the start-up path.
+        # libyaml's loader when PyYAML has it.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except OSError as exc:
@@ -163,19 +242,15 @@ def load_theme_file(path: Path) -> Theme:
             raise fail(f"variables.{key}", value, "must be a string")
         if not str(key).endswith("text-style"):
             _check_color(f"variables.{key}", value, fail)
-    theme = Theme(
-        name=name,
-        dark=dark,
-        **{key: str(value) for key, value in colors.items()},
-        variables={str(key): value for key, value in variables.items()},
-    )
-    theme.variables.update(
-        {hermes_variable(key): str(value) for key, value in hermes.items()},
-    )
-    if any(hermes_variable(key) not in theme.variables for key in HERMES_KEYS):
-        # Deriving means generating the theme's whole colour system: only when needed.
-        theme.variables = {**derived_variables(theme), **theme.variables}
-    return theme
+    return {
+        "name": name,
+        "dark": dark,
+        "colors": {str(key): str(value) for key, value in colors.items()},
+        "variables": {
+            **{str(key): value for key, value in variables.items()},
+            **{hermes_variable(str(key)): str(value) for key, value in hermes.items()},
+        },
+    }
 
 
 def _section(raw: dict[str, Any], key: str, fail: Any) -> dict[str, Any]:

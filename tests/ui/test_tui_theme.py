@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -16,6 +19,7 @@ from hermes_tui.theming import (
     hermes_variable,
     load_theme_file,
     load_themes,
+    theme_cache_path,
 )
 from hermes_tui.widgets.messages import NoticeLine
 
@@ -147,3 +151,71 @@ def test_save_ui_theme_keeps_the_rest_of_the_file(tmp_path: Path):
     save_ui_theme(flow, "hermes-nord")
     data = yaml.safe_load((flow / "config.yaml").read_text())
     assert data == {"ui": {"show_reasoning": True, "theme": "hermes-nord"}}
+
+
+def _user_theme(home: Path, name: str, primary: str) -> Path:
+    folder = home / "themes"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"name": name, "colors": {"primary": primary}}))
+    return path
+
+
+def test_themes_are_read_back_from_the_cache_until_a_file_changes(tmp_path: Path):
+    path = _user_theme(tmp_path, "mine", "#112233")
+    first = load_themes(tmp_path)
+    assert first.themes["mine"].primary == "#112233"
+    assert theme_cache_path(tmp_path).is_file()
+    # Unchanged files: the cached form gives the same themes, and no file is parsed.
+    parsed: list[Path] = []
+    import hermes_tui.theming as theming
+
+    original = theming.read_theme_file
+    theming.read_theme_file = lambda p: parsed.append(p) or original(p)
+    try:
+        again = load_themes(tmp_path)
+        assert parsed == []
+        assert again.names == first.names
+        for name, theme in first.themes.items():
+            assert again.themes[name].to_color_system().generate() == (
+                theme.to_color_system().generate()
+            ), name
+            assert again.themes[name].variables == theme.variables, name
+        # An edited file (another size) is parsed again.
+        path.write_text(yaml.safe_dump({"name": "mine", "colors": {"primary": "#445566"}}))
+        changed = load_themes(tmp_path)
+        assert path in parsed and changed.themes["mine"].primary == "#445566"
+    finally:
+        theming.read_theme_file = original
+
+
+def test_a_bad_theme_is_reported_on_every_start_and_a_broken_cache_is_ignored(tmp_path: Path):
+    load_themes(tmp_path)
+    theme_cache_path(tmp_path).write_text("{not json")
+    assert load_themes(tmp_path).problems == []  # the broken cache is ignored, then rewritten
+    assert load_themes(tmp_path).names == load_themes(None).names
+    bad = tmp_path / "themes"
+    bad.mkdir()
+    (bad / "bad.yaml").write_text("name: bad\ncolors: {primary: not-a-colour}\n")
+    for _ in range(2):
+        problems = load_themes(tmp_path).problems
+        assert [problem.key for problem in problems] == ["colors.primary"]
+
+
+def test_a_start_without_config_or_theme_changes_does_not_import_pyyaml(tmp_path: Path):
+    code = (
+        "import sys\n"
+        "from agent.config import load_config\n"
+        "from hermes_tui.app import HermesApp\n"
+        "HermesApp(load_config(demo=True))\n"
+        "print('yaml' in sys.modules)\n"
+    )
+    env = {**os.environ, "HERMES_TUI_HOME": str(tmp_path)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    # The first start parses the theme files (and caches them); the second reads the cache.
+    assert runs == ["True", "False"]
