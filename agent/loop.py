@@ -653,6 +653,9 @@ class Agent:
 
     def _tool_result(self, call: ToolCall, result: Any, duration: float, *, announce=True) -> None:
         message = Message("tool", result.output, tool_call_id=call.id, name=call.name)
+        # Kept for the transcript of a resumed session (ok or error, how long); providers only
+        # ever see the content (display metadata never reaches a payload, D1).
+        message.display_metadata = {"ok": bool(result.ok), "duration": round(duration, 3)}
         self._append(message, persist=True)
         if announce:
             self.sink(ev.ToolFinished(call.id, call.name, result.ok, result.output, duration))

@@ -97,7 +97,7 @@ class Transcript(VerticalScroll):
         self._older = False
         self._newer = False
         self._paging = False
-        self._results: dict[str | None, str] = {}
+        self._results: dict[str | None, dict[str, Any]] = {}
         # Widgets of the running turn, not yet tagged with a stored row: never trimmed.
         self._live: list[Widget] = []
         self._selected: Widget | None = None
@@ -440,10 +440,10 @@ class Transcript(VerticalScroll):
         """Widgets for stored rows, each tagged with its row's seq."""
         for row in rows:
             if row.get("role") == "tool" and not row.get("display_kind"):
-                self._results[row.get("tool_call_id")] = row.get("content") or ""
+                self._results[row.get("tool_call_id")] = row
                 missing = self._tools.get(row.get("tool_call_id") or "")
                 if missing is not None and missing.state == "missing":
-                    missing.finish("done", row.get("content") or "")
+                    _finish_from_row(missing, row)
         widgets: list[Widget] = []
         for row in rows:
             made: list[Widget] = []
@@ -466,7 +466,7 @@ class Transcript(VerticalScroll):
                     summary = summarize_call(call["name"], call.get("arguments"))
                     block = ToolBlock(call["id"], call["name"], summary, state="missing")
                     if call["id"] in self._results:
-                        block.finish("done", self._results[call["id"]])
+                        _finish_from_row(block, self._results[call["id"]])
                     else:
                         self._tools[call["id"]] = block
                     made.append(block)
@@ -474,6 +474,17 @@ class Transcript(VerticalScroll):
                 widget.row_seq = row.get("seq")  # type: ignore[attr-defined]
             widgets.extend(made)
         return widgets
+
+
+def _finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
+    """A stored tool result: ok or error and its duration when recorded, else just done."""
+    outcome = row.get("display_metadata") or {}
+    ok = outcome.get("ok") if isinstance(outcome, dict) else None
+    state = "done" if ok is None else ("ok" if ok else "error")
+    duration = outcome.get("duration") if ok is not None else None
+    if not isinstance(duration, int | float):
+        duration = None
+    block.finish(state, row.get("content") or "", duration)
 
 
 def answer_block(text: str = "") -> AnswerBlock:

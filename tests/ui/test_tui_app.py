@@ -146,7 +146,7 @@ async def test_resume_shows_exactly_the_persisted_rows_and_no_reasoning(make_app
         answers = [a.source for a in app.transcript.query(AnswerBlock)]
         assert answers == ["Looking.", "Alpha answer."]
         tool = app.transcript.query_one(ToolBlock)
-        assert tool.state == "done" and tool.output == rows[2]["content"]
+        assert tool.state == "ok" and tool.output == rows[2]["content"]
         shown = " ".join(w.text for w in app.transcript.query(UserMessage))
         assert "beta" not in shown
         assert app.sessions_panel.current_id == alpha_id
@@ -303,3 +303,38 @@ async def test_resume_at_startup_by_title(make_app, scripted):
         await pilot.pause()
         assert again.agent.session_id == session_id
         assert kinds(again) == ["UserMessage", "AnswerBlock"]
+
+
+async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scripted):
+    server = scripted(
+        {
+            "replies": [
+                reply(
+                    "Reading two files.",
+                    tool_calls=[
+                        {"id": "r1", "name": "read_file", "arguments": {"path": "README.md"}},
+                        {"id": "r2", "name": "read_file", "arguments": {"path": "nope.txt"}},
+                    ],
+                ),
+                reply("One was missing."),
+            ]
+        }
+    )
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "read them")
+        live = {block.call_id: block.state for block in app.transcript.query(ToolBlock)}
+        assert live == {"r1": "ok", "r2": "error"}
+        session_id = app.agent.session_id
+        await app.submit("/new")
+        await pilot.pause()
+        await app.command_resume(session_id)
+        await wait_until(pilot, lambda: len(app.transcript.query(ToolBlock)) == 2, what="resume")
+        blocks = {block.call_id: block for block in app.transcript.query(ToolBlock)}
+        assert {call_id: block.state for call_id, block in blocks.items()} == live
+        assert all(block.duration is not None for block in blocks.values())
+        # Providers never see the outcome: the stored row's content is the tool output only.
+        rows = await app.db.load_messages(session_id)
+        tool_rows = [row for row in rows if row["role"] == "tool"]
+        assert [row["display_metadata"]["ok"] for row in tool_rows] == [True, False]
+        assert all(row["display_kind"] is None for row in tool_rows)
