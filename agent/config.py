@@ -43,6 +43,8 @@ class ProviderConfig:
     thinking_budget: int | None = None
     timeout_seconds: float = 600.0
     ca_file: str | None = None  # extra CA bundle (PEM) trusted besides the system store
+    pricing: dict[str, dict[str, float]] = field(default_factory=dict)
+    """USD per million tokens by model name ("*": any other model), for the cost shown."""
 
     def resolved_key(self) -> str | None:
         """The key to use: inline, else the named environment variable(s)."""
@@ -302,7 +304,40 @@ def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
         values = dict(entry)
         values["api_keys_env"] = tuple(keys_env)
         values["headers"] = dict(entry.get("headers") or {})
+        values["pricing"] = _pricing(path, name, entry)
         out[str(name)] = ProviderConfig(name=str(name), **values)
+    return out
+
+
+def _pricing(path: Path, name: str, entry: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """`providers.NAME.pricing`: {model: {input: 3.0, output: 15.0, ...}} in USD per million."""
+    from agent.pricing import PRICE_KEYS
+
+    body = entry.get("pricing") or {}
+    where = _where(path, entry, "pricing")
+    if not isinstance(body, dict):
+        raise ConfigError(
+            f"{where}: `providers.{name}.pricing` must map model names to prices, e.g. "
+            "`gpt-4.1: {input: 2.0, output: 8.0}` (USD per million tokens)."
+        )
+    out: dict[str, dict[str, float]] = {}
+    for model, prices in body.items():
+        key = f"providers.{name}.pricing.{model}"
+        if not isinstance(prices, dict):
+            raise ConfigError(
+                f"{where}: `{key}` must be a mapping like {{input: 2.0, output: 8.0}}."
+            )
+        for kind, value in prices.items():
+            if kind not in PRICE_KEYS:
+                raise ConfigError(
+                    f"{where}: unknown price `{key}.{kind}` (known: {', '.join(PRICE_KEYS)})."
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(
+                    f"{where}: `{key}.{kind}` must be a number of dollars per million tokens, "
+                    f"not {value!r}."
+                )
+        out[str(model)] = {str(kind): float(value) for kind, value in prices.items()}
     return out
 
 

@@ -20,6 +20,7 @@ from agent.config import Config, split_model_ref
 from agent.inbox import Inbox
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
 from agent.messages import Message, ThinkingBlock, ToolCall, ToolCallIds
+from agent.pricing import call_cost, prices_for
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import (
     Abort,
@@ -578,19 +579,29 @@ class Agent:
     def _record_usage(self, usage: UsagePart) -> None:
         self.usage.input_tokens += usage.input_tokens
         self.usage.output_tokens += usage.output_tokens
+        provider = self.config.provider(self.provider_name)
+        cost = call_cost(
+            prices_for(provider.pricing, self.model_name),
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            input_includes_cache=provider.kind != "anthropic",
+        )
         if self.store is not None and self.session_id is not None:
             try:  # an append and a notify; after close it applies inline and may raise (S2, S6)
                 self.store.queue_token_counts(
                     self.session_id,
                     model=self.model_name,
                     provider=self.provider_name,
-                    route=self.config.provider(self.provider_name).base_url or "",
+                    route=provider.base_url or "",
                     input_tokens=usage.input_tokens,
                     output_tokens=usage.output_tokens,
                     cache_read_tokens=usage.cache_read_tokens,
                     cache_write_tokens=usage.cache_write_tokens,
                     reasoning_tokens=usage.reasoning_tokens,
                     api_calls=1,
+                    estimated_cost_usd=cost,
                 )
             except Exception as exc:
                 log.warning("token usage not saved: %s", exc)
@@ -601,6 +612,7 @@ class Agent:
                 usage.output_tokens,
                 self.usage.input_tokens,
                 self.usage.output_tokens,
+                cost,
             )
         )
 

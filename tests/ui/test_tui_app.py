@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from ui.tui_helpers import reply, run_turn, wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
@@ -338,3 +339,26 @@ async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scr
         tool_rows = [row for row in rows if row["role"] == "tool"]
         assert [row["display_metadata"]["ok"] for row in tool_rows] == [True, False]
         assert all(row["display_kind"] is None for row in tool_rows)
+
+
+async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_session(
+    make_app, scripted, hermes_home: Path
+):
+    import yaml
+
+    from agent.config import load_config
+    from hermes_tui.app import HermesApp
+
+    server = scripted({"replies": [reply("priced answer")]})
+    make_app(server)
+    config = hermes_home / "config.yaml"
+    data = yaml.safe_load(config.read_text())
+    data["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
+    config.write_text(yaml.safe_dump(data))
+    app = HermesApp(load_config(), workspace=hermes_home, cursor_blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "what does it cost")
+        # 1,200 input tokens at $2/M and 80 output tokens at $8/M.
+        assert "cost $0.0030" in app.status_panel.text
+        session = await app.db.get_session(app.agent.session_id)
+        assert session["estimated_cost_usd"] == pytest.approx(0.00304)
