@@ -345,3 +345,20 @@ def test_no_routing_key_without_the_flag(harness):
     seed(agent, 4)
     assert agent.compact().ok
     assert all("session_id" not in b for b in harness.bodies())
+
+
+def test_the_demo_model_answers_a_summary_request_with_a_summary(harness):
+    from importlib import resources
+
+    import yaml
+
+    demo = resources.files("agent.scripted").joinpath("demo.yaml").read_text("utf-8")
+    script = yaml.safe_load(demo)
+    script["defaults"] = {"chunk_size": 64}  # no typing delay: the tour's pacing is for people
+    agent = harness.start(script)
+    for n in range(5):
+        assert agent.run_turn(f"tour {n}").status == "ok"
+    result = agent.compact()
+    assert result.ok, result.message
+    summary = next(m.content for m in agent.messages if (m.display_metadata or {}).get(SUMMARY_KEY))
+    assert "No files were changed" in summary and "Let me show you" not in summary
