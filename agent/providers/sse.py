@@ -7,6 +7,7 @@ a tenth of the worker's time on a long answer). Lines end at `\\n`, `\\r\\n` or 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -21,7 +22,8 @@ def parse_sse(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
     event = ""
     data: list[str] = []
     buffer = b""
-    for chunk in chunks:
+    # A last newline ends an unterminated last line the same way as any other.
+    for chunk in itertools.chain(chunks, (b"\n",)):
         buffer = buffer + chunk if buffer else chunk
         if b"\r" in buffer:
             # A trailing \r may be the first half of a \r\n split across chunks: hold it back.
@@ -50,9 +52,5 @@ def parse_sse(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
             elif line.startswith("event:"):
                 event = line[6:].strip()
             # ":" comments (keep-alives such as OpenRouter's) and unknown fields are ignored.
-    tail = buffer.rstrip(b"\r").decode("utf-8", "replace")
-    if tail.startswith("data:"):
-        value = tail[5:]
-        data.append(value[1:] if value.startswith(" ") else value)
     if data:
         yield event, "\n".join(data)
