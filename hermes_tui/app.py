@@ -234,7 +234,7 @@ class HermesApp(App[int]):
             await self.command_resume(self.resume_ref)
         # Everything built so far (Textual, the SDKs, our modules) lives as long as the app:
         # moved out of the collector's generations, it is not rescanned by every full
-        # collection while a long answer streams (a tenth of a 20,000-chunk turn's time).
+        # collection while a long answer streams and mounts hundreds of Markdown blocks.
         # Collect first so no garbage is pinned; on_unmount hands it all back.
         gc.collect()
         gc.freeze()
@@ -897,9 +897,7 @@ class HermesApp(App[int]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""
         theme = self.current_theme
-        if all(theming.hermes_variable(key) in theme.variables for key in theming.HERMES_KEYS):
-            return {}
-        return theming.derived_variables(theme)
+        return {} if theming.sets_own_colours(theme) else theming.derived_variables(theme)
 
     def _remember_theme(self, theme: Theme) -> bool:
         """Save a newly chosen theme (from /theme or the palette) as `ui.theme`."""

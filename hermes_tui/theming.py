@@ -182,10 +182,15 @@ def theme_from_data(data: dict[str, Any]) -> Theme:
         **data["colors"],
         variables=dict(data["variables"]),
     )
-    if any(hermes_variable(key) not in theme.variables for key in HERMES_KEYS):
+    if not sets_own_colours(theme):
         # Deriving means generating the theme's whole colour system: only when needed.
         theme.variables = {**derived_variables(theme), **theme.variables}
     return theme
+
+
+def sets_own_colours(theme: Theme) -> bool:
+    """Whether the theme sets every one of our colours itself (nothing to derive)."""
+    return all(hermes_variable(key) in theme.variables for key in HERMES_KEYS)
 
 
 def load_theme_file(path: Path) -> Theme:
