@@ -395,10 +395,7 @@ class TokenAccounting:
         # The writer raises _sleeping *before* it looks at the queue, and this reads it
         # *after* the append: either the writer sees the delta or this wakes it.
         if self._sleeping:
-            try:
-                self._wakeup.release()
-            except RuntimeError:
-                pass  # a wake-up is already pending
+            self._wake()
         if self._stopped:
             # Lost a race with stop_writer(): the writer may have exited before the append.
             self._drain_inline()

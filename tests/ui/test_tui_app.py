@@ -362,3 +362,14 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
         assert "cost $0.0030" in app.status_panel.text
         session = await app.db.get_session(app.agent.session_id)
         assert session["estimated_cost_usd"] == pytest.approx(0.00304)
+
+
+async def test_the_start_up_heap_is_frozen_while_running_and_released_on_exit(make_app):
+    import gc
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)):
+        await app._agent_ready.wait()
+        assert gc.get_freeze_count() > 0
+    # Frozen objects are never collected: an app that exits must hand them back.
+    assert gc.get_freeze_count() == 0

@@ -57,6 +57,19 @@ async def test_wal_mode_and_foreign_keys(db):
         assert (await cur.fetchone())[0] == 1
 
 
+async def test_both_connections_fsync_every_commit(db):
+    # synchronous=FULL (2): a commit survives power loss, not only a killed process (S8).
+    async with db._conn.execute("PRAGMA synchronous") as cur:
+        assert (await cur.fetchone())[0] == 2
+    from storage.accounting import TokenAccounting
+
+    accounting = TokenAccounting(db.path)
+    try:
+        assert accounting._connection().execute("PRAGMA synchronous").fetchone()[0] == 2
+    finally:
+        accounting.close()
+
+
 async def test_newer_database_than_code_raises(tmp_path):
     path = tmp_path / "state.db"
     conn = sqlite3.connect(path)
