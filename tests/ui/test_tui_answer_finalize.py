@@ -24,8 +24,10 @@ class Harness(App):
         yield Markdown(id="fresh")
 
 
-def blocks(widget: Markdown) -> list[tuple[type, tuple[int, int] | None]]:
-    return [(type(b), b.source_range) for b in widget.children if isinstance(b, MarkdownBlock)]
+def blocks(widget: Markdown) -> list[tuple[str, tuple[int, int] | None]]:
+    return [
+        (type(b).__name__, b.source_range) for b in widget.children if isinstance(b, MarkdownBlock)
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
