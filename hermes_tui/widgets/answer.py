@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
+from contextlib import suppress
 from functools import cache
 
 from markdown_it import MarkdownIt
@@ -97,6 +101,77 @@ class AnswerBlock(Markdown):
             _shape(b._token, b.source_range) for b in self.children if isinstance(b, MarkdownBlock)
         ]
         return fresh == mounted
+
+
+class AnswerStream:
+    """Feeds streamed text into an answer, pacing its updates to the cost of showing them.
+
+    Each update re-lays out and repaints the answer, which costs more the longer it grows
+    (hundreds of blocks for a long one). Updating as fast as text arrives would keep the UI
+    thread busy all the time: keys would wait behind frames and the worker behind the GIL.
+    So after each update the stream rests as long as that update took the UI thread (`DUTY`
+    of the thread at most), and text arriving meanwhile goes into the next one. A short
+    answer costs a few milliseconds per update and still streams at the frame rate.
+    """
+
+    DUTY = 0.5
+    """The largest share of the UI thread's time spent showing the streamed text."""
+    MAX_PAUSE = 0.25
+    """The longest rest between two updates, however long one took (seconds)."""
+    REFRESH_WAIT = 0.5
+    """How long to wait for the repaint that shows an update before measuring without it."""
+
+    def __init__(
+        self, answer: Markdown, *, cpu_clock: Callable[[], float] = time.thread_time
+    ) -> None:
+        self._answer = answer
+        self._cpu_clock = cpu_clock
+        self._pending: list[str] = []
+        self._wake = asyncio.Event()
+        self._stop_requested = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the task that updates the answer."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+
+    async def write(self, text: str) -> None:
+        """Queue text for the next update."""
+        if self._stop_requested.is_set():
+            raise RuntimeError("the answer stream has stopped")
+        if text:
+            self._pending.append(text)
+            self._wake.set()
+
+    async def stop(self) -> None:
+        """Show everything written so far at once, then end the stream."""
+        self._stop_requested.set()
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        stopping = self._stop_requested.is_set
+        while self._pending or not stopping():
+            if not self._pending:
+                await self._wake.wait()
+                self._wake.clear()
+                continue
+            text = "".join(self._pending)
+            self._pending.clear()
+            started = self._cpu_clock()
+            await self._answer.append(text)
+            if stopping():
+                continue  # no rest: the rest of the text goes up at once
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._answer.wait_for_refresh(), self.REFRESH_WAIT)
+            spent = self._cpu_clock() - started
+            rest = min(self.MAX_PAUSE, spent * (1 - self.DUTY) / self.DUTY)
+            if rest > 0:
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop_requested.wait(), rest)
 
 
 def _is_block(token: Token) -> bool:

@@ -137,4 +137,17 @@ class StatusPanel(Vertical):
             lines.append(Content.styled(streamed, "dim"))
         if s.hint:
             lines += [Content(""), Content.assemble((s.hint, "$warning"))]
-        self.query_one("#status-body", Static).update(Content("\n").join(lines))
+        show_content(self.query_one("#status-body", Static), Content("\n").join(lines))
+
+
+def show_content(widget: Static, content: Content) -> None:
+    """Update `widget`, laying the screen out again only when its height changes.
+
+    Any layout request reflows the whole screen, the streaming answer's blocks included, and
+    the panel refreshes on every batch of streamed text (its token count moves).
+    """
+    if content == widget.content:
+        return
+    width, height = widget.content_region.size
+    keeps_height = width > 0 and content.get_height(widget.styles, width) == height
+    widget.update(content, layout=not keeps_height)

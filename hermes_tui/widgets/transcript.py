@@ -17,9 +17,7 @@ from hermes_tui.widgets.reasoning import ReasoningBlock
 from hermes_tui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
-    from textual.widgets._markdown import MarkdownStream
-
-    from hermes_tui.widgets.answer import AnswerBlock
+    from hermes_tui.widgets.answer import AnswerBlock, AnswerStream
 
 PAGE_ROWS = 50
 """Stored rows fetched per page when the user scrolls past the mounted ones."""
@@ -89,7 +87,7 @@ class Transcript(VerticalScroll):
         super().__init__(id=id)
         self._reasoning: ReasoningBlock | None = None
         self._answer: AnswerBlock | None = None
-        self._stream: MarkdownStream | None = None
+        self._stream: AnswerStream | None = None
         self._answer_text: list[str] = []
         self._tools: dict[str, ToolBlock] = {}
         self.history: HistorySource | None = None
@@ -224,7 +222,7 @@ class Transcript(VerticalScroll):
         if self._answer is None:
             self._answer = answer_block()
             await self.add(self._answer)
-            self._stream = self._answer.get_stream(self._answer)
+            self._stream = answer_stream(self._answer)
         self._answer_text.append(text)
         assert self._stream is not None
         await self._stream.write(text)
@@ -492,6 +490,15 @@ def answer_block(text: str = "") -> AnswerBlock:
     from hermes_tui.widgets.answer import AnswerBlock
 
     return AnswerBlock(text)
+
+
+def answer_stream(answer: AnswerBlock) -> AnswerStream:
+    """A started stream that paces the live answer's updates to what they cost to show."""
+    from hermes_tui.widgets.answer import AnswerStream
+
+    stream = AnswerStream(answer)
+    stream.start()
+    return stream
 
 
 def jump_targets() -> tuple[type[Widget], ...]:

@@ -1,0 +1,124 @@
+"""The live answer's updates are paced to what they cost; a steady status panel never relays
+out the screen. Both keep a long streamed answer from hogging the UI thread."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from ui.tui_helpers import wait_until
+
+from hermes_tui.widgets.answer import AnswerBlock, AnswerStream
+from hermes_tui.widgets.status_panel import StatusPanel
+
+
+class AnswerApp(App):
+    def compose(self) -> ComposeResult:
+        yield AnswerBlock(id="answer")
+
+
+def recording(answer: AnswerBlock) -> list[str]:
+    """Every text the stream hands to the answer, in order."""
+    appended: list[str] = []
+    original = answer.append
+
+    def append(markdown: str):
+        appended.append(markdown)
+        return original(markdown)
+
+    answer.append = append  # type: ignore[method-assign]
+    return appended
+
+
+async def test_text_arriving_while_an_update_rests_goes_into_the_next_update():
+    app = AnswerApp()
+    async with app.run_test() as pilot:
+        answer = app.query_one(AnswerBlock)
+        appended = recording(answer)
+        # Each update "costs" 80 ms of the UI thread, so the stream rests 80 ms after it.
+        stream = AnswerStream(answer, cpu_clock=itertools.count(0, 0.08).__next__)
+        stream.start()
+        await stream.write("one ")
+        await wait_until(pilot, lambda: answer.source == "one ")
+        await stream.write("two ")
+        await asyncio.sleep(0.02)
+        await stream.write("three")
+        await wait_until(pilot, lambda: answer.source == "one two three")
+        await stream.stop()
+        assert appended == ["one ", "two three"]
+
+
+async def test_a_cheap_update_does_not_hold_the_next_one_back():
+    app = AnswerApp()
+    async with app.run_test() as pilot:
+        answer = app.query_one(AnswerBlock)
+        appended = recording(answer)
+        stream = AnswerStream(answer, cpu_clock=lambda: 0.0)  # updates cost nothing
+        stream.start()
+        await stream.write("one ")
+        await wait_until(pilot, lambda: answer.source == "one ")
+        await stream.write("two")
+        await wait_until(pilot, lambda: answer.source == "one two", timeout=0.05)
+        await stream.stop()
+        assert appended == ["one ", "two"]
+
+
+async def test_stop_shows_everything_written_at_once_even_mid_rest():
+    app = AnswerApp()
+    async with app.run_test() as pilot:
+        answer = app.query_one(AnswerBlock)
+        rng = random.Random(7)
+        for trial in range(20):
+            await answer.update("")
+            # Updates cost up to a second, so a stop usually lands in a long rest.
+            stream = AnswerStream(answer, cpu_clock=itertools.count(0, rng.random()).__next__)
+            stream.MAX_PAUSE = 5.0
+            stream.start()
+            pieces = [f"{trial}-{i} " for i in range(rng.randrange(1, 30))]
+            for piece in pieces:
+                await stream.write(piece)
+                if rng.random() < 0.3:
+                    await pilot.pause(rng.random() / 100)
+            started = asyncio.get_running_loop().time()
+            await stream.stop()
+            assert asyncio.get_running_loop().time() - started < 0.5
+            assert answer.source == "".join(pieces)
+
+
+class PanelApp(App):
+    def compose(self) -> ComposeResult:
+        yield StatusPanel(id="status")
+
+
+async def test_a_status_refresh_that_keeps_the_panels_height_lays_nothing_out(monkeypatch):
+    layouts: list[int] = []
+    refresh_layout = Screen._refresh_layout
+    monkeypatch.setattr(
+        Screen,
+        "_refresh_layout",
+        lambda self, *a, **k: layouts.append(1) or refresh_layout(self, *a, **k),
+    )
+    app = PanelApp()
+    async with app.run_test() as pilot:
+        panel = app.query_one(StatusPanel)
+        panel.status.state = "streaming"
+        panel.status.streamed_tokens = 10
+        panel.refresh_status()
+        await pilot.pause()
+        layouts.clear()
+        for tokens in range(20, 400, 20):  # the streamed count moves on every batch
+            panel.status.streamed_tokens = tokens
+            panel.refresh_status()
+            await pilot.pause()
+        assert "~380 tokens streamed" in panel.text
+        assert layouts == []
+        body = app.query_one("#status-body")
+        height = body.region.height
+        panel.status.hint = "a hint adds two lines"
+        panel.refresh_status()
+        await pilot.pause()
+        assert layouts  # a taller panel still lays the screen out
+        assert body.region.height == height + 2
