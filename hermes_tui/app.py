@@ -887,12 +887,29 @@ class HermesApp(App[int]):
                 f"using {fallback}. /theme lists the themes."
             )
             wanted = fallback if fallback in catalog.themes else self.theme
-        self.theme = wanted
+        self._set_first_theme(wanted)
         for name in list(self.available_themes):
             if name not in catalog.themes and name != wanted:
                 self.unregister_theme(name)
         self._saved_theme = self.config.ui.theme
         return notices
+
+    def _set_first_theme(self, name: str) -> None:
+        """Start in `name`, doing what setting `theme` does but for the CSS refresh it queues.
+
+        The stylesheet is not parsed yet, so giving it this theme's variables now is enough.
+        Setting `theme` instead would queue a refresh that parses all the CSS a second time
+        and restyles every widget before the first frame (a fifth of the time to it).
+        """
+        self.set_reactive(App.theme, name)
+        dark = self.current_theme.dark
+        for old in [c for c in self.classes if c.startswith("-theme-")]:
+            self.remove_class(old, update=False)
+        self.add_class(f"-theme-{name}", update=False)
+        self.set_class(dark, "-dark-mode", update=False)
+        self.set_class(not dark, "-light-mode", update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""

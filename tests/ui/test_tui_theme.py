@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from ui.tui_helpers import wait_until
 
@@ -117,6 +118,42 @@ async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, herm
     restarted = HermesApp(load_config(), cursor_blink=False)
     async with restarted.run_test(size=(120, 36)):
         assert restarted.theme == "hermes-light"
+
+
+@pytest.mark.parametrize("theme", ["hermes-light", "hermes-high-contrast"])
+async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
+    make_app, hermes_home: Path, theme: str
+):
+    """The configured theme is applied before the CSS is first parsed (no second parse at
+    start-up): the first frame must still be exactly the switched-to theme's."""
+
+    async def screenshot(app: HermesApp, switch_to: str | None) -> str:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await app._agent_ready.wait()
+            if switch_to:
+                app.theme = switch_to
+            await pilot.pause()
+            assert app.theme == theme
+            assert app.has_class(f"-theme-{theme}") and app.has_class("-light-mode") == (
+                theme == "hermes-light"
+            )
+            return app.export_screenshot(simplify=True)
+
+    switched = await screenshot(make_app(), theme)
+    fresh = make_app()  # writes the config the first one had ...
+    save_ui_theme(hermes_home, theme)  # ... plus the theme, read at start
+    fresh.config = load_config()
+    started = await screenshot(
+        HermesApp(
+            fresh.config,
+            workspace=fresh.workspace,
+            now=fresh.now,
+            clock=fresh.clock,
+            cursor_blink=False,
+        ),
+        None,
+    )
+    assert started == switched
 
 
 async def test_the_palette_choice_is_remembered(make_app, hermes_home: Path):
