@@ -152,6 +152,10 @@ class AnswerStream:
             await self._task
             self._task = None
 
+    def rest_after(self, spent: float) -> float:
+        """How long to rest after an update that took `spent` seconds of the UI thread."""
+        return min(self.MAX_PAUSE, max(0.0, spent) * (1 - self.DUTY) / self.DUTY)
+
     async def _run(self) -> None:
         stopping = self._stop_requested.is_set
         while self._pending or not stopping():
@@ -167,8 +171,7 @@ class AnswerStream:
                 continue  # no rest: the rest of the text goes up at once
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._answer.wait_for_refresh(), self.REFRESH_WAIT)
-            spent = self._cpu_clock() - started
-            rest = min(self.MAX_PAUSE, spent * (1 - self.DUTY) / self.DUTY)
+            rest = self.rest_after(self._cpu_clock() - started)
             if rest > 0:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(self._stop_requested.wait(), rest)
