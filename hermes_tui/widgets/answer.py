@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Awaitable, Callable
 from functools import cache
 
 from markdown_it import MarkdownIt
@@ -169,12 +168,21 @@ class AnswerStream:
             await self._answer.append(text)
             if stopping():
                 continue  # no rest: the rest of the text goes up at once
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._answer.wait_for_refresh(), self.REFRESH_WAIT)
+            # A screen on top of the transcript (help, the palette) holds its repaints back:
+            # the wait is bounded, and a stop cuts it short like it cuts a rest.
+            await self._until_stopped(self._answer.wait_for_refresh(), self.REFRESH_WAIT)
             rest = self.rest_after(self._cpu_clock() - started)
             if rest > 0:
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop_requested.wait(), rest)
+                await self._until_stopped(asyncio.sleep(rest), rest)
+
+    async def _until_stopped(self, waited: Awaitable[object], timeout: float) -> None:
+        """Wait for `waited`, at most `timeout` seconds, and no longer once stop() is called."""
+        tasks = (asyncio.ensure_future(waited), asyncio.ensure_future(self._stop_requested.wait()))
+        try:
+            await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
 
 
 def _is_block(token: Token) -> bool:

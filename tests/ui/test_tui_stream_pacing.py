@@ -116,3 +116,25 @@ async def test_a_status_refresh_that_keeps_the_panels_height_lays_nothing_out(mo
         await pilot.pause()
         assert layouts  # a taller panel still lays the screen out
         assert body.region.height == height + 2
+
+
+async def test_stop_does_not_wait_for_a_repaint_held_back_by_a_screen_on_top():
+    app = AnswerApp()
+    async with app.run_test() as pilot:
+        answer = app.query_one(AnswerBlock)
+
+        async def never_repainted() -> bool:
+            await asyncio.Event().wait()  # as while the help screen covers the transcript
+            return True
+
+        answer.wait_for_refresh = never_repainted  # type: ignore[method-assign]
+        stream = AnswerStream(answer, cpu_clock=lambda: 0.0)
+        stream.REFRESH_WAIT = 5.0
+        stream.start()
+        await stream.write("shown ")
+        await wait_until(pilot, lambda: answer.source == "shown ")
+        await stream.write("at once")
+        started = asyncio.get_running_loop().time()
+        await stream.stop()
+        assert asyncio.get_running_loop().time() - started < 0.5
+        assert answer.source == "shown at once"
