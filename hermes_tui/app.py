@@ -43,6 +43,10 @@ COMPACT_BUSY = "A turn is running: /compact works when the agent is idle."
 SEARCH_LIMIT = 50
 PAUSING_OUTCOMES = frozenset({"stopped", "error"})
 """Turn outcomes after which the input queue waits for the user instead of running on (T6)."""
+STATUS_STREAM_SECONDS = 0.1
+"""While only text streams, the status panel's token estimate is redrawn at most this often."""
+STREAMED_TEXT = (ev.TextDelta, ev.ReasoningDelta)
+"""The events that only move the status panel's token estimate."""
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
 
@@ -150,6 +154,7 @@ class HermesApp(App[int]):
         self._pending_approvals: set[asyncio.Future[str]] = set()
         self._agent_ready = asyncio.Event()
         self._froze_heap = False
+        self._status_drawn = -STATUS_STREAM_SECONDS  # a monotonic time: draw the first at once
         self.input_queue = InputQueue()
         self.turn_state = TurnState()
         self.watchdog = StallWatchdog(config.agent.stall_timeout_seconds)
@@ -476,7 +481,7 @@ class HermesApp(App[int]):
             self._update_status(event)
             if isinstance(event, ev.TurnStarted):
                 await self.refresh_sessions()
-        self._refresh_status()
+        self._refresh_status_for(events)
         working = self.sessions_panel.working
         if (
             self.busy
@@ -489,6 +494,21 @@ class HermesApp(App[int]):
         if self.watchdog.warned:
             # Activity resumed: the banner goes now, not at the next tick.
             self._check_stall()
+
+    def _refresh_status_for(self, events: list[ev.AgentEvent]) -> None:
+        """Refresh the status panel after a batch; a batch of streamed text only moves the
+        token estimate, which is redrawn at most every STATUS_STREAM_SECONDS.
+
+        Each redraw is a frame, and Textual repaints the union of what changed in it: a
+        status redraw on every batch made most frames of a stream repaint the whole screen.
+        """
+        now = time.monotonic()
+        if (
+            any(type(event) not in STREAMED_TEXT for event in events)
+            or now - self._status_drawn >= STATUS_STREAM_SECONDS
+        ):
+            self._status_drawn = now
+            self._refresh_status()
 
     def _update_status(self, event: ev.AgentEvent) -> None:
         status = self.status_panel.status

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import time
 
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from ui.tui_helpers import wait_until
 
+from agent import events as ev
+from hermes_tui.app import STATUS_STREAM_SECONDS
 from hermes_tui.widgets.answer import AnswerBlock, AnswerStream
 from hermes_tui.widgets.status_panel import StatusPanel
 
@@ -138,3 +141,28 @@ async def test_stop_does_not_wait_for_a_repaint_held_back_by_a_screen_on_top():
         await stream.stop()
         assert asyncio.get_running_loop().time() - started < 0.5
         assert answer.source == "shown at once"
+
+
+async def test_streamed_text_redraws_the_status_panel_at_most_ten_times_a_second(
+    make_app, monkeypatch
+):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await app._agent_ready.wait()
+        drawn: list[str] = []
+        refresh = app._refresh_status
+        monkeypatch.setattr(app, "_refresh_status", lambda: drawn.append("x") or refresh())
+        await app._apply_events([ev.RequestStarted(1, "m", "p")])
+        assert len(drawn) == 1  # anything but streamed text redraws at once
+        started = time.monotonic()
+        for _ in range(20):  # a fast stream: a batch per frame
+            await app._apply_events([ev.TextDelta("more "), ev.ReasoningDelta("hm ")])
+        # One redraw per STATUS_STREAM_SECONDS at most (however slow this machine is).
+        assert len(drawn) <= 2 + (time.monotonic() - started) // STATUS_STREAM_SECONDS
+        await asyncio.sleep(STATUS_STREAM_SECONDS)
+        await app._apply_events([ev.TextDelta("later")])
+        assert len(drawn) <= 3 and drawn  # the estimate still moves while text streams
+        before = len(drawn)
+        await app._apply_events([ev.TextDelta("x"), ev.UsageUpdated(10, 5, 10, 5, None)])
+        assert len(drawn) == before + 1
+        await pilot.pause()
