@@ -22,12 +22,8 @@ class AgentEvents(Message):
         self.events = events
 
 
-def _coalesce(buffer: list[AgentEvent], event: AgentEvent) -> None:
-    """Append `event`, merging it into the previous delta of the same kind."""
-    if buffer and type(event) in (TextDelta, ReasoningDelta) and type(buffer[-1]) is type(event):
-        buffer[-1] = type(event)(buffer[-1].text + event.text)
-    else:
-        buffer.append(event)
+_DELTAS = (TextDelta, ReasoningDelta)
+"""Event kinds whose adjacent runs merge into one event per batch."""
 
 
 class Bridge:
@@ -50,14 +46,27 @@ class Bridge:
         self._clock = clock
         self._lock = threading.Lock()
         self._buffer: list[AgentEvent] = []
+        # The run of same-kind deltas at the end of the buffer, joined once when it closes:
+        # merging a delta per event copied the growing text each time.
+        self._run_kind: type[TextDelta] | type[ReasoningDelta] | None = None
+        self._run: list[str] = []
         self._pending = False
         self._last_flush = float("-inf")
         self.posted = 0
 
     def __call__(self, event: AgentEvent) -> None:
         """Receive one event from any thread."""
+        kind = type(event)
         with self._lock:
-            _coalesce(self._buffer, event)
+            if kind is self._run_kind:
+                self._run.append(event.text)  # type: ignore[union-attr]
+            else:
+                self._close_run()
+                if kind in _DELTAS:
+                    self._run_kind = kind  # type: ignore[assignment]
+                    self._run = [event.text]  # type: ignore[union-attr]
+                else:
+                    self._buffer.append(event)
             if self._pending:
                 return
             self._pending = True
@@ -67,9 +76,17 @@ class Bridge:
     def drain(self) -> list[AgentEvent]:
         """Take every buffered event now (UI thread), clearing the pending flag."""
         with self._lock:
+            self._close_run()
             events, self._buffer = self._buffer, []
             self._pending = False
         return events
+
+    def _close_run(self) -> None:
+        """End the trailing delta run as one event (under the lock)."""
+        if self._run_kind is not None:
+            self._buffer.append(self._run_kind("".join(self._run)))
+            self._run_kind = None
+            self._run = []
 
     def _schedule_flush(self) -> None:
         wait = self._last_flush + self._frame - self._clock()
