@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.theme import Theme
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from agent import events as ev
@@ -154,7 +155,8 @@ class HermesApp(App[int]):
         self._pending_approvals: set[asyncio.Future[str]] = set()
         self._agent_ready = asyncio.Event()
         self._froze_heap = False
-        self._status_drawn = -STATUS_STREAM_SECONDS  # a monotonic time: draw the first at once
+        self._status_drawn = self._text_drawn = float("-inf")  # the first is drawn at once
+        self._status_behind: Timer | None = None
         self.input_queue = InputQueue()
         self.turn_state = TurnState()
         self.watchdog = StallWatchdog(config.agent.stall_timeout_seconds)
@@ -501,14 +503,38 @@ class HermesApp(App[int]):
 
         Each redraw is a frame, and Textual repaints the union of what changed in it: a
         status redraw on every batch made most frames of a stream repaint the whole screen.
+        The first batch of text is drawn at once, and a skipped one when the interval ends,
+        so the panel is never left behind.
         """
-        now = time.monotonic()
-        if (
-            any(type(event) not in STREAMED_TEXT for event in events)
-            or now - self._status_drawn >= STATUS_STREAM_SECONDS
-        ):
-            self._status_drawn = now
+        if any(type(event) not in STREAMED_TEXT for event in events):
+            self._draw_status()
+            return
+        wait = self._text_drawn + STATUS_STREAM_SECONDS - time.monotonic()
+        if wait <= 0:
+            self._draw_streamed()
+        elif self._status_behind is None:
+            self._status_behind = self.set_timer(wait, self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._status_behind = None  # this timer has fired: nothing left to stop
+        self._draw_streamed()
+
+    def _draw_streamed(self) -> None:
+        self._text_drawn = time.monotonic()
+        self._draw_status()
+
+    def _draw_status(self) -> None:
+        """Redraw the status panel now (a pending catch-up redraw is no longer needed)."""
+        if self._status_behind is not None:
+            self._status_behind.stop()
+            self._status_behind = None
+        self._status_drawn = time.monotonic()
+        try:
             self._refresh_status()
+        except NoMatches:
+            # A catch-up redraw that fires while the app shuts down finds its panels gone.
+            if self.is_running:
+                raise
 
     def _update_status(self, event: ev.AgentEvent) -> None:
         status = self.status_panel.status
