@@ -2,7 +2,8 @@
 
 Both run as fresh processes, alternately, under the same headless driver; each exits itself
 right after its first paint (hermes-tui through HERMES_TUI_BENCH_FIRST_FRAME).
-Prints `startup.ratio` (median hermes-tui / median bare app; target <= 1.5).
+Prints `startup.ratio`: the median over pairs of (hermes-tui / the bare app run just before
+it); target <= 1.5. The ratio of the two medians is printed beside it.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ def first_frame_seconds(code: str, env: dict[str, str]) -> float:
 
 
 def main(argv: list[str]) -> int:
-    """Run both apps `--runs` times each, alternately, and print the ratio of the medians."""
+    """Run both apps `--runs` times each, alternately, and print the paired ratio."""
     parser = argparse.ArgumentParser(prog="bench startup")
-    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args(argv)
     home = isolated_home()
     env = {**os.environ, "HERMES_TUI_BENCH_FIRST_FRAME": "1"}
@@ -66,5 +67,8 @@ def main(argv: list[str]) -> int:
         hermes.append(first_frame_seconds(HERMES_APP, env))
     figure("startup.bare_ms", median(bare) * 1000)
     figure("startup.hermes_ms", median(hermes) * 1000)
-    figure("startup.ratio", median(hermes) / median(bare))
+    figure("startup.ratio_of_medians", median(hermes) / median(bare))
+    # A process start on this shared machine swings by half its time from one run to the
+    # next; the two runs of a pair share the same spell, so the figure is the paired median.
+    figure("startup.ratio", median([h / b for h, b in zip(hermes, bare, strict=True)]))
     return 0
