@@ -155,7 +155,7 @@ class HermesApp(App[int]):
         self._pending_approvals: set[asyncio.Future[str]] = set()
         self._agent_ready = asyncio.Event()
         self._froze_heap = False
-        self._status_drawn = self._text_drawn = float("-inf")  # the first is drawn at once
+        self._text_drawn = float("-inf")  # the first batch of streamed text is drawn at once
         self._status_behind: Timer | None = None
         self.input_queue = InputQueue()
         self.turn_state = TurnState()
@@ -528,7 +528,6 @@ class HermesApp(App[int]):
         if self._status_behind is not None:
             self._status_behind.stop()
             self._status_behind = None
-        self._status_drawn = time.monotonic()
         try:
             self._refresh_status()
         except NoMatches:
