@@ -166,3 +166,6 @@ AgentEvent = (
     | CompactionFinished
 )
 """Any event the agent emits."""
+
+STREAMED_TEXT = (TextDelta, ReasoningDelta)
+"""The events that carry a piece of streamed text (adjacent ones of a kind may be joined)."""

@@ -46,8 +46,6 @@ PAUSING_OUTCOMES = frozenset({"stopped", "error"})
 """Turn outcomes after which the input queue waits for the user instead of running on (T6)."""
 STATUS_STREAM_SECONDS = 0.1
 """While only text streams, the status panel's token estimate is redrawn at most this often."""
-STREAMED_TEXT = (ev.TextDelta, ev.ReasoningDelta)
-"""The events that only move the status panel's token estimate."""
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
 
@@ -506,7 +504,7 @@ class HermesApp(App[int]):
         The first batch of text is drawn at once, and a skipped one when the interval ends,
         so the panel is never left behind.
         """
-        if any(type(event) not in STREAMED_TEXT for event in events):
+        if any(type(event) not in ev.STREAMED_TEXT for event in events):
             self._draw_status()
             return
         wait = self._text_drawn + STATUS_STREAM_SECONDS - time.monotonic()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from textual.app import App
 from textual.message import Message
 
-from agent.events import AgentEvent, ReasoningDelta, TextDelta
+from agent.events import STREAMED_TEXT, AgentEvent, ReasoningDelta, TextDelta
 
 FRAME_SECONDS = 1 / 60
 
@@ -20,10 +20,6 @@ class AgentEvents(Message):
     def __init__(self, events: list[AgentEvent]) -> None:
         super().__init__()
         self.events = events
-
-
-_DELTAS = (TextDelta, ReasoningDelta)
-"""Event kinds whose adjacent runs merge into one event per batch."""
 
 
 class Bridge:
@@ -62,7 +58,7 @@ class Bridge:
                 self._run.append(event.text)  # type: ignore[union-attr]
             else:
                 self._close_run()
-                if kind in _DELTAS:
+                if kind in STREAMED_TEXT:
                     self._run_kind = kind  # type: ignore[assignment]
                     self._run = [event.text]  # type: ignore[union-attr]
                 else:

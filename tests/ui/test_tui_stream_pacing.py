@@ -154,12 +154,14 @@ async def test_streamed_text_redraws_the_status_panel_at_most_ten_times_a_second
         monkeypatch.setattr(app, "_draw_status", lambda: drawn.append(time.monotonic()) or draw())
         await app._apply_events([ev.RequestStarted(1, "m", "p")])
         assert len(drawn) == 1  # anything but streamed text redraws at once
+        await app._apply_events([ev.TextDelta("first ")])
+        assert len(drawn) == 2  # the first streamed text is drawn at once, however soon
         started = time.monotonic()
         for _ in range(20):  # a fast stream: a batch per frame
             last_batch = time.monotonic()
             await app._apply_events([ev.TextDelta("more "), ev.ReasoningDelta("hm ")])
         # One redraw per STATUS_STREAM_SECONDS at most (however slow this machine is).
-        assert len(drawn) <= 2 + (time.monotonic() - started) // STATUS_STREAM_SECONDS
+        assert len(drawn) <= 3 + (time.monotonic() - started) // STATUS_STREAM_SECONDS
         # A skipped batch is drawn when the interval ends: the panel never lags behind.
         await wait_until(pilot, lambda: drawn[-1] >= last_batch, what="catch-up")
         count = len(drawn)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from textual.filter import ANSIToTruecolor
 from ui.tui_helpers import wait_until
 
 from agent.config import load_config, save_ui_theme
@@ -137,6 +138,9 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
             assert app.has_class(f"-theme-{theme}") and app.has_class("-light-mode") == (
                 theme == "hermes-light"
             )
+            # ANSI colours map through the palette of the theme's kind (light or dark).
+            [to_truecolor] = [f for f in app._filters if isinstance(f, ANSIToTruecolor)]
+            assert to_truecolor._terminal_theme is app.ansi_theme
             return app.export_screenshot(simplify=True)
 
     switched = await screenshot(make_app(), theme)
