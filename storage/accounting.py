@@ -569,13 +569,15 @@ class TokenAccounting:
         try:
             failed = self._apply_batch(merged)
         except StorageLockedError as exc:
+            # Reported before the waiting flushers are woken: one that raises this error
+            # must find it already recorded (last_write_error, the user's notice).
+            self._report(exc)
             with self._cond:
                 if requeue:
                     self._queue.extendleft(reversed(merged))
                 self._lock_error = exc
                 self._lock_failures += 1
                 self._cond.notify_all()
-            self._report(exc)
             return True
         except StorageError as exc:
             self._report(exc)

@@ -150,7 +150,12 @@ class SessionDB:
         path = Path(path).expanduser()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(path, isolation_level=None)
+            pending = aiosqlite.connect(path, isolation_level=None)
+            # A daemon worker: a process that dies before close() (a crash, a failed test)
+            # still exits instead of waiting forever on an idle connection thread. Every
+            # commit is already durable (synchronous=FULL); nothing is lost by not joining it.
+            pending._thread.daemon = True
+            conn = await pending
         except (OSError, sqlite3.Error) as exc:
             raise translate(exc, path) from exc
         conn.row_factory = aiosqlite.Row

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytest_plugins = ["exit_guard"]
+
 _PROVIDER_ENV = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",

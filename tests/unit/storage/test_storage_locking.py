@@ -112,3 +112,38 @@ async def test_token_deltas_survive_a_lock_held_past_the_window(tmp_path):
     await db.flush()
     assert (await db.get_session(sid))["input_tokens"] == 6  # nothing lost
     await db.close()
+
+
+async def test_a_flush_that_raises_the_lock_error_finds_it_already_recorded(tmp_path):
+    # The race behind a once-flaky test: the writer woke the waiting flushers before it
+    # recorded the error, so a flusher could raise while last_write_error was still None.
+    # The error callback here holds the writer until the flush has raised (or 1 s passes),
+    # which makes the old order fail every time and costs the right order one second.
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.2)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    raised = threading.Event()
+    record = db.accounting.on_error
+
+    def slow_record(err):
+        raised.wait(1.0)
+        record(err)
+
+    db.accounting.on_error = slow_record
+    seen: list[str | None] = []
+
+    def flush():
+        try:
+            db.flush_token_counts()
+        except StorageLockedError:
+            seen.append(db.last_write_error)
+            raised.set()
+            raise
+
+    with held_write_lock(db.path):
+        db.queue_token_counts(sid, model="m", provider="p", input_tokens=1)
+        with pytest.raises(StorageLockedError):
+            await asyncio.to_thread(flush)
+    assert seen and seen[0] is not None and LOCKED_MESSAGE in seen[0]
+    await db.flush()
+    assert (await db.get_session(sid))["input_tokens"] == 1
+    await db.close()
