@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent.tools.registry import ApprovalRequest
+from hermes_tui.safe_text import hidden_warning, safe_line
 
 
 class ApprovalScreen(ModalScreen[str]):
@@ -27,11 +28,19 @@ class ApprovalScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
+            tool = safe_line(self.request.tool)
             yield Static(
-                Content.assemble(("Allow ", "bold"), (self.request.tool, "bold $warning"), "?"),
+                Content.assemble(("Allow ", "bold"), (tool, "bold $warning"), "?"),
                 id="approval-title",
             )
-            yield Static(Content(self.request.summary), id="approval-summary")
+            # The model wrote all of this: a hidden character is shown and named (H1, H2). The
+            # summary repeats the detail's command or path, so it is counted on its own only
+            # when the detail has none.
+            request = self.request
+            warning = hidden_warning(request.detail) or hidden_warning(request.summary)
+            if warning is not None:
+                yield Static(Content.styled(f"⚠ {warning}", "bold $warning"), id="approval-hidden")
+            yield Static(Content(safe_line(self.request.summary)), id="approval-summary")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
             with Horizontal(id="approval-buttons"):
@@ -40,9 +49,11 @@ class ApprovalScreen(ModalScreen[str]):
                 yield Button("Always this session (a)", id="always")
 
     def _detail(self) -> Content:
-        """The command or diff; diff lines are coloured."""
+        """The command or diff, every hidden character shown; diff lines are coloured."""
         lines = []
-        for line in self.request.detail.splitlines():
+        # Split on newlines only: a CR, VT or FF stays in its line, shown (␍), as the shell
+        # would read it.
+        for line in safe_line(self.request.detail).rstrip("\n").split("\n"):
             if line.startswith(("+++", "---")):
                 lines.append(Content.styled(line, "bold"))
             elif line.startswith("+"):

