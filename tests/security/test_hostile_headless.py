@@ -148,3 +148,13 @@ def test_error_text_from_the_server_carries_no_control_characters(hermes_home, t
     assert proc.returncode == 1
     assert control_characters(proc.stderr) == []
     assert "␛]0;pwned␇" in proc.stderr.decode()
+
+
+def test_an_error_sentence_naming_a_hostile_path_carries_no_control_character(tmp_path):
+    home = tmp_path / "home\x1b]0;pwned\x07"
+    home.mkdir()
+    (home / "config.yaml").write_text("agent: {approval: sometimes}\n")
+    proc = run_cli(home, tmp_path, "run", "hello")
+    assert proc.returncode == 1
+    assert control_characters(proc.stderr) == []
+    assert "home␛]0;pwned␇" in proc.stderr.decode() and "agent.approval" in proc.stderr.decode()

