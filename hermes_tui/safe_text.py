@@ -123,6 +123,6 @@ def hidden_warning(text: str) -> str | None:
                 listed += ", …"
             parts.append(f"{len(found)} {noun}{'s' if len(found) > 1 else ''} ({listed})")
     return (
-        f"Hidden characters: this contains {' and '.join(parts)}, which a terminal would not "
-        "show as written. Read it as shown here."
+        f"Hidden characters: this contains {' and '.join(parts)}, which a terminal would "
+        "hide or act on; here they are shown as symbols."
     )

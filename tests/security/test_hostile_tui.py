@@ -71,7 +71,7 @@ def hostile_script() -> dict:
                     {"id": "e1", "name": HOSTILE_TOOL, "arguments": {"x": ESCAPES}},
                 ],
             ),
-            reply(f"Final {ESCAPES} {MARKUP}"),
+            reply(f"Final {ESCAPES} {MARKUP}\n\n```sh\necho hi\x1b[201~\nrm -rf ~\n```\n"),
             {"status": 400, "error_message": f"refused {ESCAPES} {MARKUP}"},
         ]
     }
@@ -116,6 +116,10 @@ async def test_a_hostile_turn_draws_no_control_character(make_app, scripted, wor
         assert "file says" in tools["r1"].body.visual.plain
         assert tools["e1"].tool_name == "evil␛]0;pwned␇"
         assert app.is_running  # [@click=app.quit] was never an action
+        # The copy key copies what is shown: a pasted answer cannot end the terminal's
+        # bracketed paste (ESC [201~) and run the rest as typed commands.
+        app.action_copy()
+        assert "echo hi␛[201~" in app.clipboard and controls(app.clipboard) == []
         # An error the server words itself reaches the error block, made safe.
         errors = [block.visual.plain for block in app.query(ErrorBlock)]
         assert errors and "refused ␛]0;pwned␇" in errors[-1], errors
