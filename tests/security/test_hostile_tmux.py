@@ -1,25 +1,27 @@
 """End to end in a real terminal (tmux): a hostile answer cannot retitle it or set its clipboard.
 
-The installed `hermes-tui` runs in a private tmux server against the scripted model server.
-The answer carries OSC 0 (set the window title) and OSC 52 (write the clipboard) sequences;
-with `set-clipboard on`, tmux would act on both if they reached it (SPEC H1).
+The installed `hermes-tui` runs in a private tmux server against `hermes-tui scripted-server`
+(in its own process, so nothing in the test process can touch its sockets). The answer
+carries OSC 0 (set the window title) and OSC 52 (write the clipboard) sequences; with
+`set-clipboard on`, tmux would act on both if they reached it (SPEC H1).
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import select
 import shutil
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import wait_for
 from ui.tui_helpers import write_config
-
-from agent.scripted import Script, ScriptedServer
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -36,6 +38,29 @@ def _hermes_tui() -> str:
     """The console script installed next to this interpreter."""
     installed = Path(sys.executable).with_name("hermes-tui")
     return str(installed) if installed.exists() else shutil.which("hermes-tui") or "hermes-tui"
+
+
+@pytest.fixture
+def model_url(tmp_path) -> Iterator[str]:
+    """`hermes-tui scripted-server` playing the hostile answer; yields its OpenAI base URL."""
+    script = tmp_path / "hostile.yaml"
+    script.write_text(
+        yaml.safe_dump({"loop": True, "replies": [{"text": HOSTILE_ANSWER, "chunk_size": 7}]})
+    )
+    server = subprocess.Popen(
+        [_hermes_tui(), "scripted-server", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "the scripted server did not start within 30 s"
+        line = server.stdout.readline()  # "scripted server listening on http://..."
+        assert "listening on" in line, line
+        yield line.rsplit(" ", 1)[-1].strip() + "/v1"
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 class Tmux:
@@ -76,30 +101,26 @@ def tmux(tmp_path):
     server.kill()
 
 
-def test_answer_cannot_retitle_the_terminal_or_write_its_clipboard(tmux, hermes_home, tmp_path):
-    model = ScriptedServer(
-        Script.from_dict({"loop": True, "replies": [{"text": HOSTILE_ANSWER, "chunk_size": 7}]})
-    ).start()
-    try:
-        write_config(hermes_home, model.openai_base_url)
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
-        env = {"HERMES_TUI_HOME": hermes_home, "HOME": tmp_path, "NO_PROXY": "*"}
-        env["PATH"] = os.environ.get("PATH", "")
-        size = ["-x", "120", "-y", "36"]
-        tmux("new-session", "-d", "-s", "app", *size, "-c", str(workspace),
-             *(arg for name, value in env.items() for arg in ("-e", f"{name}={value}")),
-             _hermes_tui())  # fmt: skip
-        title_before = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
-        tmux.wait_for_screen("Ask anything")
-        tmux("send-keys", "-t", "app", "say something", "Enter")
-        tmux.wait_for_screen("END-OF-ANSWER")
-        screen = tmux.screen()
-        title_after = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
-        buffers = tmux("show-buffer", check=False)
-        tmux("send-keys", "-t", "app", "C-q")
-    finally:
-        model.stop()
+def test_answer_cannot_retitle_the_terminal_or_write_its_clipboard(
+    tmux, model_url, hermes_home, tmp_path
+):
+    write_config(hermes_home, model_url)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {"HERMES_TUI_HOME": hermes_home, "HOME": tmp_path, "NO_PROXY": "*"}
+    env["PATH"] = os.environ.get("PATH", "")
+    size = ["-x", "120", "-y", "36"]
+    tmux("new-session", "-d", "-s", "app", *size, "-c", str(workspace),
+         *(arg for name, value in env.items() for arg in ("-e", f"{name}={value}")),
+         _hermes_tui())  # fmt: skip
+    title_before = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
+    tmux.wait_for_screen("Ask anything")
+    tmux("send-keys", "-t", "app", "say something", "Enter")
+    tmux.wait_for_screen("END-OF-ANSWER")
+    screen = tmux.screen()
+    title_after = tmux("display", "-p", "-t", "app", "#{pane_title}").stdout
+    buffers = tmux("show-buffer", check=False)
+    tmux("send-keys", "-t", "app", "C-q")
     assert "pwned" not in title_after
     assert title_after == title_before
     assert PAYLOAD not in buffers.stdout, buffers.stdout
