@@ -32,7 +32,7 @@ from agent.providers.base import (
     ToolCallPart,
     UsagePart,
 )
-from agent.providers.errors import ProviderError, register_secret
+from agent.providers.errors import ProviderError, redact, register_secret, summarize
 from agent.secrets import Secrets, safe_url
 
 log = logging.getLogger("hermes_tui.agent")
@@ -282,12 +282,12 @@ class Agent:
                 result.status = "stopped"
             except ProviderError as exc:
                 result.status = "error"
-                result.error = exc.message
-                self.sink(ev.TurnError(exc.message, exc.kind))
+                result.error = summarize(exc)  # redacted, like every error sentence (K3)
+                self.sink(ev.TurnError(result.error, exc.kind))
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 result.status = "error"
-                result.error = self._internal_error(exc)
+                result.error = redact(self._internal_error(exc))
                 self.sink(ev.TurnError(result.error, "internal"))
             finally:
                 self._finish_turn(result)
@@ -533,8 +533,8 @@ class Agent:
                     delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
                 log.info("retrying after %s (%d/%d)", exc.kind, attempt, attempts)
                 if draft.produced:
-                    self.sink(ev.StreamReset(exc.message))
-                self.sink(ev.Retrying(attempt + 1, attempts, delay, exc.message))
+                    self.sink(ev.StreamReset(summarize(exc)))
+                self.sink(ev.Retrying(attempt + 1, attempts, delay, summarize(exc)))
                 if self._stop.wait(delay):
                     return draft
 
