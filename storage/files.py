@@ -60,8 +60,9 @@ def private_file(path: str | Path) -> Path:
 def tighten_if_present(path: str | Path) -> None:
     """Clear the group and other permission bits of an existing file; a missing one is fine."""
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-        if mode & 0o077:
+        info = os.stat(path)
+        mode = stat.S_IMODE(info.st_mode)
+        if stat.S_ISREG(info.st_mode) and mode & 0o077:
             os.chmod(path, mode & 0o700)
     except (FileNotFoundError, PermissionError):
         pass  # gone, or someone else's file: not ours to change
