@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.secrets import STANDARD_KEY_ENV
+
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 
 DECLINED = "The user declined to run this tool call."
@@ -42,6 +44,8 @@ class ToolContext:
     shell_timeout: float = 120.0
     output_cap: int = 30_000
     cancel: threading.Event | None = None
+    hidden_env: frozenset[str] = frozenset(STANDARD_KEY_ENV)
+    """Environment variables run_shell children do not get (the agent passes its keys' names)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
