@@ -31,7 +31,7 @@ MAX_LINKS = 40  # as many links as Linux follows in one path lookup
 ABOVE_WORKSPACE = "a link above the workspace"
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
 # O_NONBLOCK: a FIFO swapped in for a file must not hang the open.
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
@@ -240,7 +240,7 @@ def _walk_resolving(workspace: Path, raw: str, pending: deque[str], links: list[
 def _open_dir(name: str, parent: int, rel: str) -> int:
     """Open the directory `name` under `parent` without following a link."""
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        return os.open(name, DIR_FLAGS, dir_fd=parent)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
             raise changed(rel, _what_it_is(name, parent)) from None

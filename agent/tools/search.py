@@ -20,6 +20,7 @@ MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 500
 MAX_GREP_LINE = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+MAX_WALK_DEPTH = 256
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -59,24 +60,60 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
 def _walk(base: paths.Target, skip: frozenset[str]) -> Iterator[tuple[Path, bool, int]]:
     """Yield (path, is_dir, dir_fd) under `base`, pruning `skip`, never following a link.
 
-    `dir_fd` is the open directory holding the entry, valid until the next item.
+    Each directory is opened relative to its parent's descriptor with O_NOFOLLOW, so one
+    swapped for a link (or a FIFO) meanwhile is skipped, and the walk never leaves the
+    workspace; a link is yielded as a plain entry. `dir_fd` holds the entry, valid until
+    the next item.
     """
     try:
         top = paths.open_dir(base)
     except OSError as exc:
         raise ToolError(f"Could not open {base.rel}: {describe_os_error(exc)}.") from None
+    stack: list[tuple[int, Iterator[tuple[Path, bool]]]] = []
     try:
-        # fwalk opens each directory relative to its parent's descriptor and skips one
-        # swapped for a link meanwhile, so the walk never leaves the workspace.
-        for root, dirs, files, root_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
-            dirs[:] = sorted(d for d in dirs if d not in skip)
-            root_path = base.path / root
-            for d in dirs:
-                yield root_path / d, True, root_fd
-            for f in sorted(files):
-                yield root_path / f, False, root_fd
+        stack.append((top, _entries(top, base.path, skip)))
+        while stack:
+            fd, entries = stack[-1]
+            item = next(entries, None)
+            if item is None:
+                stack.pop()
+                os.close(fd)
+                continue
+            path, is_dir = item
+            yield path, is_dir, fd
+            if is_dir and len(stack) < MAX_WALK_DEPTH:
+                try:
+                    child = os.open(path.name, paths.DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                stack.append((child, _entries(child, path, skip)))
     finally:
-        os.close(top)
+        for fd, _entries_left in stack:
+            os.close(fd)
+
+
+def _entries(fd: int, path: Path, skip: frozenset[str]) -> Iterator[tuple[Path, bool]]:
+    """The sorted entries of the open directory `fd`: its files first, then its directories.
+
+    Directories come last so that a directory's own files are listed before its subtrees.
+    """
+    try:
+        with os.scandir(fd) as it:
+            found = sorted(it, key=lambda entry: entry.name)
+    except OSError:
+        return
+    dirs = []
+    for entry in found:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if not is_dir:
+            yield path / entry.name, False
+        elif entry.name not in skip:
+            dirs.append(entry.name)
+    for name in dirs:
+        yield path / name, True
 
 
 def _read_entry(name: str, dir_fd: int) -> bytes | None:
@@ -85,11 +122,21 @@ def _read_entry(name: str, dir_fd: int) -> bytes | None:
         fd = os.open(name, paths.READ_FLAGS, dir_fd=dir_fd)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_GREP_FILE_BYTES:
             return None
-        return fh.read(MAX_GREP_FILE_BYTES + 1)
+        os.set_blocking(fd, True)
+        chunks = []
+        size = 0
+        while size <= MAX_GREP_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _skip_for(*texts: str) -> frozenset[str]:
