@@ -28,7 +28,7 @@ BINARY_SNIFF = 8192
 SKIP_IN_LISTING = frozenset({".git"})
 
 
-PROTECTED_NOTE = "protected path: runs code on its own"
+PROTECTED_NOTE = "protected path (runs code on its own)"
 
 
 def unified_diff(old: str, new: str, name: str, cap: int = DETAIL_CAP) -> str:
@@ -109,7 +109,8 @@ def _protected_request(tool: str, summary: str, why: str, detail: str) -> Approv
         return ApprovalRequest(tool, one_line(summary), detail)
     return ApprovalRequest(
         tool,
-        one_line(f"{summary} ({PROTECTED_NOTE})"),
+        # The reason goes first so that a long path cannot push it out of the one line.
+        one_line(f"{PROTECTED_NOTE}: {summary}"),
         f"Protected path: {why}.\n\n{detail}",
         protected=True,
     )

@@ -97,7 +97,7 @@ def test_protected_write_asks_and_says_why(reg, ws, mode):
     assert (result.ok, result.output) == (False, DECLINED)
     [request] = approve.requests
     assert request.protected
-    assert "protected path: runs code on its own" in request.summary
+    assert request.summary.startswith("protected path (runs code on its own): write_file ")
     assert request.detail.startswith("Protected path: git runs hooks")
     assert not (ws / ".git").exists()
 
