@@ -20,7 +20,7 @@ MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 500
 MAX_GREP_LINE = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
-MAX_WALK_DEPTH = 256
+MAX_WALK_DEPTH = 256  # each level holds a descriptor; deeper trees are not searched
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
