@@ -559,7 +559,8 @@ class HermesApp(App[int]):
 
     # -- approval (called on the worker thread) -----------------------------------------------
     def _approve(self, request: Any) -> bool:
-        if request.tool in self.always_allowed:
+        # A protected path (a file that runs code on its own) is asked every time.
+        if request.tool in self.always_allowed and not request.protected:
             return True
         answer = self.call_from_thread(self._ask_approval, request)
         if answer == "always":

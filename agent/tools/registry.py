@@ -20,6 +20,10 @@ NO_APPROVER = (
     "Refused: this tool needs the user's approval, which is not available here "
     "(run with --yes or approval: yolo)."
 )
+NO_APPROVER_PROTECTED = (
+    "Refused: {protected}; writing it needs the user's approval, which is not available "
+    "here (run with --yes or approval: yolo)."
+)
 
 SUMMARY_WIDTH = 80
 DETAIL_CAP = 20_000
@@ -27,11 +31,16 @@ DETAIL_CAP = 20_000
 
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """What the user is asked to approve: the tool, a one-line summary and the detail."""
+    """What the user is asked to approve: the tool, a one-line summary and the detail.
+
+    `protected` marks a write to a path that runs code on its own (agent/tools/protected.py):
+    it is asked every time, so an earlier "always" must not answer it.
+    """
 
     tool: str
     summary: str
     detail: str
+    protected: bool = False
 
 
 @dataclass
@@ -65,10 +74,14 @@ class ToolError(Exception):
 
 @dataclass
 class Pending:
-    """A validated side-effecting call: `request()` describes it, `commit()` performs it."""
+    """A validated side-effecting call: `request()` describes it, `commit()` performs it.
+
+    `protected` is the sentence saying why its target runs code on its own, or "".
+    """
 
     request: Callable[[], ApprovalRequest]
     commit: Callable[[], ToolResult]
+    protected: str = ""
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolResult | Pending"]
@@ -243,13 +256,18 @@ class ToolRegistry:
                 parts.append(str(args))
         return one_line(" ".join([name, *parts]))
 
-    def needs_approval(self, name: str, mode: str) -> bool:
-        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none."""
+    def needs_approval(self, name: str, mode: str, *, protected: bool = False) -> bool:
+        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none.
+
+        A `protected` target (a path that runs code on its own) needs it in every mode but yolo.
+        """
         tool = self._tools.get(name)
         if tool is None:
             return False
         if mode == "yolo":
             return False
+        if protected:
+            return True
         if mode == "auto-edit":
             return tool.kind == "shell"
         # "ask", and any unknown mode, is treated as the safest one.
@@ -279,9 +297,12 @@ class ToolRegistry:
         outcome = tool.handler(ctx, clean)
         if isinstance(outcome, ToolResult):
             return outcome
-        if self.needs_approval(name, ctx.approval_mode):
+        protected = outcome.protected
+        if self.needs_approval(name, ctx.approval_mode, protected=bool(protected)):
             request = outcome.request()
             if ctx.approve is None:
+                if protected:
+                    return ToolResult(False, NO_APPROVER_PROTECTED.format(protected=protected))
                 return ToolResult(False, NO_APPROVER)
             try:
                 approved = bool(ctx.approve(request))
