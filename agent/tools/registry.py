@@ -7,9 +7,17 @@ import json
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from agent.tools.approvals import (
+    AlwaysScope,
+    ApprovalMemory,
+    Verdict,
+    always_scope,
+    declined_message,
+)
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 
@@ -25,11 +33,12 @@ DETAIL_CAP = 20_000
 
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """What the user is asked to approve: the tool, a one-line summary and the detail."""
+    """What the user is asked to approve: the tool, a summary, the detail, what "always" covers."""
 
     tool: str
     summary: str
     detail: str
+    always: AlwaysScope | None = None
 
 
 @dataclass
@@ -38,7 +47,8 @@ class ToolContext:
 
     workspace: Path
     approval_mode: str = "ask"
-    approve: Callable[[ApprovalRequest], bool] | None = None
+    approve: Callable[[ApprovalRequest], bool | Verdict] | None = None
+    approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
     shell_timeout: float = 120.0
     output_cap: int = 30_000
     cancel: threading.Event | None = None
@@ -49,10 +59,11 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The outcome of a tool call, sent back to the model as the tool result."""
+    """The outcome of a tool call, sent back to the model; `declined`: the user said no."""
 
     ok: bool
     output: str
+    declined: bool = False
 
 
 class ToolError(Exception):
@@ -264,7 +275,7 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not crash the turn
             result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
         output = result.output if isinstance(result.output, str) else str(result.output)
-        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap))
+        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap), result.declined)
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
@@ -276,17 +287,22 @@ class ToolRegistry:
         if isinstance(outcome, ToolResult):
             return outcome
         if self.needs_approval(name, ctx.approval_mode):
-            request = outcome.request()
+            scope = always_scope(name, tool.kind, clean)
+            if ctx.approvals.covers(scope):
+                return outcome.commit()
+            request = replace(outcome.request(), always=scope)
             if ctx.approve is None:
                 return ToolResult(False, NO_APPROVER)
             try:
-                approved = bool(ctx.approve(request))
+                verdict = Verdict.of(ctx.approve(request))
             except Exception as exc:
                 return ToolResult(
                     False, f"Could not ask the user for approval ({type(exc).__name__}: {exc})."
                 )
-            if not approved:
-                return ToolResult(False, DECLINED)
+            if not verdict.approved:
+                return ToolResult(False, declined_message(DECLINED, verdict.reason), declined=True)
+            if verdict.always and scope is not None:
+                ctx.approvals.remember(scope)
         return outcome.commit()
 
 
