@@ -28,12 +28,12 @@ class AlwaysScope:
         """In words, for the dialog: what answering "always" will let through."""
         if self.command is not None:
             return (
-                "Always: this exact command runs without asking for the rest of this session; "
+                "Always: this exact command, for the rest of this session; "
                 "any other command still asks."
             )
         return (
-            f"Always: every {self.tool} call in this session runs without asking "
-            "(any file in the workspace); other tools still ask."
+            f"Always: every {self.tool} call, to any file in the workspace, for the rest of "
+            "this session."
         )
 
 

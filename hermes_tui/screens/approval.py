@@ -32,7 +32,7 @@ APPROVAL_ARM_SECONDS = 0.5
 """How long the dialog must be on screen with no typing before a key or click answers it."""
 
 UNARMED_HINT = "Keys are ignored for a moment: what you type goes to the input box."
-ARMED_HINT = "y yes · n or Esc no · r no, with a reason for the model"
+ARMED_HINT = "y yes · n or Esc no · r no, with a reason"
 ARMED_HINT_ALWAYS = ARMED_HINT + " · a always (above)"
 REASON_HINT = "Enter sends your reason to the model · Esc: a plain no"
 
@@ -217,6 +217,8 @@ class ApprovalScreen(ModalScreen[Verdict]):
         """The second step of a no: a short reason, typed deliberately, for the model."""
         self.asking_reason = True
         self.query_one("#approval-buttons").display = False
+        for scope in self.query("#approval-always"):
+            scope.display = False
         self.query_one("#approval-hint", Static).update(Content(REASON_HINT))
         reason = self.query_one("#approval-reason", Input)
         reason.display = True

@@ -66,7 +66,7 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
         server: ScriptedServer | None = None,
         *,
         approval_clock: Callable[[], float] | None = None,
-        arm_seconds: float = TEST_ARM_SECONDS,
+        arm_seconds: float | None = TEST_ARM_SECONDS,
         **agent: Any,
     ) -> HermesApp:
         settings = {"retry_base_seconds": 0.01, "system_prompt": "You are a test agent."}

@@ -67,19 +67,24 @@ def reply(text: str = "", **extra: Any) -> dict[str, Any]:
     return {"text": text, "usage": {"input_tokens": 1200, "output_tokens": 80}, **extra}
 
 
-async def approval_dialog(pilot: Pilot, armed: bool = False) -> Any:
-    """Wait until an approval dialog is on screen (and armed, if asked); return it."""
+async def approval_dialog(pilot: Pilot, armed: bool = False, after: Any = None) -> Any:
+    """Wait until an approval dialog (not `after`) is on screen, and armed if asked; return it."""
     from hermes_tui.screens.approval import ApprovalScreen
 
     app = pilot.app
-    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+
+    def shown() -> bool:
+        return isinstance(app.screen, ApprovalScreen) and app.screen is not after
+
+    await wait_until(pilot, shown, what="the approval dialog")
     screen = app.screen
     if armed:
         await wait_until(pilot, lambda: screen.armed, what="the dialog to arm")
     return screen
 
 
-async def answer_approval(pilot: Pilot, key: str) -> None:
+async def answer_approval(pilot: Pilot, key: str, after: Any = None) -> Any:
     """Press `key` in the approval dialog once it is armed, as a deliberate user would."""
-    await approval_dialog(pilot, armed=True)
+    screen = await approval_dialog(pilot, armed=True, after=after)
     await pilot.press(key)
+    return screen

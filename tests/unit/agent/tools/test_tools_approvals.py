@@ -50,7 +50,7 @@ def test_memory_covers_only_what_was_remembered():
 def test_the_scope_says_in_words_what_it_covers():
     assert "this exact command" in AlwaysScope("run_shell", "ls").describe()
     assert "any other command still asks" in AlwaysScope("run_shell", "ls").describe()
-    assert "every write_file call" in AlwaysScope("write_file").describe()
+    assert "every write_file call, to any file" in AlwaysScope("write_file").describe()
 
 
 def test_always_for_ls_runs_ls_again_unasked_but_asks_for_rm(reg, ws):
