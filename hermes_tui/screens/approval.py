@@ -122,16 +122,17 @@ class ApprovalScreen(ModalScreen[Verdict]):
         self._show_armed(False)
         self._check_later(self.arm_seconds)
 
-    def _check_later(self, delay: float) -> None:
+    def _check_later(self, delay: float | None) -> None:
+        """Look at the clock again after `delay` seconds (None: stop looking)."""
         if self._arm_timer is not None:
             self._arm_timer.stop()
-        self._arm_timer = self.set_timer(delay, self._check_armed)
+        self._arm_timer = None if delay is None else self.set_timer(delay, self._check_armed)
 
     def _check_armed(self) -> None:
         """Arm once the clock says the quiet period is over, else look again when it should be."""
-        self._arm_timer = None
         remaining = self.arm_seconds - (self._clock() - self._quiet_since)
         if remaining <= 0:
+            self._check_later(None)
             self._show_armed(True)
         else:
             self._check_later(remaining)
