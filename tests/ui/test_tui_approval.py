@@ -222,3 +222,24 @@ async def test_the_dialog_opens_unarmed_with_its_default_delay(make_app, scripte
         await app.submit("go")
         dialog = await approval_dialog(pilot)
         assert isinstance(dialog, ApprovalScreen) and dialog.arm_seconds == 0.5
+
+
+async def test_a_call_always_cannot_cover_offers_no_always():
+    from textual.app import App
+
+    from agent.tools.registry import ApprovalRequest
+
+    answers: list = []
+    dialog = ApprovalScreen(ApprovalRequest("write_file", "write_file .envrc", "+x"))
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(dialog, callback=answers.append)
+
+    async with Host().run_test() as pilot:
+        await wait_until(pilot, lambda: dialog.is_mounted, what="the dialog")
+        assert not dialog.query("#always") and not dialog.query("#approval-always")
+        await wait_until(pilot, lambda: dialog.armed, timeout=5, what="the dialog to arm")
+        await pilot.press("a")
+        await pilot.pause()
+        assert answers == [] and not dialog.armed, "'a' is typing here, not an answer"
