@@ -155,6 +155,8 @@ class ApprovalScreen(ModalScreen[Verdict]):
         """Decide, before any binding runs, whether this key may answer the dialog."""
         if self.asking_reason:
             return  # the reason input takes the keys; it was opened deliberately
+        if not self.armed:
+            self._check_armed()  # the clock decides, not whether the timer has fired yet
         active = self.active_bindings.get(event.key)
         answers = active is not None and active.binding.action.startswith("answer")
         typed = event.is_printable or event.key == "backspace"
