@@ -32,7 +32,8 @@ from agent.providers.base import (
     ToolCallPart,
     UsagePart,
 )
-from agent.providers.errors import ProviderError
+from agent.providers.errors import ProviderError, redact, register_secret, summarize
+from agent.secrets import Secrets, safe_url
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -124,6 +125,13 @@ class Agent:
         self.activity = ActivityClock(self._stamp_heartbeat)
         self.compressor = ContextCompressor(config.compression)
         self.skew_guard = CodeSkewGuard()
+        self.secrets = self._read_secrets()
+
+    def _read_secrets(self) -> Secrets:
+        """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
+        secrets = Secrets.of(self.config)
+        register_secret(*secrets.values)
+        return secrets
 
     # -- session ----------------------------------------------------------------------------
     @property
@@ -279,12 +287,12 @@ class Agent:
                 result.status = "stopped"
             except ProviderError as exc:
                 result.status = "error"
-                result.error = exc.message
-                self.sink(ev.TurnError(exc.message, exc.kind))
+                result.error = summarize(exc)  # redacted, like every error sentence (K3)
+                self.sink(ev.TurnError(result.error, exc.kind))
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 result.status = "error"
-                result.error = self._internal_error(exc)
+                result.error = redact(self._internal_error(exc))
                 self.sink(ev.TurnError(result.error, "internal"))
             finally:
                 self._finish_turn(result)
@@ -530,8 +538,8 @@ class Agent:
                     delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
                 log.info("retrying after %s (%d/%d)", exc.kind, attempt, attempts)
                 if draft.produced:
-                    self.sink(ev.StreamReset(exc.message))
-                self.sink(ev.Retrying(attempt + 1, attempts, delay, exc.message))
+                    self.sink(ev.StreamReset(summarize(exc)))
+                self.sink(ev.Retrying(attempt + 1, attempts, delay, summarize(exc)))
                 if self._stop.wait(delay):
                     return draft
 
@@ -599,7 +607,7 @@ class Agent:
                     self.session_id,
                     model=self.model_name,
                     provider=self.provider_name,
-                    route=provider.base_url or "",
+                    route=safe_url(provider.base_url),  # no URL credentials (H5)
                     input_tokens=usage.input_tokens,
                     output_tokens=usage.output_tokens,
                     cache_read_tokens=usage.cache_read_tokens,
@@ -631,11 +639,14 @@ class Agent:
             else:
                 stopped = False
                 self._phase = "tools"
+        # Read again per batch: the keys the environment holds now are the ones to withhold.
+        self.secrets = self._read_secrets()
         context = ToolContext(
             workspace=self.workspace,
             approval_mode=self.config.agent.approval,
             shell_timeout=self.config.agent.shell_timeout_seconds,
             cancel=self._tool_cancel,
+            hidden_env=self.secrets.hidden_env(),
             approvals=self.approvals,
         )
         try:
@@ -695,7 +706,10 @@ class Agent:
         return ask
 
     def _tool_result(self, call: ToolCall, result: Any, duration: float, *, announce=True) -> None:
-        message = Message("tool", result.output, tool_call_id=call.id, name=call.name)
+        # The one path of every tool result: what is stored, shown and sent next is redacted
+        # the way errors are (a `cat .env`, an `env`) (H5).
+        output = self.secrets.redact(result.output)
+        message = Message("tool", output, tool_call_id=call.id, name=call.name)
         declined = bool(getattr(result, "declined", False))
         outcome = "declined" if declined else ("ok" if result.ok else "error")
         # Kept for the transcript of a resumed session (ok, error or declined, how long the
@@ -709,9 +723,7 @@ class Agent:
         self._append(message, persist=True)
         if announce:
             self.sink(
-                ev.ToolFinished(
-                    call.id, call.name, result.ok, result.output, duration, declined=declined
-                )
+                ev.ToolFinished(call.id, call.name, result.ok, output, duration, declined=declined)
             )
 
     # -- persistence ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agent.secrets import STANDARD_KEY_ENV
 from agent.tools.approvals import (
     AlwaysScope,
     ApprovalMemory,
@@ -52,6 +53,8 @@ class ToolContext:
     shell_timeout: float = 120.0
     output_cap: int = 30_000
     cancel: threading.Event | None = None
+    hidden_env: frozenset[str] = frozenset(STANDARD_KEY_ENV)
+    """Environment variables run_shell children do not get (the agent passes its keys' names)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
