@@ -92,9 +92,10 @@ class Agent:
         sink: Sink | None = None,
         *,
         workspace: Path | str | None = None,
-        approve: Callable[[Any], bool] | None = None,
+        approve: Callable[[Any], Any] | None = None,
         registry: Any = None,
     ) -> None:
+        from agent.tools.approvals import ApprovalMemory
         from agent.tools.registry import default_registry
 
         self.config = config
@@ -102,6 +103,8 @@ class Agent:
         self.sink: Sink = sink or (lambda _event: None)
         self.workspace = Path(workspace or os.getcwd()).resolve()
         self.approve = approve
+        # The session's "always" answers: kept with the session, forgotten when it changes.
+        self.approvals = ApprovalMemory()
         self.registry = registry or default_registry()
         self.inbox = Inbox()
         self.messages: list[Message] = []
@@ -157,6 +160,7 @@ class Agent:
         self.messages = []
         self._ids = ToolCallIds()
         self.usage = Usage()
+        self.approvals.clear()
 
     def attach_session(self, session_id: str, rows: list[dict[str, Any]]) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3)."""
@@ -165,6 +169,7 @@ class Agent:
         self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         self._ids = ToolCallIds.from_history(self.messages)
         self.usage = Usage()
+        self.approvals.clear()
 
     def resume(self, ref: str) -> dict[str, Any]:
         """Blocking resume by id or title through the store; returns the session row."""
@@ -639,10 +644,10 @@ class Agent:
         context = ToolContext(
             workspace=self.workspace,
             approval_mode=self.config.agent.approval,
-            approve=self.approve,
             shell_timeout=self.config.agent.shell_timeout_seconds,
             cancel=self._tool_cancel,
             hidden_env=self.secrets.hidden_env(),
+            approvals=self.approvals,
         )
         try:
             for call in calls:
@@ -663,10 +668,12 @@ class Agent:
                 self.activity.touch()
                 self.sink(ev.ToolStarted(call.id, call.name, args or {}, summary))
                 started = time.monotonic()
+                waited = [0.0]
                 if args is not None:
+                    context.approve = self._asking_for(call, waited)
                     result = self.registry.run(call.name, args, context)
                 self.activity.touch()
-                self._tool_result(call, result, time.monotonic() - started)
+                self._tool_result(call, result, time.monotonic() - started - waited[0])
         finally:
             with self._state_lock:
                 if self._phase == "tools":
@@ -674,17 +681,50 @@ class Agent:
         if stopped:
             raise TurnStopped
 
+    def _asking_for(self, call: ToolCall, waited: list[float]) -> Callable[[Any], Any] | None:
+        """The approver for `call`: tells the UI the call waits, and adds the wait to `waited`."""
+        from agent.tools.approvals import Verdict
+
+        if self.approve is None:
+            return None
+        approve = self.approve
+
+        def ask(request: Any) -> Any:
+            self.sink(ev.ToolAwaitingApproval(call.id, call.name))
+            asked = time.monotonic()
+            answer: Any = False
+            try:
+                answer = approve(request)
+                return answer
+            finally:
+                wait = time.monotonic() - asked
+                waited[0] += wait
+                # The user's think time is not silence from the model or a tool.
+                self.activity.touch()
+                self.sink(ev.ToolApprovalAnswered(call.id, Verdict.of(answer).approved, wait))
+
+        return ask
+
     def _tool_result(self, call: ToolCall, result: Any, duration: float, *, announce=True) -> None:
         # The one path of every tool result: what is stored, shown and sent next is redacted
         # the way errors are (a `cat .env`, an `env`) (H5).
         output = self.secrets.redact(result.output)
         message = Message("tool", output, tool_call_id=call.id, name=call.name)
-        # Kept for the transcript of a resumed session (ok or error, how long); providers only
-        # ever see the content (display metadata never reaches a payload, D1).
-        message.display_metadata = {"ok": bool(result.ok), "duration": round(duration, 3)}
+        declined = bool(getattr(result, "declined", False))
+        outcome = "declined" if declined else ("ok" if result.ok else "error")
+        # Kept for the transcript of a resumed session (ok, error or declined, how long the
+        # call itself took); providers only ever see the content (display metadata never
+        # reaches a payload, D1).
+        message.display_metadata = {
+            "ok": bool(result.ok),
+            "outcome": outcome,
+            "duration": round(duration, 3),
+        }
         self._append(message, persist=True)
         if announce:
-            self.sink(ev.ToolFinished(call.id, call.name, result.ok, output, duration))
+            self.sink(
+                ev.ToolFinished(call.id, call.name, result.ok, output, duration, declined=declined)
+            )
 
     # -- persistence ----------------------------------------------------------------------
     def _append(self, message: Message, *, persist: bool = False) -> None:

@@ -7,11 +7,18 @@ import json
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agent.secrets import STANDARD_KEY_ENV
+from agent.tools.approvals import (
+    AlwaysScope,
+    ApprovalMemory,
+    Verdict,
+    always_scope,
+    declined_message,
+)
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 
@@ -31,16 +38,17 @@ DETAIL_CAP = 20_000
 
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """What the user is asked to approve: the tool, a one-line summary and the detail.
+    """What the user is asked to approve: the tool, a summary, the detail, what "always" covers.
 
     `protected` marks a write to a path that runs code on its own (agent/tools/protected.py):
-    it is asked every time, so an earlier "always" must not answer it.
+    it is asked every time, so no "always" covers it and none is offered.
     """
 
     tool: str
     summary: str
     detail: str
     protected: bool = False
+    always: AlwaysScope | None = None
 
 
 @dataclass
@@ -49,7 +57,8 @@ class ToolContext:
 
     workspace: Path
     approval_mode: str = "ask"
-    approve: Callable[[ApprovalRequest], bool] | None = None
+    approve: Callable[[ApprovalRequest], bool | Verdict] | None = None
+    approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
     shell_timeout: float = 120.0
     output_cap: int = 30_000
     cancel: threading.Event | None = None
@@ -62,10 +71,11 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The outcome of a tool call, sent back to the model as the tool result."""
+    """The outcome of a tool call, sent back to the model; `declined`: the user said no."""
 
     ok: bool
     output: str
+    declined: bool = False
 
 
 class ToolError(Exception):
@@ -286,7 +296,7 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not crash the turn
             result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
         output = result.output if isinstance(result.output, str) else str(result.output)
-        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap))
+        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap), result.declined)
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
@@ -299,19 +309,25 @@ class ToolRegistry:
             return outcome
         protected = outcome.protected
         if self.needs_approval(name, ctx.approval_mode, protected=bool(protected)):
-            request = outcome.request()
+            # A protected path is asked every time: no remembered "always" answers it.
+            scope = None if protected else always_scope(name, tool.kind, clean)
+            if ctx.approvals.covers(scope):
+                return outcome.commit()
+            request = replace(outcome.request(), always=scope)
             if ctx.approve is None:
                 if protected:
                     return ToolResult(False, NO_APPROVER_PROTECTED.format(protected=protected))
                 return ToolResult(False, NO_APPROVER)
             try:
-                approved = bool(ctx.approve(request))
+                verdict = Verdict.of(ctx.approve(request))
             except Exception as exc:
                 return ToolResult(
                     False, f"Could not ask the user for approval ({type(exc).__name__}: {exc})."
                 )
-            if not approved:
-                return ToolResult(False, DECLINED)
+            if not verdict.approved:
+                return ToolResult(False, declined_message(DECLINED, verdict.reason), declined=True)
+            if verdict.always and scope is not None:
+                ctx.approvals.remember(scope)
         return outcome.commit()
 
 
