@@ -90,7 +90,8 @@ class ApprovalScreen(ModalScreen[Verdict]):
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
             if self.request.always is not None:
-                yield Static(Content(self.request.always.describe()), id="approval-always")
+                scope = safe_line(self.request.always.describe())
+                yield Static(Content(scope), id="approval-always")
             with Horizontal(id="approval-buttons"):
                 yield Button("Yes (y)", id="yes", variant="success", disabled=True)
                 yield Button("No (n)", id="no", variant="error", disabled=True)

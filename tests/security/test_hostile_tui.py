@@ -12,6 +12,7 @@ from textual.widgets._toast import Toast
 from ui.tui_helpers import reply, wait_until
 
 from agent.compaction import SUMMARY_KEY
+from agent.tools.approvals import Verdict
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.widgets.foldable import Foldable
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock
@@ -99,7 +100,7 @@ async def test_a_hostile_turn_draws_no_control_character(make_app, scripted, wor
         queued = [str(option.prompt) for option in app.status_panel.queue_view.list.options]
         assert queued and "again ␛]0;pwned␇" in queued[0]
         assert controls(widget_texts(app)) == []
-        dialog.dismiss("no")
+        dialog.dismiss(Verdict(False))
         await app.wait_for_turn()
         await unfold_all(app, pilot)
         texts = widget_texts(app)
