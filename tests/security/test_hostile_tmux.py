@@ -91,7 +91,11 @@ class Tmux:
             raise AssertionError(f"{text!r} never appeared; the pane:\n{self.screen()}") from None
 
     def kill(self) -> None:
+        """Stop the server and remove its socket file (tmux leaves it behind)."""
+        found = self("display", "-p", "#{socket_path}", check=False).stdout.strip()
         self("kill-server", check=False)
+        if found:
+            Path(found).unlink(missing_ok=True)
 
 
 @pytest.fixture
