@@ -27,6 +27,7 @@ from agent.liveness import StallWatchdog, TurnState
 from hermes_tui import commands, theming
 from hermes_tui.bridge import AgentEvents, Bridge
 from hermes_tui.clipboard import clip_for
+from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.composer import CommandHints, Composer
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.notes import RecoveryNote
@@ -977,7 +978,9 @@ class HermesApp(App[int]):
         try:
             save_ui_theme(self.config.home, theme.name)
         except (OSError, ConfigError) as exc:
-            self.notify(f"The theme could not be saved: {exc}", severity="warning")
+            # The reason names a path: shown as text, never as markup.
+            reason = safe_text(str(exc))
+            self.notify(f"The theme could not be saved: {reason}", severity="warning", markup=False)
             return False
         self._saved_theme = theme.name
         return True

@@ -91,11 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_STOPPED
     except Exception as exc:  # the last line of defence: one sentence, no traceback
         from hermes_tui.headless import user_error
+        from hermes_tui.safe_text import safe_text
 
         message = user_error(exc)
         if message is None:
             raise
-        print(f"hermes-tui: {message}", file=sys.stderr)
+        # The sentence may quote a config value, a server's reply or a session title.
+        print(f"hermes-tui: {safe_text(message)}", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
+from hermes_tui.safe_text import safe_line, safe_output, safe_text
 
 _STATUS_EXIT = {"ok": 0, "error": 1, "budget": 3, "truncated": 4, "stopped": 130}
 
@@ -49,8 +50,9 @@ class _Printer:
             self._human(event)
 
     def _human(self, event: ev.AgentEvent) -> None:
+        # Every outside string is made terminal-safe here (H1); --json keeps it exact.
         if isinstance(event, ev.TextDelta):
-            self._out.write(event.text)
+            self._out.write(safe_text(event.text))
             self._out.flush()
             self._wrote_text = True
         elif isinstance(event, ev.AssistantMessage) and self._wrote_text:
@@ -61,19 +63,20 @@ class _Printer:
             self._err.write("[retrying: the partial answer above is replaced]\n")
             self._wrote_text = False
         elif isinstance(event, ev.ToolStarted):
-            self._err.write(f"• {event.summary}\n")
+            self._err.write(f"• {safe_line(event.summary)}\n")
         elif isinstance(event, ev.ToolFinished) and not event.ok:
-            first = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
+            output = safe_output(event.output).strip()
+            first = output.split("\n")[0] if output else "failed"
             self._err.write(f"  ✗ {first}\n")
         elif isinstance(event, ev.Retrying):
             self._err.write(
                 f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s: "
-                f"{event.reason}\n"
+                f"{safe_text(event.reason)}\n"
             )
         elif isinstance(event, ev.Notice) and event.level != "info":
-            self._err.write(f"hermes-tui: {event.text}\n")
+            self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
         elif isinstance(event, ev.TurnError):
-            self._err.write(f"hermes-tui: {event.message}\n")
+            self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
         self._err.flush()
 
 
@@ -145,7 +148,7 @@ async def _run(
         if server is not None:
             server.stop()
     if not as_json and result.status not in ("ok", "error") and result.error:
-        print(f"hermes-tui: {result.error}", file=sys.stderr)
+        print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
         print("hermes-tui: stopped.", file=sys.stderr)
     if not as_json and result.session_id:
@@ -199,6 +202,8 @@ async def _sessions(args: Any) -> int:
         return 0
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["updated_at"] or 0))
-        extra = item.get("snippet") or item.get("model", "")
-        print(f"{item['id']}  {when}  {item['title'][:50]:<50}  {extra}")
+        # Titles and snippets are stored outside text: shown exactly, hidden characters too.
+        extra = " ".join(safe_line(str(item.get("snippet") or item.get("model", ""))).split())
+        title = " ".join(safe_line(str(item["title"] or "")).split())
+        print(f"{item['id']}  {when}  {title[:50]:<50}  {extra}")
     return 0

@@ -24,6 +24,7 @@ from textual.widgets import Button, Input, Static
 
 from agent.tools.approvals import REASON_MAX_CHARS, Verdict
 from agent.tools.registry import ApprovalRequest
+from hermes_tui.safe_text import hidden_warning, safe_line
 
 if TYPE_CHECKING:
     from hermes_tui.widgets.composer import Composer
@@ -73,15 +74,24 @@ class ApprovalScreen(ModalScreen[Verdict]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
+            tool = safe_line(self.request.tool)
             yield Static(
-                Content.assemble(("Allow ", "bold"), (self.request.tool, "bold $warning"), "?"),
+                Content.assemble(("Allow ", "bold"), (tool, "bold $warning"), "?"),
                 id="approval-title",
             )
-            yield Static(Content(self.request.summary), id="approval-summary")
+            # The model wrote all of this: a hidden character is shown and named (H1, H2). The
+            # summary repeats the detail's command or path, so it is counted on its own only
+            # when the detail has none.
+            request = self.request
+            warning = hidden_warning(request.detail) or hidden_warning(request.summary)
+            if warning is not None:
+                yield Static(Content.styled(f"⚠ {warning}", "bold $warning"), id="approval-hidden")
+            yield Static(Content(safe_line(self.request.summary)), id="approval-summary")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
             if self.request.always is not None:
-                yield Static(Content(self.request.always.describe()), id="approval-always")
+                scope = safe_line(self.request.always.describe())
+                yield Static(Content(scope), id="approval-always")
             with Horizontal(id="approval-buttons"):
                 yield Button("Yes (y)", id="yes", variant="success", disabled=True)
                 yield Button("No (n)", id="no", variant="error", disabled=True)
@@ -96,9 +106,11 @@ class ApprovalScreen(ModalScreen[Verdict]):
             yield Static(Content(UNARMED_HINT), id="approval-hint")
 
     def _detail(self) -> Content:
-        """The command or diff; diff lines are coloured."""
+        """The command or diff, every hidden character shown; diff lines are coloured."""
         lines = []
-        for line in self.request.detail.splitlines():
+        # Split on newlines only: a CR, VT or FF stays in its line, shown (␍), as the shell
+        # would read it.
+        for line in safe_line(self.request.detail).rstrip("\n").split("\n"):
             if line.startswith(("+++", "---")):
                 lines.append(Content.styled(line, "bold"))
             elif line.startswith("+"):

@@ -9,8 +9,11 @@ from functools import cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from textual.await_complete import AwaitComplete
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock
+
+from hermes_tui.safe_text import safe_text
 
 # Token types that become a top-level block widget (Markdown._parse_markdown); any other
 # top-level token (an html block) is dropped by Textual, so it is skipped here as well.
@@ -76,9 +79,21 @@ def _sharing(block_class: type[MarkdownBlock]) -> type[MarkdownBlock]:
 
 
 class AnswerBlock(Markdown):
-    """The assistant's visible answer, streamed then finalised as Markdown."""
+    """The assistant's visible answer, streamed then finalised as Markdown.
+
+    Every source that reaches it (a streamed piece, the final text, a stored row) is made
+    terminal-safe first, so `source`, and with it what the copy key copies, is safe too.
+    """
 
     BLOCKS = {name: _sharing(block) for name, block in Markdown.BLOCKS.items()}
+
+    def update(self, markdown: str) -> AwaitComplete:
+        """Show `markdown` (made terminal-safe) in place of the document."""
+        return super().update(safe_text(markdown))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        """Append a streamed piece (made terminal-safe) to the document."""
+        return super().append(safe_text(markdown))
 
     async def finalize(self, content: str) -> None:
         """End a stream: make the mounted blocks those a fresh parse of `content` gives.
@@ -90,6 +105,7 @@ class AnswerBlock(Markdown):
         the final text and a fresh parse yields exactly the blocks already mounted (type and
         source lines), those blocks are already what `update()` would mount.
         """
+        content = safe_text(content)
         if self.source == content and self._blocks_match(content):
             return
         await self.update(content)

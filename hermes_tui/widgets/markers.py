@@ -8,6 +8,8 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
+from hermes_tui.safe_text import safe_line
+
 MARK = "◈"
 
 
@@ -73,6 +75,6 @@ class Marker(Static):
     """One display-row marker line."""
 
     def __init__(self, kind: str, text: str) -> None:
-        super().__init__(Content(text))
+        self.text = safe_line(text)
+        super().__init__(Content(self.text))
         self.kind = kind
-        self.text = text

@@ -5,29 +5,32 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from hermes_tui.safe_text import safe_text
+
 
 class UserMessage(Static):
-    """What the user sent, shown verbatim (never parsed as markup)."""
+    """What the user sent, shown verbatim (never parsed as markup; stored rows are outside
+    text, so control characters show as ␛ and the like)."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(Content(text))
-        self.text = text
+        self.text = safe_text(text)
+        super().__init__(Content(self.text))
 
 
 class ErrorBlock(Static):
     """A turn or app error with the text that says what to do."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(Content(message))
-        self.message = message
+        self.message = safe_text(message)
+        super().__init__(Content(self.message))
 
 
 class NoticeLine(Static):
     """A one-line notice (retries, command feedback); `level` picks the colour."""
 
     def __init__(self, text: str, level: str = "info") -> None:
-        super().__init__(Content(text), classes=f"-{level}")
-        self.text = text
+        self.text = safe_text(text)
+        super().__init__(Content(self.text), classes=f"-{level}")
 
 
 def __getattr__(name: str):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.foldable import Foldable
 
 RECOVERY_TEXT = "↻ continuing the interrupted turn (hermes-tui told the model it had stopped)"
@@ -28,7 +29,7 @@ class SummaryBlock(Foldable):
 
     def __init__(self, text: str) -> None:
         super().__init__(expanded=False)
-        self.text = summary_body(text)
+        self.text = safe_text(summary_body(text))
         self.body.update(Content(self.text))
 
     def header_content(self) -> Content:

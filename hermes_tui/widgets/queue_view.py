@@ -13,6 +13,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.inbox import QueuedInput
+from hermes_tui.safe_text import safe_line
 
 LINE_WIDTH = 22
 """Characters on one line of the status panel: each item keeps to one line."""
@@ -25,7 +26,7 @@ def item_label(position: int, item: QueuedInput) -> Content:
     number = f"{position} "
     origin = ORIGIN_MARKS.get(item.origin, f" {item.origin}")
     room = LINE_WIDTH - len(number) - len(origin)
-    text = " ".join(item.text.split())
+    text = " ".join(safe_line(item.text).split())
     if len(text) > room:
         text = text[: room - 1] + "…"
     return Content.assemble((number, "dim"), text, (origin, "$accent italic"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.foldable import Foldable
 
 
@@ -22,7 +23,7 @@ class ReasoningBlock(Foldable):
 
     def append(self, text: str) -> None:
         """Add a streamed piece (called at most once a frame by the bridge)."""
-        self._parts.append(text)
+        self._parts.append(safe_text(text))
         self.body.update(Content(self.text.strip()))
 
     def finish(self) -> None:

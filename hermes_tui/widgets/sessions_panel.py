@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.liveness import format_duration
+from hermes_tui.safe_text import safe_line
 
 
 def _timestamp(value: Any) -> float | None:
@@ -46,6 +47,14 @@ def relative_time(value: Any, now: float) -> str:
 TITLE_WIDTH = 22
 
 
+def _title(row: dict[str, Any]) -> str:
+    """A stored session's title on one line, cut to the panel, every hidden character shown."""
+    title = " ".join(safe_line(str(row.get("title") or "untitled")).split())
+    if len(title) > TITLE_WIDTH:
+        title = title[: TITLE_WIDTH - 1] + "…"
+    return title
+
+
 def session_label(
     session: dict[str, Any], *, current: bool, now: float, working_for: float | None = None
 ) -> Content:
@@ -53,14 +62,12 @@ def session_label(
 
     A session with a turn running shows `working, 12 s` in place of its relative time (L1).
     """
-    title = " ".join((session.get("title") or "untitled").split())
-    if len(title) > TITLE_WIDTH:
-        title = title[: TITLE_WIDTH - 1] + "…"
+    title = _title(session)
     when = relative_time(
         session.get("last_activity_at") or session.get("updated_at") or session.get("created_at"),
         now,
     )
-    model = session.get("model") or ""
+    model = safe_line(str(session.get("model") or ""))
     mark = ("● ", "$accent bold") if current else "  "
     if working_for is not None:
         # The model gives way: the line is as narrow as the panel.
@@ -86,7 +93,7 @@ def _highlight(line: str) -> Content:
 
 def _snippet(text: str) -> Content:
     """A search snippet wrapped to the panel under the title, at most SNIPPET_LINES lines."""
-    lines = textwrap.wrap(" ".join(text.split()), SNIPPET_WIDTH) or [""]
+    lines = textwrap.wrap(" ".join(safe_line(text).split()), SNIPPET_WIDTH) or [""]
     if len(lines) > SNIPPET_LINES:
         lines = lines[:SNIPPET_LINES]
         lines[-1] = lines[-1][: SNIPPET_WIDTH - 1] + "…"
@@ -95,11 +102,8 @@ def _snippet(text: str) -> Content:
 
 def hit_label(hit: dict[str, Any], *, current: bool) -> Content:
     """A search hit: the session's title, then the matching snippet."""
-    title = " ".join((hit.get("title") or "untitled").split())
-    if len(title) > TITLE_WIDTH:
-        title = title[: TITLE_WIDTH - 1] + "…"
     mark = ("● ", "$accent bold") if current else "  "
-    return Content.assemble(mark, (title, "bold"), "\n", _snippet(hit.get("snippet") or ""))
+    return Content.assemble(mark, (_title(hit), "bold"), "\n", _snippet(hit.get("snippet") or ""))
 
 
 class SessionsPanel(Vertical):
@@ -231,7 +235,7 @@ class SessionsPanel(Vertical):
         results = self.results
         results.clear_options()
         if error is not None:
-            results.add_option(Option(Content.styled(error, "$error"), disabled=True))
+            results.add_option(Option(Content.styled(safe_line(error), "$error"), disabled=True))
         elif not hits:
             results.add_option(Option(Content.styled("  no matches", "dim"), disabled=True))
         else:

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from hermes_tui.safe_text import safe_line
 from hermes_tui.widgets.queue_view import QueueView
 
 BAR_WIDTH = 12
@@ -49,7 +50,7 @@ def _compaction_lines(s: StatusState) -> list[Content]:
     """`◈ compacting... (N tokens of summary)` while it runs, then the outcome, dim."""
     if not s.compaction:
         return []
-    lines = textwrap.wrap(s.compaction, STATE_WIDTH)
+    lines = textwrap.wrap(safe_line(s.compaction), STATE_WIDTH)
     if len(lines) > COMPACTION_LINES:
         lines = lines[:COMPACTION_LINES]
         lines[-1] = lines[-1][: STATE_WIDTH - 1] + "…"
@@ -110,8 +111,10 @@ class StatusPanel(Vertical):
         )
         lines = [
             Content.assemble(("Model", "bold $accent")),
-            Content(s.model),
-            Content.assemble(("provider ", "dim"), s.provider),
+            # A resumed session's model and a tool's name (in the turn state) come from
+            # outside: every hidden character is shown.
+            Content(safe_line(s.model)),
+            Content.assemble(("provider ", "dim"), safe_line(s.provider)),
             Content(""),
             Content.assemble(("tokens", "bold $accent")),
             Content.assemble(
@@ -127,11 +130,12 @@ class StatusPanel(Vertical):
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
         ]
-        state_lines = textwrap.wrap(_keep_units(s.activity or s.state), STATE_WIDTH) or [""]
+        state = safe_line(s.activity or s.state)
+        state_lines = textwrap.wrap(_keep_units(state), STATE_WIDTH) or [""]
         lines.append(Content.assemble(("● ", state_style), state_lines[0]))
         lines += [Content("  " + line) for line in state_lines[1:]]
         if s.detail:
-            lines.append(Content(s.detail))
+            lines.append(Content(safe_line(s.detail)))
         if s.streamed_tokens is not None:
             streamed = f"~{human_count(s.streamed_tokens)} tokens streamed"
             lines.append(Content.styled(streamed, "dim"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from hermes_tui.safe_text import safe_line, safe_output
 from hermes_tui.widgets.foldable import Foldable
 
 OUTPUT_CAP_CHARS = 4000
@@ -48,8 +49,9 @@ class ToolBlock(Foldable):
     def __init__(self, call_id: str, name: str, summary: str, state: str = "running") -> None:
         super().__init__(classes=f"-{state}")
         self.call_id = call_id
-        self.tool_name = name
-        self.summary = summary
+        # The model names the tool and writes its arguments: shown exactly, hidden parts too.
+        self.tool_name = safe_line(name)
+        self.summary = safe_line(summary)
         self.state = state
         self.duration: float | None = None
         self.output = ""
@@ -70,7 +72,7 @@ class ToolBlock(Foldable):
         # Nothing ran after a no: a duration would only be the time it took to say it.
         self.duration = None if state == "declined" else duration
         self.output = output
-        self.body.update(Content(cap_output(output)))
+        self.body.update(Content(safe_output(cap_output(output))))
         if self.is_mounted:
             self._refresh_fold()
 
