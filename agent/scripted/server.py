@@ -393,8 +393,20 @@ class ScriptedServer:
             conns = list(self._conns)
             threads = list(self._threads)
         if self._serve_thread is not None:
-            self._httpd.shutdown()
+            # shutdown() waits, with no timeout, for serve_forever to notice it. A serve thread
+            # stuck in accept() (a client that reset between select and accept) never would,
+            # so it is asked from a helper, and a stuck accept is woken by shutting the
+            # listening socket down: a stop can never hang the caller.
+            threading.Thread(
+                target=self._httpd.shutdown, name="scripted-server-stop", daemon=True
+            ).start()
             self._serve_thread.join(timeout)
+            if self._serve_thread.is_alive():
+                try:
+                    self._httpd.socket.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                self._serve_thread.join(timeout)
         self._httpd.server_close()
         for conn in conns:
             try:

@@ -6,6 +6,7 @@ import http.client
 import json
 import queue
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -465,6 +466,33 @@ def test_stop_releases_a_gate_and_idle_keepalive(serve):
     assert time.monotonic() - started < 1.0
     thread.join(2)
     assert not thread.is_alive()
+
+
+def test_stop_returns_even_when_the_accept_loop_is_stuck(serve):
+    # A client that resets between select() and accept() leaves the serve thread blocked in
+    # accept(); socketserver's shutdown() then waits forever, and so did every test's
+    # teardown. Here the accept is held on an event to make that moment certain.
+    server = serve({"replies": [{"text": "abc"}]})
+    entered, held = threading.Event(), threading.Event()
+    accept = server._httpd.get_request
+
+    def stuck_accept():
+        entered.set()
+        held.wait(30)
+        return accept()
+
+    server._httpd.get_request = stuck_accept
+    client = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    try:
+        assert entered.wait(5)
+        stopper = threading.Thread(target=server.stop, kwargs={"timeout": 0.3}, daemon=True)
+        stopper.start()
+        stopper.join(5)
+        returned = not stopper.is_alive()
+    finally:
+        held.set()
+        client.close()
+    assert returned, "stop() hung behind a serve thread stuck in accept()"
 
 
 def test_client_hanging_up_mid_stream_is_harmless(serve, capsys):
