@@ -522,7 +522,15 @@ class ConnectProxy:
                 pass
 
     def close(self):
+        # Shut the listener down before closing it: a close alone leaves the accept thread
+        # blocked on a file descriptor number that a later test's server may reuse, and that
+        # thread then steals the later server's connections.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
+        self._thread.join(5)
         for s in self.socks:
             try:
                 s.close()
