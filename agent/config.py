@@ -97,6 +97,14 @@ class UISettings:
 
 
 @dataclass(frozen=True)
+class StorageSettings:
+    """The `storage:` section: how long writes wait for another process's database lock."""
+
+    lock_timeout_seconds: float = 5.0  # one write's wait before it reports the lock (and retries)
+    exit_wait_seconds: float = 30.0  # at exit, how long queued writes wait for the lock to clear
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration: where files live, providers, and the settings sections."""
 
@@ -106,6 +114,7 @@ class Config:
     agent: AgentSettings = field(default_factory=AgentSettings)
     compression: CompressionSettings = field(default_factory=CompressionSettings)
     ui: UISettings = field(default_factory=UISettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
     keys: dict[str, str] = field(default_factory=dict)
     demo: bool = False
 
@@ -162,8 +171,9 @@ _SECTION_TYPES = {
     "agent": AgentSettings,
     "compression": CompressionSettings,
     "ui": UISettings,
+    "storage": StorageSettings,
 }
-_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys"}
+_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys", "storage"}
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
 
@@ -275,6 +285,10 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
             )
     if name == "agent" and settings.max_iterations < 1:
         raise ConfigError(f"{_where(path, body, 'max_iterations')}: must be at least 1.")
+    if name == "storage":
+        for key in ("lock_timeout_seconds", "exit_wait_seconds"):
+            if getattr(settings, key) < 0:
+                raise ConfigError(f"{_where(path, body, key)}: `storage.{key}` must be >= 0.")
 
 
 def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
