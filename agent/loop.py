@@ -33,7 +33,7 @@ from agent.providers.base import (
     UsagePart,
 )
 from agent.providers.errors import ProviderError
-from storage.errors import StorageError, StorageLockedError, lock_wait_notice
+from storage.errors import StorageError, StorageLockedError, lock_wait_notice, sentence
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -285,7 +285,7 @@ class Agent:
                 # (create the session); text it never took goes back to the user.
                 log.warning("turn ended by a storage failure: %s", exc)
                 result.status = "error"
-                result.error = _sentence(str(exc))
+                result.error = sentence(exc)
                 if not taken:
                     result.unsent = text
                 self.sink(ev.TurnError(result.error, "storage"))
@@ -752,12 +752,3 @@ def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float
     if retry_after is not None:
         delay = max(delay, retry_after)
     return delay
-
-
-def _sentence(text: str) -> str:
-    """`text` as a sentence: capitalised, with a full stop."""
-    text = text.strip()
-    if not text:
-        return text
-    text = text[0].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."

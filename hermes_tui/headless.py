@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
+from hermes_tui.store import open_store
 
 _STATUS_EXIT = {"ok": 0, "error": 1, "budget": 3, "truncated": 4, "stopped": 130}
 
@@ -160,21 +161,10 @@ async def _run(
     return _STATUS_EXIT.get(result.status, 1)
 
 
-async def open_store(config: Any) -> Any:
-    """Open the session database with the `storage:` settings of config."""
-    from storage.db import SessionDB
-
-    return await SessionDB.open(
-        config.db_path,
-        lock_timeout=config.storage.lock_timeout_seconds,
-        exit_wait=config.storage.exit_wait_seconds,
-    )
-
-
 async def close_store(db: Any) -> str | None:
     """Close db, saying on stderr what a held lock makes it wait for; the sentence naming
     what could not be saved, or None when everything was."""
-    from storage.errors import StorageNotSavedError
+    from storage.errors import StorageNotSavedError, sentence
 
     def waiting(sentence: str) -> None:
         print(f"hermes-tui: {sentence}", file=sys.stderr, flush=True)
@@ -182,7 +172,7 @@ async def close_store(db: Any) -> str | None:
     try:
         await db.close(on_wait=waiting)
     except StorageNotSavedError as exc:
-        return f"{str(exc)[0].upper()}{str(exc)[1:]}."
+        return sentence(str(exc))
     return None
 
 

@@ -609,9 +609,9 @@ class TokenAccounting:
         except StorageLockedError as exc:
             # Reported before the waiting flushers are woken: one that raises this error
             # must find it already recorded (last_write_error, the user's notice).
-            if not self.lock_blocked:  # once per episode, not once per retry window
+            first, self.lock_blocked = not self.lock_blocked, True
+            if first:  # once per episode, not once per retry window
                 self._report(exc)
-            self.lock_blocked = True
             with self._cond:
                 if requeue:
                     self._queue.extendleft(reversed(merged))

@@ -94,6 +94,15 @@ class UnknownSessionError(StorageError):
         super().__init__(f"session {session_id!r} does not exist in the session database")
 
 
+def sentence(message: BaseException | str) -> str:
+    """A storage message (`the session database ... is locked ...`) as a sentence of its own."""
+    text = str(message).strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def lock_wait_notice(path: Path | str) -> str:
     """The one sentence for writes that wait behind another process's lock (H7, S7)."""
     return (

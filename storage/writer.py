@@ -262,9 +262,9 @@ class Writer:
         Only a stopping writer whose exit wait has run out gives the writes up, and
         close() says what they were.
         """
-        if not self.lock_blocked:  # once per episode, not once per retry window
+        first, self.lock_blocked = not self.lock_blocked, True
+        if first:  # once per episode, not once per retry window
             self._db._record_write_error(exc)
-        self.lock_blocked = True
         give_up = self._stopping and time.monotonic() >= self._give_up_at
         with self._lock:
             pending = batch + list(self._queue)
