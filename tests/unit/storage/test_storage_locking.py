@@ -7,9 +7,9 @@ import re
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
 
 import pytest
+from helpers import held_write_lock
 
 from storage import SessionDB, StorageLockedError, StorageNotSavedError
 
@@ -20,35 +20,6 @@ def exit_wait_said(sentence: str, path, what: str) -> bool:
     """True when `sentence` is the exit wait's announcement for `what` queued in `path`."""
     pattern = rf"waiting up to \d+ s for the database lock on {re.escape(str(path))} to clear"
     return re.fullmatch(pattern + rf" to save {re.escape(what)}", sentence) is not None
-
-
-@contextmanager
-def held_write_lock(path):
-    """Hold BEGIN IMMEDIATE on path from another connection (in its own thread) until released."""
-    held, release = threading.Event(), threading.Event()
-    failure: list[BaseException] = []
-
-    def holder():
-        try:
-            conn = sqlite3.connect(path, isolation_level=None)
-            conn.execute("BEGIN IMMEDIATE")
-            held.set()
-            release.wait(60)
-            conn.execute("COMMIT")
-            conn.close()
-        except BaseException as exc:  # surfaced by the test, not lost in the thread
-            failure.append(exc)
-            held.set()
-
-    thread = threading.Thread(target=holder, daemon=True)
-    thread.start()
-    held.wait(10)
-    assert not failure, failure
-    try:
-        yield release
-    finally:
-        release.set()
-        thread.join(10)
 
 
 async def test_writes_retry_and_land_once_the_lock_is_released(tmp_path):
