@@ -127,6 +127,17 @@ def _reads(method: _Method) -> _Method:
     return read  # type: ignore[return-value]
 
 
+async def _connect(path: Path) -> aiosqlite.Connection:
+    pending = aiosqlite.connect(path, isolation_level=None)
+    # A daemon worker: a process that dies before close() (a crash, a failed test) still
+    # exits instead of waiting forever on an idle connection thread. Every commit is already
+    # durable (synchronous=FULL); nothing is lost by not joining it.
+    pending._thread.daemon = True
+    conn = await pending
+    conn.row_factory = aiosqlite.Row
+    return conn
+
+
 def _session_dict(row: aiosqlite.Row) -> dict:
     out = dict(row)
     raw = out.get("metadata")
@@ -201,15 +212,9 @@ class SessionDB:
         path = Path(path).expanduser()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            pending = aiosqlite.connect(path, isolation_level=None)
-            # A daemon worker: a process that dies before close() (a crash, a failed test)
-            # still exits instead of waiting forever on an idle connection thread. Every
-            # commit is already durable (synchronous=FULL); nothing is lost by not joining it.
-            pending._thread.daemon = True
-            conn = await pending
+            conn = await _connect(path)
         except (OSError, sqlite3.Error) as exc:
             raise translate(exc, path) from exc
-        conn.row_factory = aiosqlite.Row
         db = cls(path, conn, lock_timeout, exit_wait)
         try:
             await db._setup()
@@ -479,18 +484,34 @@ class SessionDB:
         self._index_repaired = True
         log.warning("%s; rebuilding it from the messages", cause)
         try:
-            rows = await asyncio.to_thread(rebuild_search_index, self.path, self.lock_timeout)
+            rows = await self._rebuild_index()
         except StorageError as exc:
             log.warning("the search index could not be rebuilt: %s", exc)
             return
         log.warning("search index of %s rebuilt (%d messages indexed)", self.path, rows)
+
+    async def _rebuild_index(self) -> int:
+        rows = await asyncio.to_thread(rebuild_search_index, self.path, self.lock_timeout)
+        # FTS5 keeps per-connection state of the table it replaced (its config, a failed
+        # constructor): only a fresh connection sees the new one. Reads already queued on
+        # the old connection finish there before it closes.
+        old = self._conn
+        try:
+            self._conn = await _connect(self.path)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._translate(exc) from exc
+        await self._execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        await self._execute("PRAGMA foreign_keys = ON")
+        await self._execute("PRAGMA synchronous = FULL")
+        await old.close()
+        return rows
 
     async def rebuild_search_index(self) -> int:
         """Drop and rebuild the full-text index from the messages; returns the rows indexed."""
         self._check_open()
         await self.flush()
         async with self._write_lock:
-            return await asyncio.to_thread(rebuild_search_index, self.path, self.lock_timeout)
+            return await self._rebuild_index()
 
     def _check_open(self) -> None:
         if self._closed:
