@@ -355,10 +355,10 @@ class SessionDB:
             except RuntimeError:  # the loop is gone: nobody to tell
                 pass
             return
-        if self._exit_wait_told or self._exit_deadline is None or self.idle:
-            return
+        remaining = 0.0 if self._exit_deadline is None else self._exit_deadline - time.monotonic()
+        if self._exit_wait_told or remaining <= 0 or self.idle:
+            return  # told already, no wait left (close(wait=0)), or nothing to wait for
         self._exit_wait_told = True
-        remaining = max(0.0, self._exit_deadline - time.monotonic())
         sentence = exit_wait_notice(self.path, remaining, self.describe_pending())
         log.warning("%s", sentence)
         if self._on_exit_wait is not None:

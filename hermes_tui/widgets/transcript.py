@@ -60,11 +60,17 @@ class SessionHistory:
         )
 
     async def last_user_seq(self) -> int | None:
-        """The seq of the current session's newest stored user row."""
+        """The seq of the current session's newest stored user row (None: not stored yet)."""
+        from storage.errors import StorageError
+
         session_id = self.session_id()
         if session_id is None:
             return None
-        await self.db.flush()
+        try:
+            await self.db.flush()
+        except StorageError:
+            # Its writes wait behind a lock (H7): the turn stays live, unpaged, on screen.
+            return None
         return await self.db.last_message_seq(session_id, role="user")
 
 

@@ -1,0 +1,3 @@
+"""Hostile-input tests drive the real app: they share the UI suite's fixtures."""
+
+from ui.conftest import make_app, scripted, workspace  # noqa: F401 (fixtures for pytest)
