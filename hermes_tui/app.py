@@ -386,8 +386,16 @@ class HermesApp(App[int]):
         self._refresh_status()
 
     async def refresh_sessions(self) -> None:
-        """Reload the sessions panel from the database."""
-        sessions = await self.db.list_sessions()
+        """Reload the sessions panel from the database (a failed read keeps the old list)."""
+        from storage.errors import StorageError, sentence
+
+        try:
+            sessions = await self.db.list_sessions()
+        except StorageError as exc:
+            if not self._not_saved_told:
+                self._not_saved_told = True
+                await self.transcript.add_notice(sentence(exc), "error")
+            return
         self.sessions_panel.show(sessions, self.agent.session_id, self.now())
 
     # -- input ------------------------------------------------------------------------------

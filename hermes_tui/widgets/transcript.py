@@ -318,6 +318,8 @@ class Transcript(VerticalScroll):
 
     async def _load_page(self, direction: str) -> None:
         """Mount one page of older (or newer) rows and drop rows at the far end."""
+        from storage.errors import StorageError
+
         generation = self._generation
         try:
             seqs = [seq for seq in map(_row_seq, self.children) if seq is not None]
@@ -341,6 +343,9 @@ class Transcript(VerticalScroll):
                 if widgets:
                     await self.mount_all(widgets)
                     await self._keep_in_place(lambda: self._trim_async("top"))
+        except StorageError as exc:
+            # A damaged database (H7): the rows on screen stay, and the reason is shown.
+            await self.add_notice(f"More of this session cannot be shown: {exc}.", "error")
         finally:
             # After the scroll position is restored (queued before this), take requests again.
             self.call_after_refresh(self._end_paging)

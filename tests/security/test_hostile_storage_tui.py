@@ -232,3 +232,31 @@ async def test_a_corrupt_database_at_start_ends_the_app_with_its_sentence(make_a
     assert len(app.exit_notes) == 1
     assert str(app.config.db_path) in app.exit_notes[0]
     assert "is corrupt or not a SQLite database; move it aside" in app.exit_notes[0]
+
+
+def damage_table(db, table: str) -> None:
+    """Overwrite the root page of `table` with garbage, as a bad disk would."""
+    conn = sqlite3.connect(db)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with open(db, "r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(b"\xa5" * page_size)
+
+
+async def test_a_damaged_sessions_table_is_a_notice_and_the_app_keeps_running(make_app, scripted):
+    server = scripted({"replies": [reply("First answer."), reply("never asked")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app._agent_ready.wait()
+        await send(pilot, "first task")
+        await app.wait_for_turn()
+    damage_table(app.config.db_path, "sessions")
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: notices(app), what="the notice")
+        assert app.is_running
+        assert "is corrupt or not a SQLite database; move it aside" in notices(app)[0]
+        assert str(app.config.db_path) in notices(app)[0]
