@@ -68,10 +68,11 @@ class SessionHistory:
             return None
         try:
             await self.db.flush()
+            return await self.db.last_message_seq(session_id, role="user")
         except StorageError:
-            # Its writes wait behind a lock (H7): the turn stays live, unpaged, on screen.
+            # Its writes wait behind a lock (H7), or the app is closing the database under
+            # it: the turn stays live, unpaged, on screen.
             return None
-        return await self.db.last_message_seq(session_id, role="user")
 
 
 def summarize_call(name: str, arguments: Any) -> str:
