@@ -9,7 +9,6 @@ exceptions in threads and warnings are logged the same way.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
@@ -22,22 +21,14 @@ BACKUPS = 3
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(session)s] %(message)s"
 
 
-def open_private(path: str | os.PathLike[str], encoding: str | None = "utf-8") -> IO[str]:
-    """Open `path` for appending, created 0600 (and made 0600 if it already existed)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        return os.fdopen(fd, "a", encoding=encoding)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 class PrivateRotatingFileHandler(RotatingFileHandler):
     """A RotatingFileHandler whose files (the first and every rotated one) are 0600."""
 
     def _open(self) -> IO[str]:
-        return open_private(self.baseFilename, self.encoding)
+        from storage.files import private_file
+
+        private_file(self.baseFilename)  # logging would create it with the umask's mode
+        return super()._open()
 
 
 class _SessionField(logging.Filter):
@@ -65,7 +56,9 @@ def setup_logging(home: Path) -> Path | None:
     path: Path | None = home / "logs" / LOG_FILE
     handler: logging.Handler
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from storage.files import private_dir
+
+        private_dir(path.parent)
         handler = PrivateRotatingFileHandler(
             path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
         )

@@ -34,6 +34,7 @@ from .errors import (
     is_index_damaged,
     translate,
 )
+from .files import private_dir, private_file, tighten_if_present
 from .schema import MESSAGE_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
 from .search_index import rebuild_search_index
 from .writer import Op, Writer, run_threadsafe
@@ -211,7 +212,12 @@ class SessionDB:
         """
         path = Path(path).expanduser()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
+            # SQLite creates its -wal and -shm files with the database file's mode, so a
+            # 0600 state.db made here keeps all three private (SPEC H5).
+            private_file(path)
+            for suffix in ("-wal", "-shm"):
+                tighten_if_present(f"{path}{suffix}")
             conn = await _connect(path)
         except (OSError, sqlite3.Error) as exc:
             raise translate(exc, path) from exc

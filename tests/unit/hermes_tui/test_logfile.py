@@ -68,14 +68,11 @@ def test_the_log_file_and_its_folder_are_private(to_file):
     assert mode(to_file.parent) == 0o700 and mode(to_file) == 0o600
 
 
-def test_an_existing_log_file_is_made_private(hermes_home):
-    logs = hermes_home / "logs"
-    logs.mkdir()
-    (logs / logfile.LOG_FILE).write_text("old\n")
-    (logs / logfile.LOG_FILE).chmod(0o644)
-    stream = logfile.open_private(logs / logfile.LOG_FILE)
-    stream.close()
-    assert mode(logs / logfile.LOG_FILE) == 0o600
+def test_an_existing_log_file_is_made_private(hermes_home, to_file):
+    logfile._installed.close()
+    to_file.chmod(0o644)
+    logfile.setup_logging(hermes_home)
+    assert mode(to_file) == 0o600
 
 
 def test_the_logs_are_bounded_and_every_rotated_file_is_private(to_file, monkeypatch):
