@@ -15,7 +15,6 @@ class StorageLockedError(StorageError):
     """Another process holds the write lock for longer than the retry window."""
 
     def __init__(self, path: Path | str) -> None:
-        self.path = path
         super().__init__(
             f"the session database {path} is locked by another process "
             "(another hermes-tui?); close it and retry"
@@ -36,7 +35,6 @@ class StorageNotSavedError(StorageError):
     """Writes still queued behind another process's lock when the exit wait ran out."""
 
     def __init__(self, path: Path | str, what: str, waited: float) -> None:
-        self.what = what
         super().__init__(
             f"not saved: {what}; the session database {path} was still locked by another "
             f"process (another hermes-tui?) after {waited:.0f} s of waiting"
