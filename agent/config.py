@@ -102,6 +102,14 @@ class UISettings:
 
 
 @dataclass(frozen=True)
+class StorageSettings:
+    """The `storage:` section: how long writes wait for another process's database lock."""
+
+    lock_timeout_seconds: float = 5.0  # one write's wait before it reports the lock (and retries)
+    exit_wait_seconds: float = 30.0  # at exit, how long queued writes wait for the lock to clear
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration: where files live, providers, and the settings sections."""
 
@@ -111,6 +119,7 @@ class Config:
     agent: AgentSettings = field(default_factory=AgentSettings)
     compression: CompressionSettings = field(default_factory=CompressionSettings)
     ui: UISettings = field(default_factory=UISettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
     keys: dict[str, str] = field(default_factory=dict)
     demo: bool = False
 
@@ -167,8 +176,9 @@ _SECTION_TYPES = {
     "agent": AgentSettings,
     "compression": CompressionSettings,
     "ui": UISettings,
+    "storage": StorageSettings,
 }
-_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys"}
+_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys", "storage"}
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
 
@@ -293,6 +303,10 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
                     f"{_where(path, body, 'shell_env_passthrough')}: `agent.shell_env_passthrough` "
                     f"lists {env_name!r}, which is not an environment variable name."
                 )
+    if name == "storage":
+        for key in ("lock_timeout_seconds", "exit_wait_seconds"):
+            if getattr(settings, key) < 0:
+                raise ConfigError(f"{_where(path, body, key)}: `storage.{key}` must be >= 0.")
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -104,6 +104,11 @@ class InputQueue:
             self._items.append(item)
             return item
 
+    def put_back(self, item: QueuedInput) -> None:
+        """Return an item a turn could not take to the head of the queue, ahead of the rest."""
+        with self._lock:
+            self._items.insert(0, item)
+
     def remove(self, item_id: int) -> QueuedInput | None:
         """Take one item out (to delete it or to edit it in the composer)."""
         with self._lock:

@@ -34,6 +34,7 @@ from agent.providers.base import (
 )
 from agent.providers.errors import ProviderError, redact, register_secret, summarize
 from agent.secrets import Secrets, safe_url
+from storage.errors import StorageError, StorageLockedError, lock_wait_notice, sentence
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -112,6 +113,7 @@ class Agent:
         self.model_ref = config.model
         self.usage = Usage()
         self._told_not_saved = False
+        self._told_saving_waits = False
         self.hooks: dict[str, Callable[[], None]] = {}
         self._ids = ToolCallIds()
         self._providers: dict[str, Any] = {}
@@ -273,6 +275,7 @@ class Agent:
             self.compressor.begin_turn()
             result = TurnResult(status="ok")
             log_token = None
+            taken = False  # the user message is in the turn (and queued for the database)
             try:
                 self._ensure_session(text)
                 # C6: every log record of this turn, on any thread it spawns, names the session.
@@ -282,6 +285,7 @@ class Agent:
                 self._close_unanswered_calls()
                 meta = recovery.note_metadata(note_kind) if note_kind else None
                 self._append(Message("user", text, display_metadata=meta), persist=True)
+                taken = True
                 self._loop(result)
             except TurnStopped:
                 result.status = "stopped"
@@ -289,6 +293,15 @@ class Agent:
                 result.status = "error"
                 result.error = summarize(exc)  # redacted, like every error sentence (K3)
                 self.sink(ev.TurnError(result.error, exc.kind))
+            except StorageError as exc:
+                # A sentence, not an internal error (H7): the store could not start the turn
+                # (create the session); text it never took goes back to the user.
+                log.warning("turn ended by a storage failure: %s", exc)
+                result.status = "error"
+                result.error = sentence(exc)
+                if not taken:
+                    result.unsent = text
+                self.sink(ev.TurnError(result.error, "storage"))
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 result.status = "error"
@@ -323,10 +336,11 @@ class Agent:
         for message in self.messages:
             message.thinking = []
         if self.store is not None and self.session_id is not None:
-            try:
-                self.store.flush_threadsafe()
-            except Exception as exc:
-                log.warning("flush at turn end failed: %s", exc)
+            if not self._saving_waits():
+                try:
+                    self.store.flush_threadsafe()
+                except Exception as exc:
+                    log.warning("flush at turn end failed: %s", exc)
             self._check_saving()
         with self._state_lock:
             self._phase = "idle"
@@ -746,15 +760,34 @@ class Agent:
 
     def _flush_messages(self) -> None:
         if self.store is not None and self.session_id is not None:
-            try:
-                self.store.flush_threadsafe(tokens=False)
-            except Exception as exc:
-                log.warning("flush before the model call failed: %s", exc)
+            if not self._saving_waits():
+                try:
+                    self.store.flush_threadsafe(tokens=False)
+                except Exception as exc:
+                    log.warning("flush before the model call failed: %s", exc)
             self._check_saving()
 
+    def _saving_waits(self) -> bool:
+        """True while queued writes wait behind another process's lock.
+
+        Then a flush would only spend another lock window before it failed: the writer
+        retries on its own, and the turn goes on without waiting for it (H7).
+        """
+        return bool(getattr(self.store, "waiting_for_lock", False))
+
     def _check_saving(self) -> None:
-        """Tell the user once, with the reason, that the session is not being saved (S7)."""
+        """Tell the user once, with the reason, that the session is not being saved (S7).
+
+        Writes held up by a lock are not lost: that is said once too, as such (H7).
+        """
+        if self._saving_waits():
+            if not self._told_saving_waits:
+                self._told_saving_waits = True
+                self.sink(ev.Notice(lock_wait_notice(self.store.path), "warning"))
+            return
         reason = getattr(self.store, "last_write_error", None)
+        if reason == str(StorageLockedError(getattr(self.store, "path", ""))):
+            return  # a lock that has cleared since: its writes were retried, not lost
         if reason and not self._told_not_saved:
             self._told_not_saved = True
             self.sink(ev.Notice(f"This session is not being saved: {reason}", "error"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +42,7 @@ SESSIONS_AUTO_MIN_WIDTH = 100
 STATUS_AUTO_MIN_WIDTH = 60
 COMPACTING = "compacting... ({tokens} tokens of summary)"
 NOT_SAVED = "This session is not being saved"
+SAVING_WAITS = "Saving is waiting"  # storage.errors.lock_wait_notice: a lock, nothing lost
 COMPACT_BUSY = "A turn is running: /compact works when the agent is idle."
 SEARCH_LIMIT = 50
 PAUSING_OUTCOMES = frozenset({"stopped", "error"})
@@ -166,6 +168,10 @@ class HermesApp(App[int]):
         self.watchdog = StallWatchdog(config.agent.stall_timeout_seconds)
         self.ticks = 0
         self._not_saved_told = False
+        self._turn_item: Any = None  # the queued item the running turn came from, if any
+        self._quitting = False  # a quit is waiting for queued writes (a second quit: now)
+        self.exit_notes: list[str] = []
+        """Sentences for the terminal after the app has gone (what was not saved)."""
         if config.keys:
             self.set_keymap(config.keys)
         self.theme_notices = self._install_themes(theming.load_themes(config.home))
@@ -217,10 +223,17 @@ class HermesApp(App[int]):
     async def _start_agent(self) -> None:
         from agent.demo import start_demo
         from agent.loop import Agent
-        from storage.db import SessionDB
+        from hermes_tui.store import open_store
+        from storage.errors import StorageError, sentence
 
         self.config, self.demo_server = start_demo(self.config)
-        self.db = await SessionDB.open(self.config.db_path)
+        try:
+            self.db = await open_store(self.config)
+        except StorageError as exc:
+            # Nothing works without the database: leave with its one sentence (H7).
+            self.exit_notes.append(sentence(exc))
+            self.exit(return_code=1)
+            return
         self.db.on_write_error = self._on_write_error
         self.agent = Agent(
             self.config,
@@ -265,9 +278,44 @@ class HermesApp(App[int]):
             self.agent.stop()
             self.agent.close()
         if self.db is not None:
-            await self.db.close()
+            await self._close_store()
         if self.demo_server is not None:
             self.demo_server.stop()
+
+    async def _close_store(self) -> None:
+        from storage.errors import StorageError, sentence
+
+        # A quit that already waited for a held lock does not wait again (H7).
+        wait = 0.0 if self._quitting else None
+        try:
+            await self.db.close(wait=wait)
+        except StorageError as exc:
+            self.exit_notes.append(sentence(exc))
+
+    async def action_quit(self) -> None:
+        """Quit; writes that another process's lock holds up get a bounded wait first (H7).
+
+        The wait says what it waits for; quitting again leaves at once.
+        """
+        if self._quitting or self.db is None or self.db.idle:
+            self.exit(0)
+            return
+        self._quitting = True
+        self.run_worker(self._save_then_exit(), group="exit", exclusive=True, exit_on_error=False)
+
+    async def _save_then_exit(self) -> None:
+        from storage.errors import sentence
+
+        quit_key = self._key_for("app.quit")
+
+        def tell(waiting: str) -> None:
+            notice = f"{sentence(waiting)[:-1]}: {quit_key} again quits now."
+            self.call_later(self.transcript.add_notice, notice, "warning")
+
+        try:
+            await self.db.wait_saved(self.config.storage.exit_wait_seconds, on_wait=tell)
+        finally:
+            self.exit(0)
 
     def on_resize(self) -> None:
         self._apply_panel_visibility()
@@ -347,8 +395,16 @@ class HermesApp(App[int]):
         self._refresh_status()
 
     async def refresh_sessions(self) -> None:
-        """Reload the sessions panel from the database."""
-        sessions = await self.db.list_sessions()
+        """Reload the sessions panel from the database (a failed read keeps the old list)."""
+        from storage.errors import StorageError, sentence
+
+        try:
+            sessions = await self.db.list_sessions()
+        except StorageError as exc:
+            if not self._not_saved_told:
+                self._not_saved_told = True
+                await self.transcript.add_notice(sentence(exc), "error")
+            return
         self.sessions_panel.show(sessions, self.agent.session_id, self.now())
 
     # -- input ------------------------------------------------------------------------------
@@ -395,7 +451,8 @@ class HermesApp(App[int]):
             self._show_queue()
         return None
 
-    async def _start_turn(self, text: str) -> Worker[Any]:
+    async def _start_turn(self, text: str, item: Any = None) -> Worker[Any]:
+        self._turn_item = item
         self._turn_idle.clear()
         self.turn_state.apply(ev.TurnStarted("", text), self.clock())
         await self.transcript.add_user(text)
@@ -446,7 +503,7 @@ class HermesApp(App[int]):
         self._show_queue()
         if item is not None:
             # The queue runs on without an idle moment in between: busy stays set.
-            await self._start_turn(item.text)
+            await self._start_turn(item.text, item)
             return
         # Last, with no await after it: a waiter on the turn sees every row in place.
         self._turn_idle.set()
@@ -455,7 +512,12 @@ class HermesApp(App[int]):
 
     async def _settle(self, result: Any) -> None:
         """Put every text the turn did not consume back in the user's hands (T3, T6, L4)."""
-        if result.unsent:
+        if result.unsent and self._turn_item is not None:
+            # It came from the queue: it goes back to the head of the queue (H7).
+            self.input_queue.put_back(self._turn_item)
+            self._show_queue()
+            await self.transcript.add_notice("Your message is back in the queue.", "warning")
+        elif result.unsent:
             draft = self.composer.text
             self.composer.load_text(f"{result.unsent}\n{draft}" if draft.strip() else result.unsent)
             self.composer.move_cursor(self.composer.document.end)
@@ -559,7 +621,7 @@ class HermesApp(App[int]):
                 status.compaction = COMPACTING.format(tokens=tokens)
             case ev.CompactionFinished(message=message):
                 status.compaction, status.compacting = message, False
-            case ev.Notice(level="error", text=text) if text.startswith(NOT_SAVED):
+            case ev.Notice(text=text) if text.startswith((NOT_SAVED, SAVING_WAITS)):
                 self._not_saved_told = True
             case ev.TurnError():
                 self._set_state("error")
@@ -608,13 +670,18 @@ class HermesApp(App[int]):
     # -- slash commands -------------------------------------------------------------------------
     async def run_command(self, text: str) -> None:
         """Dispatch a slash command from the table; unknown ones are reported, never sent."""
+        from storage.errors import StorageError, sentence  # loaded with the agent by now
+
         parsed = commands.parse(text)
         if parsed.command is None:
             await self.transcript.add_notice(
                 f"Unknown command /{parsed.name}: /help lists the commands.", "error"
             )
             return
-        await getattr(self, parsed.command.handler)(parsed.argument)
+        try:
+            await getattr(self, parsed.command.handler)(parsed.argument)
+        except StorageError as exc:
+            await self.transcript.add_notice(sentence(exc), "error")
 
     async def command_steer(self, argument: str) -> None:
         """Send text into the running turn (queued if no turn takes it); never run as a command."""
@@ -672,7 +739,7 @@ class HermesApp(App[int]):
         item = self.input_queue.pop_next()
         self._show_queue()
         if item is not None:
-            await self._start_turn(item.text)
+            await self._start_turn(item.text, item)
 
     def _show_queue(self) -> None:
         queue = self.input_queue
@@ -827,7 +894,12 @@ class HermesApp(App[int]):
         return self.agent.continue_interrupted()
 
     async def on_sessions_panel_selected(self, message: SessionsPanel.Selected) -> None:
-        await self.resume_session(message.session_id)
+        from storage.errors import StorageError, sentence
+
+        try:
+            await self.resume_session(message.session_id)
+        except StorageError as exc:
+            await self.transcript.add_notice(sentence(exc), "error")
 
     def on_sessions_panel_search(self, message: SessionsPanel.Search) -> None:
         # Exclusive: a newer query cancels the older search.
@@ -855,10 +927,18 @@ class HermesApp(App[int]):
         await self.sessions_panel.open_search()
 
     def _on_write_error(self, reason: str) -> None:
-        """A database write failed (on the app loop); a turn reports it itself (S7)."""
+        """A database write failed (on the app loop); a turn reports it itself (S7).
+
+        A held lock loses nothing (the writes wait and are retried): said as such (H7).
+        """
+        from storage.errors import StorageLockedError, lock_wait_notice
+
         if self._not_saved_told or self.busy:
             return
         self._not_saved_told = True
+        if reason == str(StorageLockedError(self.db.path)):
+            self.call_later(self.transcript.add_notice, lock_wait_notice(self.db.path), "warning")
+            return
         self.call_later(self.transcript.add_notice, f"{NOT_SAVED}: {reason}", "error")
 
     async def command_sessions(self, _argument: str = "") -> None:
@@ -907,7 +987,7 @@ class HermesApp(App[int]):
 
     async def command_quit(self, _argument: str = "") -> None:
         """Quit."""
-        self.exit(0)
+        await self.action_quit()
 
     async def command_theme(self, argument: str) -> None:
         """Show the themes, or switch to one (remembered in config.yaml)."""
@@ -1105,4 +1185,8 @@ def run_tui(
     """Run the full-screen app until the user quits; `resume` opens a stored session first."""
     app = HermesApp(config, workspace=workspace, resume=resume)
     result = app.run()
+    for note in app.exit_notes:
+        print(f"hermes-tui: {note}", file=sys.stderr)
+    if app.exit_notes:
+        return 1
     return result if isinstance(result, int) else (app.return_code or 0)

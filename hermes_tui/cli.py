@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     ssearch.add_argument("query")
     ssearch.add_argument("--json", action="store_true")
     ssearch.add_argument("--limit", type=int, default=50)
+    ssub.add_parser("reindex", help="rebuild the full-text search index from the messages")
 
     server = sub.add_parser("scripted-server", help="serve a model script (testing, demos)")
     server.add_argument("--script", required=True, help="a YAML script file")
@@ -63,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.command != "scripted-server":
+        _log_to_file()
     try:
         if args.command == "run":
             from hermes_tui.headless import run_headless
@@ -95,10 +98,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         message = user_error(exc)
         if message is None:
-            raise
+            from hermes_tui.logfile import report_bug
+
+            message = report_bug(exc)  # the traceback goes to the log file
         # The sentence may quote a config value, a server's reply or a session title.
         print(f"hermes-tui: {safe_text(message)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _log_to_file() -> None:
+    """Library and app log records go to $HERMES_TUI_HOME/logs/, never to the terminal."""
+    from agent.config import default_home
+    from hermes_tui.logfile import setup_logging
+
+    setup_logging(default_home())
 
 
 def _run_tui(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from hermes_tui.safe_text import safe_line, safe_output, safe_text
+from hermes_tui.store import open_store
 
 _STATUS_EXIT = {"ok": 0, "error": 1, "budget": 3, "truncated": 4, "stopped": 130}
 
@@ -109,7 +110,6 @@ async def _run(
     from agent.config import load_config
     from agent.demo import start_demo
     from agent.loop import Agent
-    from storage.db import SessionDB
 
     config = load_config(demo=demo)
     if model:
@@ -117,7 +117,12 @@ async def _run(
         config = config.with_model(model)
     config, server = start_demo(config)
     printer = _Printer(as_json)
-    db = await SessionDB.open(config.db_path)
+    try:
+        db = await open_store(config)
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
     agent = Agent(
         config,
         store=db,
@@ -144,7 +149,7 @@ async def _run(
         loop.remove_signal_handler(signal.SIGINT)
         signal.signal(signal.SIGINT, previous)
         agent.close()
-        await db.close()
+        not_saved = await close_store(db)
         if server is not None:
             server.stop()
     if not as_json and result.status not in ("ok", "error") and result.error:
@@ -153,7 +158,25 @@ async def _run(
         print("hermes-tui: stopped.", file=sys.stderr)
     if not as_json and result.session_id:
         print(f"[session {result.session_id}]", file=sys.stderr)
+    if not_saved is not None:
+        print(f"hermes-tui: {safe_text(not_saved)}", file=sys.stderr)
+        return 1
     return _STATUS_EXIT.get(result.status, 1)
+
+
+async def close_store(db: Any) -> str | None:
+    """Close db, saying on stderr what a held lock makes it wait for; the sentence naming
+    what could not be saved, or None when everything was."""
+    from storage.errors import StorageNotSavedError, sentence
+
+    def waiting(sentence: str) -> None:
+        print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr, flush=True)
+
+    try:
+        await db.close(on_wait=waiting)
+    except StorageNotSavedError as exc:
+        return sentence(str(exc))
+    return None
 
 
 def sessions_command(args: Any) -> int:
@@ -163,11 +186,14 @@ def sessions_command(args: Any) -> int:
 
 async def _sessions(args: Any) -> int:
     from agent.config import load_config
-    from storage.db import SessionDB
 
     config = load_config()
-    db = await SessionDB.open(config.db_path)
+    db = await open_store(config)
     try:
+        if args.sessions_command == "reindex":
+            rows = await db.rebuild_search_index()
+            print(f"search index rebuilt: {rows} messages indexed")
+            return 0
         if args.sessions_command == "list":
             rows = await db.list_sessions(limit=args.limit)
             items = [

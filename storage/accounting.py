@@ -254,10 +254,13 @@ class TokenAccounting:
         *,
         lock_timeout: float = 5.0,
         on_error: Callable[[StorageError], None] | None = None,
+        on_exit_wait: Callable[[], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self.lock_timeout = lock_timeout
         self.on_error = on_error
+        # Called (on the writer's thread) when a stopping writer starts waiting on a lock.
+        self.on_exit_wait = on_exit_wait
         # Deltas, or the raw (session_id, fields) of queue_token_counts (see as_delta).
         self._queue: deque[Delta | tuple[str, dict]] = deque()
         # Flushers and drains wait on _cond for the writer; the writer itself sleeps on
@@ -281,6 +284,11 @@ class TokenAccounting:
         self._lock_failures = 0  # bumped each time a batch gives up on a held lock
         self._lock_error: StorageLockedError | None = None
         self._lost_error: StorageError | None = None  # deltas dropped by a stopping writer
+        # While stopping, a held lock is retried until this monotonic time (None: at once).
+        self._give_up_at: float | None = None
+        self.lock_blocked = False  # the last apply lost to another process's lock
+        self.lost = 0  # deltas dropped because the lock outlasted the exit wait
+        self._inflight = 0  # deltas popped by the writer and not yet applied
         self._atexit: Callable[[], None] | None = None
         self.statements = 0  # UPDATE/upsert statements issued (for benchmarks and tests)
 
@@ -339,6 +347,8 @@ class TokenAccounting:
 
     def _begin_immediate(self, conn: sqlite3.Connection) -> None:
         deadline = time.monotonic() + self.lock_timeout
+        if self._give_up_at is not None:
+            deadline = min(deadline, self._give_up_at)  # the exit wait bounds every window
         delay = 0.01
         while True:
             try:
@@ -412,6 +422,10 @@ class TokenAccounting:
         """Nothing queued and no batch in flight (read the queue first, then busy)."""
         return not self._queue and not self._busy
 
+    def pending(self) -> int:
+        """Deltas queued or being applied."""
+        return len(self._queue) + self._inflight
+
     def flush_token_counts(self, timeout: float | None = None) -> None:
         """Return once every delta queued before this call is in the database.
 
@@ -457,15 +471,17 @@ class TokenAccounting:
                 assert self._lock_error is not None
                 raise self._lock_error
 
-    def close(self) -> None:
+    def close(self, give_up_at: float | None = None) -> None:
         """Stop the writer (it drains first), drain any rest, unregister the exit drain, close.
 
-        Raises StorageLockedError when queued deltas could not be written because another
-        process kept the database locked (they are lost, and the caller says so).
+        A held lock is retried until `give_up_at` (a time.monotonic() value; None: one
+        window). Raises StorageLockedError when queued deltas could not be written because
+        another process kept the database locked that long (they are lost, `lost` counts
+        them, and the caller says so).
         """
         error: StorageError | None = None
         try:
-            self.stop_writer()
+            self.stop_writer(give_up_at=give_up_at)
             self._drain_inline()
         except StorageError as exc:
             error = exc
@@ -482,9 +498,16 @@ class TokenAccounting:
         if error is not None:
             raise error
 
-    def stop_writer(self, timeout: float | None = None) -> None:
-        """Tell the writer to drain and exit, and wait for it; later queue calls apply inline."""
+    def stop_writer(self, timeout: float | None = None, give_up_at: float | None = None) -> None:
+        """Tell the writer to drain and exit, and wait for it; later queue calls apply inline.
+
+        Until `give_up_at` (time.monotonic()) the writer keeps retrying a held lock.
+        """
         with self._cond:
+            # None: one ordinary lock window, as before there was an exit wait.
+            self._give_up_at = (
+                give_up_at if give_up_at is not None else time.monotonic() + self.lock_timeout
+            )
             self._stopping = True
             self._stopped = True
             self._cond.notify_all()
@@ -537,26 +560,41 @@ class TokenAccounting:
                     continue  # drained by someone else meanwhile
                 self._busy = True  # before the pop: see flush_token_counts
                 batch = self._pop_batch()
+                self._inflight = len(batch)
             try:
-                gave_up = self._apply_popped(batch, requeue=not self._stopping)
+                # Requeued on a held lock even while stopping: close() waits, bounded.
+                gave_up = self._apply_popped(batch, requeue=True)
             except BaseException:
                 log.exception("token accounting writer: unexpected failure")
                 gave_up = False
             finally:
                 with self._cond:
                     self._busy = False
+                    self._inflight = 0
                     self._cond.notify_all()
             if gave_up:
                 with self._cond:
-                    if self._stopping:
+                    if self._stopping and time.monotonic() >= (self._give_up_at or 0):
                         # close() cannot wait forever on another process's lock.
-                        lost = len(self._queue)
-                        self._queue.clear()
-                        log.warning("token accounting: %d delta(s) not saved", lost + len(batch))
-                        self._lost_error = self._lock_error
+                        self._drop_queue()
                         return
+                    waiting_at_exit = self._stopping
                     # Give the other process a moment before the next full retry window.
                     self._cond.wait(0.05)
+                if waiting_at_exit and self.on_exit_wait is not None:
+                    try:
+                        self.on_exit_wait()
+                    except Exception:
+                        log.exception("token accounting exit-wait callback failed")
+
+    def _drop_queue(self) -> None:
+        """Give up on what is queued (under _cond): count it as lost, for close() to report."""
+        lost = len(self._queue)
+        self._queue.clear()
+        if lost:
+            self.lost += lost
+            log.warning("token accounting: %d delta(s) not saved", lost)
+        self._lost_error = self._lock_error
 
     def _apply_popped(self, batch: list[Delta | tuple[str, dict]], *, requeue: bool) -> bool:
         """Normalise, coalesce and apply a popped batch. Returns True when a held lock won.
@@ -571,7 +609,9 @@ class TokenAccounting:
         except StorageLockedError as exc:
             # Reported before the waiting flushers are woken: one that raises this error
             # must find it already recorded (last_write_error, the user's notice).
-            self._report(exc)
+            first, self.lock_blocked = not self.lock_blocked, True
+            if first:  # once per episode, not once per retry window
+                self._report(exc)
             with self._cond:
                 if requeue:
                     self._queue.extendleft(reversed(merged))
@@ -582,6 +622,7 @@ class TokenAccounting:
         except StorageError as exc:
             self._report(exc)
             return False
+        self.lock_blocked = False
         for _delta, err in failed:
             self._report(err)
         return False
@@ -605,10 +646,12 @@ class TokenAccounting:
             self._busy = True
             batch = self._pop_batch()
         try:
-            locked = self._apply_popped(batch, requeue=False)
+            locked = self._apply_popped(batch, requeue=True)
         finally:
             with self._cond:
                 self._busy = False
+                if locked:
+                    self._drop_queue()
                 self._cond.notify_all()
         if locked:
             assert self._lock_error is not None

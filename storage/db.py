@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import logging
 import random
@@ -11,9 +12,10 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -21,20 +23,29 @@ from .accounting import TokenAccounting
 from .errors import (
     StorageClosedError,
     StorageError,
+    StorageIndexCorruptError,
     StorageLockedError,
+    StorageNotSavedError,
     StorageVersionError,
     UnknownSessionError,
+    describe_pending,
+    exit_wait_notice,
     is_busy,
+    is_index_damaged,
     translate,
 )
 from .files import private_dir, private_file, tighten_if_present
 from .schema import MESSAGE_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
+from .search_index import rebuild_search_index
 from .writer import Op, Writer, run_threadsafe
 
 log = logging.getLogger("hermes_tui.storage")
 
 DEFAULT_LOCK_TIMEOUT = 5.0
 """Seconds a write retries BEGIN IMMEDIATE while another process holds the lock."""
+
+DEFAULT_EXIT_WAIT = 30.0
+"""Seconds close() keeps retrying queued writes that another process's lock holds up."""
 
 # Short, so one attempt never parks the connection thread for long; the jittered retry loop
 # above it owns the real waiting and can give up with a clear message.
@@ -101,6 +112,33 @@ def _fts_query(text: str) -> str:
     return " ".join(f'"{term}"*' for term in terms)
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Awaitable[Any]])
+
+
+def _reads(method: _Method) -> _Method:
+    """A read whose sqlite3 errors (a corrupt file, say) reach the caller as StorageErrors."""
+
+    @functools.wraps(method)
+    async def read(self: SessionDB, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
+    return read  # type: ignore[return-value]
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
+    pending = aiosqlite.connect(path, isolation_level=None)
+    # A daemon worker: a process that dies before close() (a crash, a failed test) still
+    # exits instead of waiting forever on an idle connection thread. Every commit is already
+    # durable (synchronous=FULL); nothing is lost by not joining it.
+    pending._thread.daemon = True
+    conn = await pending
+    conn.row_factory = aiosqlite.Row
+    return conn
+
+
 def _session_dict(row: aiosqlite.Row) -> dict:
     out = dict(row)
     raw = out.get("metadata")
@@ -122,12 +160,25 @@ class SessionDB:
 
     path: Path
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection, lock_timeout: float) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: aiosqlite.Connection,
+        lock_timeout: float,
+        exit_wait: float = DEFAULT_EXIT_WAIT,
+    ) -> None:
         self.path = path
         self.lock_timeout = lock_timeout
+        self.exit_wait = exit_wait
         self.last_write_error: str | None = None
         # Called on the owning loop with the one-sentence reason each time a write fails.
         self.on_write_error: Callable[[str], None] | None = None
+        # While close() waits for a held lock: no lock window reaches past this deadline.
+        self._exit_deadline: float | None = None
+        self._on_exit_wait: Callable[[str], None] | None = None
+        self._exit_wait_told = False
+        self._unsaved: Counter[str] = Counter()  # writes close() gave up on, by kind
+        self._index_repaired = False
         self._conn = conn
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
@@ -138,16 +189,27 @@ class SessionDB:
         self._close_error: StorageError | None = None
         # Token/cost deltas: their own queue, writer thread and connection (SPEC S2-S7).
         self.accounting = TokenAccounting(
-            path, lock_timeout=lock_timeout, on_error=self._accounting_error
+            path,
+            lock_timeout=lock_timeout,
+            on_error=self._accounting_error,
+            on_exit_wait=self._announce_exit_wait,
         )
 
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
     async def open(
-        cls, path: str | Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+        cls,
+        path: str | Path,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        exit_wait: float = DEFAULT_EXIT_WAIT,
     ) -> SessionDB:
-        """Open (creating if needed) the database at path, in WAL mode, migrated to date."""
+        """Open (creating if needed) the database at path, in WAL mode, migrated to date.
+
+        lock_timeout: seconds one write waits for another process's lock before it reports
+        the lock (and stays queued); exit_wait: how long close() keeps retrying.
+        """
         path = Path(path).expanduser()
         try:
             private_dir(path.parent)
@@ -156,16 +218,10 @@ class SessionDB:
             private_file(path)
             for suffix in ("-wal", "-shm"):
                 tighten_if_present(f"{path}{suffix}")
-            pending = aiosqlite.connect(path, isolation_level=None)
-            # A daemon worker: a process that dies before close() (a crash, a failed test)
-            # still exits instead of waiting forever on an idle connection thread. Every
-            # commit is already durable (synchronous=FULL); nothing is lost by not joining it.
-            pending._thread.daemon = True
-            conn = await pending
+            conn = await _connect(path)
         except (OSError, sqlite3.Error) as exc:
             raise translate(exc, path) from exc
-        conn.row_factory = aiosqlite.Row
-        db = cls(path, conn, lock_timeout)
+        db = cls(path, conn, lock_timeout, exit_wait)
         try:
             await db._setup()
         except BaseException as exc:
@@ -214,22 +270,113 @@ class SessionDB:
                 await self._rollback_quietly()
                 raise
 
-    async def close(self) -> None:
-        """Drain the write queue, then close the connection; raises if queued writes were lost."""
+    async def close(
+        self, *, wait: float | None = None, on_wait: Callable[[str], None] | None = None
+    ) -> None:
+        """Drain the write queue, then close the connection.
+
+        Writes held up by another process's lock are retried for up to `wait` seconds
+        (default: exit_wait); `on_wait(sentence)` is called once, on this loop, when that
+        wait begins, with what it waits to save. Raises StorageNotSavedError naming what
+        was given up when the lock outlasted the wait.
+        """
         if self._closed:
             return
+        seconds = self.exit_wait if wait is None else wait
+        self._exit_deadline = time.monotonic() + seconds
+        self._on_exit_wait = on_wait
+        if self.waiting_for_lock:
+            self._announce_exit_wait()
         try:
             # Messages first: a queued model switch flushes the token queue before it lands.
-            await self._writer.stop()
+            await self._writer.stop(self._exit_deadline)
         finally:
             try:
-                await asyncio.to_thread(self.accounting.close)
+                await asyncio.to_thread(self.accounting.close, self._exit_deadline)
+            except StorageLockedError:
+                pass  # counted in accounting.lost, reported below
             except StorageError as exc:
                 self._close_error = self._close_error or exc
             self._closed = True
             await self._conn.close()
+        if self._unsaved or self.accounting.lost:
+            what = self._describe(self._unsaved, tokens=self.accounting.lost)
+            raise StorageNotSavedError(self.path, what, seconds)
         if self._close_error is not None:
             raise self._close_error
+
+    @property
+    def waiting_for_lock(self) -> bool:
+        """True while queued writes wait for another process to release its lock."""
+        return (self._writer.lock_blocked and not self._writer.idle) or (
+            self.accounting.lock_blocked and not self.accounting.idle
+        )
+
+    @property
+    def idle(self) -> bool:
+        """True when no write (message, session update or token delta) is queued."""
+        return self._writer.idle and self.accounting.idle
+
+    def describe_pending(self) -> str:
+        """What is still queued, in words: `3 messages and token counts`."""
+        return self._describe(self._writer.pending(), tokens=self.accounting.pending())
+
+    @staticmethod
+    def _describe(kinds: Counter[str], *, tokens: int) -> str:
+        return describe_pending(kinds["message"], kinds["session_update"], tokens)
+
+    async def wait_saved(
+        self, timeout: float, on_wait: Callable[[str], None] | None = None
+    ) -> bool:
+        """Wait up to `timeout` s for every queued write to land; False if some still wait.
+
+        `on_wait(sentence)` is called once when a held lock is what the wait is for.
+        """
+        deadline = time.monotonic() + timeout
+        told = False
+        while not self.idle:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self.waiting_for_lock and not told and on_wait is not None:
+                told = True
+                on_wait(exit_wait_notice(self.path, remaining, self.describe_pending()))
+            try:
+                await asyncio.wait_for(self._flush_within(remaining), remaining)
+            except (StorageLockedError, TimeoutError):
+                continue
+        return True
+
+    async def _flush_within(self, timeout: float) -> None:
+        if not self._writer.idle:
+            await self._writer.flush()
+        if not self.accounting.idle:
+            await asyncio.to_thread(self.accounting.flush_token_counts, timeout)
+
+    def _announce_exit_wait(self) -> None:
+        """Tell on_wait, once per close and on the owning loop, what the exit waits for."""
+        if threading.get_ident() != self._loop_thread:
+            try:
+                self._loop.call_soon_threadsafe(self._announce_exit_wait)
+            except RuntimeError:  # the loop is gone: nobody to tell
+                pass
+            return
+        remaining = 0.0 if self._exit_deadline is None else self._exit_deadline - time.monotonic()
+        if self._exit_wait_told or remaining <= 0 or self.idle:
+            return  # told already, no wait left (close(wait=0)), or nothing to wait for
+        self._exit_wait_told = True
+        sentence = exit_wait_notice(self.path, remaining, self.describe_pending())
+        log.warning("%s", sentence)
+        if self._on_exit_wait is not None:
+            try:
+                self._on_exit_wait(sentence)
+            except Exception:
+                log.exception("on_wait callback failed")
+
+    def _note_unsaved(self, kinds: Counter[str]) -> None:
+        """Writes the stopping writer gave up on (the lock outlasted the exit wait)."""
+        self._unsaved.update(kinds)
+        log.warning("not saved at exit: %s", self._describe(kinds, tokens=0))
 
     async def __aenter__(self) -> SessionDB:
         return self
@@ -283,6 +430,8 @@ class SessionDB:
     async def _retry_locked(self, attempt: Callable[[], Awaitable[Any]]) -> Any:
         """Run attempt, retrying with jitter while the database is locked by someone else."""
         deadline = time.monotonic() + self.lock_timeout
+        if self._exit_deadline is not None:
+            deadline = min(deadline, self._exit_deadline)  # close() waits no longer than told
         delay = 0.01
         while True:
             try:
@@ -303,21 +452,72 @@ class SessionDB:
         await self._retry_locked(lambda: self._execute("BEGIN IMMEDIATE"))
 
     async def _write(self, fn: Callable[[], Awaitable[Any]]) -> Any:
-        """Run fn inside one BEGIN IMMEDIATE transaction; sqlite errors become StorageErrors."""
+        """Run fn inside one BEGIN IMMEDIATE transaction; sqlite errors become StorageErrors.
+
+        A write that a damaged search index refuses is applied again once the index is
+        rebuilt (once per open database).
+        """
         async with self._write_lock:
             try:
-                await self._begin_immediate()
-            except sqlite3.Error as exc:
+                return await self._write_once(fn)
+            except StorageIndexCorruptError as exc:
+                if not self._may_repair_index():
+                    raise
+                await self._repair_index(exc)
+                return await self._write_once(fn)
+
+    async def _write_once(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        try:
+            await self._begin_immediate()
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        try:
+            result = await fn()
+            await self._execute("COMMIT")
+        except BaseException as exc:
+            await self._rollback_quietly()
+            if isinstance(exc, sqlite3.Error):
                 raise self._translate(exc) from exc
-            try:
-                result = await fn()
-                await self._execute("COMMIT")
-            except BaseException as exc:
-                await self._rollback_quietly()
-                if isinstance(exc, sqlite3.Error):
-                    raise self._translate(exc) from exc
-                raise
-            return result
+            raise
+        return result
+
+    def _may_repair_index(self) -> bool:
+        # Once per open database: an index that breaks again right away is reported.
+        return not self._index_repaired
+
+    async def _repair_index(self, cause: StorageError) -> None:
+        """Rebuild the search index (the caller holds _write_lock, outside a transaction)."""
+        self._index_repaired = True
+        log.warning("%s; rebuilding it from the messages", cause)
+        try:
+            rows = await self._rebuild_index()
+        except StorageError as exc:
+            log.warning("the search index could not be rebuilt: %s", exc)
+            return
+        log.warning("search index of %s rebuilt (%d messages indexed)", self.path, rows)
+
+    async def _rebuild_index(self) -> int:
+        rows = await asyncio.to_thread(rebuild_search_index, self.path, self.lock_timeout)
+        # FTS5 keeps per-connection state of the table it replaced (its config, a failed
+        # constructor): only a fresh connection sees the new one. Reads already queued on
+        # the old connection finish there before it closes.
+        old = self._conn
+        try:
+            self._conn = await _connect(self.path)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._translate(exc) from exc
+        await self._execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        await self._execute("PRAGMA foreign_keys = ON")
+        await self._execute("PRAGMA synchronous = FULL")
+        await old.close()
+        return rows
+
+    async def rebuild_search_index(self) -> int:
+        """Drop and rebuild the full-text index from the messages; returns the rows indexed."""
+        self._check_open()
+        await self.flush()
+        async with self._write_lock:
+            return await self._rebuild_index()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -353,6 +553,7 @@ class SessionDB:
         assert session is not None
         return session
 
+    @_reads
     async def get_session(self, session_id: str) -> dict | None:
         """The session's row with message_count, or None (token figures read through)."""
         self._check_open()
@@ -368,6 +569,7 @@ class SessionDB:
         " AND m.display_kind IS NULL) AS message_count"
     )
 
+    @_reads
     async def list_sessions(self, limit: int = 200) -> list[dict]:
         """Sessions newest first by updated_at, each with message_count (display rows excluded)."""
         self._check_open()
@@ -380,6 +582,7 @@ class SessionDB:
             rows = await cur.fetchall()
         return [_session_dict(r) for r in rows]
 
+    @_reads
     async def find_session(self, ref: str) -> dict | None:
         """Exact id, else a unique id prefix, else the newest session whose title contains ref."""
         self._check_open()
@@ -460,6 +663,7 @@ class SessionDB:
         )
         return int(cur.lastrowid)
 
+    @_reads
     async def load_messages(self, session_id: str, *, include_compacted: bool = True) -> list[dict]:
         """The session's messages in seq order, JSON fields decoded."""
         self._check_open()
@@ -475,6 +679,7 @@ class SessionDB:
             del message["session_id"]
         return out
 
+    @_reads
     async def load_messages_page(
         self,
         session_id: str,
@@ -503,6 +708,7 @@ class SessionDB:
             del message["session_id"]
         return out if order == "ASC" else out[::-1]
 
+    @_reads
     async def last_message_seq(self, session_id: str, role: str | None = None) -> int | None:
         """The seq of the session's newest message (of `role`, if given), or None."""
         self._check_open()
@@ -634,8 +840,10 @@ class SessionDB:
                 (match, limit),
             ) as cur:
                 rows = await cur.fetchall()
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc) or is_index_damaged(exc):
+                raise self._translate(exc) from exc
+            if not isinstance(exc, sqlite3.OperationalError):
                 raise self._translate(exc) from exc
             # Quoting should make every input valid; if FTS5 still objects, no hits is the
             # honest answer for a search box, not a crash.
@@ -685,6 +893,7 @@ class SessionDB:
         except StorageError as exc:  # already reported; a stale figure beats no list
             log.debug("reading without the token flush: %s", exc)
 
+    @_reads
     async def usage(self, session_id: str) -> list[dict]:
         """The session's per (model, provider, route) usage rows (read through the queue)."""
         self._check_open()

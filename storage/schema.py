@@ -19,6 +19,19 @@ _TOKEN_COLUMNS = """
     estimated_cost_usd REAL,
     actual_cost_usd REAL"""
 
+FTS_TABLE = """
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content='messages', content_rowid='id', tokenize='unicode61'
+    )
+"""
+"""The full-text index of message text (storage/search_index.py rebuilds it from this)."""
+
+FTS_FILL = (
+    "INSERT INTO messages_fts(rowid, content)"
+    " SELECT id, content FROM messages WHERE display_kind IS NULL"
+)
+"""Index every message the triggers would have indexed: display rows never are."""
+
 _V1: tuple[str, ...] = (
     f"""
     CREATE TABLE sessions (
@@ -62,11 +75,7 @@ _V1: tuple[str, ...] = (
     )
     """,
     # External-content FTS5: the text lives once, in messages; the index holds rowids.
-    """
-    CREATE VIRTUAL TABLE messages_fts USING fts5(
-        content, content='messages', content_rowid='id', tokenize='unicode61'
-    )
-    """,
+    FTS_TABLE,
     # Display rows are not indexed. An external-content 'delete' must name exactly the values
     # that were indexed, so every trigger applies the same display_kind IS NULL rule.
     """

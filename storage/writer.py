@@ -13,12 +13,18 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import StorageClosedError, StorageError, StorageLockedError
+from .errors import (
+    StorageClosedError,
+    StorageError,
+    StorageIndexCorruptError,
+    StorageLockedError,
+)
 
 if TYPE_CHECKING:
     from .db import SessionDB
@@ -68,6 +74,10 @@ class Writer:
         self._closed = False
         self._stopping = False
         self._finished = False
+        # While stopping, a held lock is retried until this time.monotonic() value.
+        self._give_up_at = 0.0
+        self._inflight: list[Op] = []  # the batch being applied (for pending())
+        self.lock_blocked = False  # the last batch lost to another process's lock
         # Set before the writer pops the queue, so flush()'s lock-free fast path
         # (`not queue and not busy`) never misses a batch in flight.
         self.busy = False
@@ -76,6 +86,13 @@ class Writer:
     def idle(self) -> bool:
         """True when nothing is queued and no batch is being applied."""
         return not self._queue and not self.busy
+
+    def pending(self) -> Counter[str]:
+        """Writes queued or being applied, by kind (flush barriers are not writes)."""
+        with self._lock:
+            # A batch put back after a lock timeout sits in both until the writer moves on.
+            ops = {id(op): op for op in [*self._inflight, *self._queue]}.values()
+        return Counter(op.kind for op in ops if op.kind != BARRIER and not op.future.done())
 
     def submit(self, op: Op) -> None:
         """Queue one op; callable from any thread. Raises StorageClosedError after close."""
@@ -116,10 +133,15 @@ class Writer:
         self.submit(Op(BARRIER, "", None, barrier))
         await barrier
 
-    async def stop(self) -> None:
-        """Refuse new ops, drain what is queued, and end the writer task."""
+    async def stop(self, give_up_at: float) -> None:
+        """Refuse new ops, drain what is queued, and end the writer task.
+
+        A write held up by another process's lock is retried until `give_up_at` (a
+        time.monotonic() value), then failed and counted as unsaved.
+        """
         with self._lock:
             self._closed = True
+        self._give_up_at = give_up_at
         self._stopping = True
         if self._queue:
             self._ensure_task()
@@ -142,6 +164,7 @@ class Writer:
                     with self._lock:
                         batch = list(self._queue)
                         self._queue.clear()
+                        self._inflight = batch
                     try:
                         await self._apply(batch)
                     except Exception as exc:  # a bug here must not kill the writer
@@ -151,6 +174,8 @@ class Writer:
                         for op in batch:
                             _fail(op.future, err)
                 finally:
+                    with self._lock:
+                        self._inflight = []
                     self.busy = False
         except asyncio.CancelledError:
             # The loop is shutting down under us: tell every waiter rather than hang it.
@@ -195,6 +220,13 @@ class Writer:
                     value = await db._apply_op(op)
                 except Exception as exc:
                     err = db._translate(exc)
+                    if isinstance(err, StorageIndexCorruptError) and db._may_repair_index():
+                        # The index is derived from the messages: rebuild it and apply the
+                        # whole batch again rather than lose a message to it.
+                        await db._rollback_quietly()
+                        self._requeue_front(batch)
+                        await db._repair_index(err)
+                        return
                     db._record_write_error(err)
                     _fail(op.future, err)
                     if db._in_transaction():
@@ -216,6 +248,7 @@ class Writer:
                 for op, _ in applied:
                     _fail(op.future, err)
                 return
+        self.lock_blocked = False
         for op, value in applied:
             _resolve(op.future, value)
 
@@ -224,22 +257,30 @@ class Writer:
             self._queue.extendleft(reversed(ops))
 
     def _after_lock_timeout(self, batch: list[Op], exc: StorageLockedError) -> None:
-        """Keep every write queued (nothing is lost); fail the flushes that wait on them."""
-        self._db._record_write_error(exc)
+        """Keep every write queued (nothing is lost); fail the flushes that wait on them.
+
+        Only a stopping writer whose exit wait has run out gives the writes up, and
+        close() says what they were.
+        """
+        first, self.lock_blocked = not self.lock_blocked, True
+        if first:  # once per episode, not once per retry window
+            self._db._record_write_error(exc)
+        give_up = self._stopping and time.monotonic() >= self._give_up_at
         with self._lock:
             pending = batch + list(self._queue)
             self._queue.clear()
             barriers = [op for op in pending if op.kind == BARRIER]
-            writes = [op for op in pending if op.kind != BARRIER]
-            if not self._stopping:
+            writes = [op for op in pending if op.kind != BARRIER and not op.future.done()]
+            if not give_up:
                 self._queue.extend(writes)
         for op in barriers:
             _fail(op.future, exc)
-        if self._stopping:
-            # close() cannot wait forever: these writes are lost, and close() says so.
+        if give_up:
             for op in writes:
                 _fail(op.future, exc)
-            self._db._close_error = exc
+            self._db._note_unsaved(Counter(op.kind for op in writes))
+        elif self._stopping:
+            self._db._announce_exit_wait()
 
 
 def _switches_route(op: Op) -> bool:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,32 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: floa
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s: {predicate}")
         time.sleep(interval)
+
+
+@contextmanager
+def held_write_lock(path):
+    """Hold BEGIN IMMEDIATE on path from another connection (in its own thread) until released."""
+    held, release = threading.Event(), threading.Event()
+    failure: list[BaseException] = []
+
+    def holder():
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+            held.set()
+            release.wait(60)
+            conn.execute("COMMIT")
+            conn.close()
+        except BaseException as exc:  # surfaced by the test, not lost in the thread
+            failure.append(exc)
+            held.set()
+
+    thread = threading.Thread(target=holder, daemon=True)
+    thread.start()
+    held.wait(10)
+    assert not failure, failure
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join(10)

@@ -60,12 +60,19 @@ class SessionHistory:
         )
 
     async def last_user_seq(self) -> int | None:
-        """The seq of the current session's newest stored user row."""
+        """The seq of the current session's newest stored user row (None: not stored yet)."""
+        from storage.errors import StorageError
+
         session_id = self.session_id()
         if session_id is None:
             return None
-        await self.db.flush()
-        return await self.db.last_message_seq(session_id, role="user")
+        try:
+            await self.db.flush()
+            return await self.db.last_message_seq(session_id, role="user")
+        except StorageError:
+            # Its writes wait behind a lock (H7), or the app is closing the database under
+            # it: the turn stays live, unpaged, on screen.
+            return None
 
 
 def summarize_call(name: str, arguments: Any) -> str:
@@ -321,6 +328,8 @@ class Transcript(VerticalScroll):
 
     async def _load_page(self, direction: str) -> None:
         """Mount one page of older (or newer) rows and drop rows at the far end."""
+        from storage.errors import StorageError
+
         generation = self._generation
         try:
             seqs = [seq for seq in map(_row_seq, self.children) if seq is not None]
@@ -344,6 +353,9 @@ class Transcript(VerticalScroll):
                 if widgets:
                     await self.mount_all(widgets)
                     await self._keep_in_place(lambda: self._trim_async("top"))
+        except StorageError as exc:
+            # A damaged database (H7): the rows on screen stay, and the reason is shown.
+            await self.add_notice(f"More of this session cannot be shown: {exc}.", "error")
         finally:
             # After the scroll position is restored (queued before this), take requests again.
             self.call_after_refresh(self._end_paging)

@@ -3,44 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import threading
-from contextlib import contextmanager
+import time
 
 import pytest
+from helpers import held_write_lock
 
-from storage import SessionDB, StorageLockedError
+from storage import SessionDB, StorageLockedError, StorageNotSavedError
 
 LOCKED_MESSAGE = "is locked by another process (another hermes-tui?); close it and retry"
 
 
-@contextmanager
-def held_write_lock(path):
-    """Hold BEGIN IMMEDIATE on path from another connection (in its own thread) until released."""
-    held, release = threading.Event(), threading.Event()
-    failure: list[BaseException] = []
-
-    def holder():
-        try:
-            conn = sqlite3.connect(path, isolation_level=None)
-            conn.execute("BEGIN IMMEDIATE")
-            held.set()
-            release.wait(60)
-            conn.execute("COMMIT")
-            conn.close()
-        except BaseException as exc:  # surfaced by the test, not lost in the thread
-            failure.append(exc)
-            held.set()
-
-    thread = threading.Thread(target=holder, daemon=True)
-    thread.start()
-    held.wait(10)
-    assert not failure, failure
-    try:
-        yield release
-    finally:
-        release.set()
-        thread.join(10)
+def exit_wait_said(sentence: str, path, what: str) -> bool:
+    """True when `sentence` is the exit wait's announcement for `what` queued in `path`."""
+    pattern = rf"waiting up to \d+ s for the database lock on {re.escape(str(path))} to clear"
+    return re.fullmatch(pattern + rf" to save {re.escape(what)}", sentence) is not None
 
 
 async def test_writes_retry_and_land_once_the_lock_is_released(tmp_path):
@@ -79,14 +58,63 @@ async def test_lock_held_past_window_raises_clear_error_and_loses_nothing(tmp_pa
     await db.close()
 
 
-async def test_close_while_locked_past_window_says_so(tmp_path):
-    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.2)
+async def test_close_while_locked_past_the_exit_wait_says_what_was_not_saved(tmp_path):
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.1, exit_wait=0.4)
     sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    told: list[str] = []
     with held_write_lock(db.path):
         fut = db.enqueue_message(sid, {"role": "user", "content": "unsaved"})
-        with pytest.raises(StorageLockedError):
-            await db.close()
+        db.queue_token_counts(sid, model="m", provider="p", input_tokens=1)
+        started = time.monotonic()
+        with pytest.raises(StorageNotSavedError) as info:
+            await db.close(on_wait=told.append)
+        waited = time.monotonic() - started
+    assert 0.3 < waited < 3, "the exit wait is bounded by exit_wait"
+    assert str(info.value).startswith("not saved: 1 message and token counts;")
+    assert "still locked by another process" in str(info.value)
+    assert len(told) == 1 and exit_wait_said(told[0], db.path, "1 message and token counts")
     assert isinstance(fut.exception(), StorageLockedError)
+
+
+async def test_close_keeps_retrying_until_the_lock_clears_within_the_exit_wait(tmp_path):
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.1, exit_wait=20)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    told: list[str] = []
+    with held_write_lock(db.path) as release:
+        futures = [db.enqueue_message(sid, {"role": "user", "content": f"m{i}"}) for i in range(3)]
+        with pytest.raises(StorageLockedError):
+            await db.flush()  # one lock window has passed: the writes wait behind the lock
+        assert db.waiting_for_lock and db.describe_pending() == "3 messages"
+
+        def release_once_told(sentence: str) -> None:
+            told.append(sentence)
+            release.set()
+
+        await db.close(on_wait=release_once_told)
+    assert len(told) == 1 and exit_wait_said(told[0], db.path, "3 messages")
+    assert all(isinstance(f.result(), int) for f in futures)
+    reopened = await SessionDB.open(db.path)
+    assert [m["content"] for m in await reopened.load_messages(sid)] == ["m0", "m1", "m2"]
+    await reopened.close()
+
+
+async def test_writes_outlive_many_lock_windows_while_open(tmp_path):
+    # Not one window, not a few: a lock held 20 windows long loses nothing, in order.
+    db = await SessionDB.open(tmp_path / "state.db", lock_timeout=0.05)
+    sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
+    with held_write_lock(db.path) as release:
+        futures = [db.enqueue_message(sid, {"role": "user", "content": f"m{i}"}) for i in range(3)]
+        for _ in range(20):
+            with pytest.raises(StorageLockedError):
+                await db.flush()
+            futures.append(db.enqueue_message(sid, {"role": "user", "content": "more"}))
+        release.set()
+    await db.flush()
+    assert not db.waiting_for_lock
+    contents = [m["content"] for m in await db.load_messages(sid)]
+    assert contents == ["m0", "m1", "m2"] + ["more"] * 20
+    assert [m["id"] for m in await db.load_messages(sid)] == [f.result() for f in futures]
+    await db.close()
 
 
 async def test_open_waits_for_a_migration_lock(tmp_path):
