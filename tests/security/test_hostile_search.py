@@ -132,3 +132,42 @@ def test_a_stop_during_a_long_grep_ends_it_within_a_second(tmp_path, monkeypatch
     assert outcome and not outcome[0].ok
     assert outcome[0].output == "The search was cancelled."
     assert ended_after < 1.0, f"the grep ran on for {ended_after:.2f} s after the stop"
+
+
+def test_a_stop_during_a_long_grep_ends_the_agent_turn_within_a_second(
+    hermes_home, tmp_path, monkeypatch
+):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    _costly_files(workspace, count=8, size=3 * 1024 * 1024)
+    started = threading.Event()
+    original = search._Grep.search
+
+    def search_file(self, rel, data):
+        started.set()
+        return original(self, rel, data)
+
+    monkeypatch.setattr(search._Grep, "search", search_file)
+    calls = [{"id": "g1", "name": "grep", "arguments": {"pattern": COSTLY}}]
+    script = {"replies": [{"tool_calls": calls}, {"text": "never reached"}]}
+    from agent.config import load_config
+    from agent.loop import Agent
+
+    with ScriptedServer(Script.from_dict(script)) as server:
+        write_config(hermes_home, server)
+        agent = Agent(load_config(), workspace=workspace)
+        outcome = []
+        worker = threading.Thread(target=lambda: outcome.append(agent.run_turn("search")))
+        worker.start()
+        try:
+            assert started.wait(30)
+            stopped_at = time.monotonic()
+            agent.stop()
+            worker.join(10)
+            ended_after = time.monotonic() - stopped_at
+        finally:
+            agent.stop()
+            worker.join(30)
+            agent.close()
+    assert outcome and outcome[0].status == "stopped"
+    assert ended_after < 1.0, f"the turn ran on for {ended_after:.2f} s after the stop"
