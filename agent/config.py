@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agent.secrets import header_problem, is_credential_name, safe_url, unsendable_key
+
 DEFAULT_MAX_ITERATIONS = 500
 BUSY_INPUT_MODES = ("queue", "steer", "interrupt")
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
@@ -57,8 +59,9 @@ class ProviderConfig:
                 return os.environ[name]
         return None
 
-    def __repr__(self) -> str:  # never print a key (K3)
-        return f"ProviderConfig(name={self.name!r}, kind={self.kind!r}, base_url={self.base_url!r})"
+    def __repr__(self) -> str:  # never print a key, nor the credentials of a URL (K3, H5)
+        url = safe_url(self.base_url) or None
+        return f"ProviderConfig(name={self.name!r}, kind={self.kind!r}, base_url={url!r})"
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class AgentSettings:
     max_retries: int = 5
     retry_base_seconds: float = 1.0
     shell_timeout_seconds: float = 120.0
+    shell_env_passthrough: tuple[str, ...] = ()
+    """Key variables run_shell children may see anyway, by name (all are removed otherwise)."""
     system_prompt: str | None = None
 
 
@@ -251,6 +256,12 @@ def _coerce(path: Path, mapping: Any, label: str, key: str, value: Any, default:
     if default is None or value is None:
         return value
     expected = type(default)
+    if expected is tuple:
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return tuple(value)
+        raise ConfigError(
+            f"{_where(path, mapping, key)}: `{label}` must be a list of names, got {value!r}."
+        )
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if expected is int and isinstance(value, bool):
@@ -275,6 +286,16 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
             )
     if name == "agent" and settings.max_iterations < 1:
         raise ConfigError(f"{_where(path, body, 'max_iterations')}: must be at least 1.")
+    if name == "agent":
+        for env_name in settings.shell_env_passthrough:
+            if not _ENV_NAME.match(env_name):
+                raise ConfigError(
+                    f"{_where(path, body, 'shell_env_passthrough')}: `agent.shell_env_passthrough` "
+                    f"lists {env_name!r}, which is not an environment variable name."
+                )
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
@@ -303,9 +324,49 @@ def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
             keys_env = (keys_env,)
         values = dict(entry)
         values["api_keys_env"] = tuple(keys_env)
-        values["headers"] = dict(entry.get("headers") or {})
+        values["headers"] = _headers(path, name, entry)
+        _check_inline_key(path, name, entry)
         values["pricing"] = _pricing(path, name, entry)
         out[str(name)] = ProviderConfig(name=str(name), **values)
+    return out
+
+
+def _check_inline_key(path: Path, name: str, entry: dict[str, Any]) -> None:
+    """An inline `api_key` must be text that fits in an HTTP header (H5)."""
+    key = entry.get("api_key")
+    if key is None:
+        return
+    where = _where(path, entry, "api_key")
+    if not isinstance(key, str):
+        raise ConfigError(f"{where}: `providers.{name}.api_key` must be a string; quote it.")
+    problem = header_problem(key)
+    if problem:
+        raise ConfigError(
+            f"{where}: `providers.{name}.api_key` contains {problem}, which cannot be sent in "
+            "an HTTP header; set it again without it."
+        )
+
+
+def _headers(path: Path, name: str, entry: dict[str, Any]) -> dict[str, str]:
+    """`providers.NAME.headers`: names and text values that fit in an HTTP header."""
+    body = entry.get("headers") or {}
+    where = _where(path, entry, "headers")
+    if not isinstance(body, dict):
+        raise ConfigError(f"{where}: `providers.{name}.headers` must map header names to values.")
+    out: dict[str, str] = {}
+    for header, value in body.items():
+        label = f"providers.{name}.headers.{header}"
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise ConfigError(f"{where}: `{label}` must be text, got {value!r}.")
+        problem = header_problem(str(header)) or header_problem(str(value))
+        if problem:
+            # The value itself is not echoed: a header may carry a credential.
+            shown = "" if is_credential_name(str(header)) else f" ({value!r})"
+            raise ConfigError(
+                f"{where}: `{label}`{shown} contains {problem}, which cannot be sent in an "
+                "HTTP header."
+            )
+        out[str(header)] = str(value)
     return out
 
 
@@ -406,6 +467,12 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     if is_demo:
         providers = {**providers, DEMO_PROVIDER: ProviderConfig(name=DEMO_PROVIDER, api_key="demo")}
         model = f"{DEMO_PROVIDER}:{DEMO_MODEL}"
+    else:
+        # Before anything is sent or stored: a key from the environment that cannot go into
+        # a header is a sentence naming the variable, not an error deep in the HTTP client.
+        problem = unsendable_key(providers[split_model_ref(model)[0]])
+        if problem:
+            raise ConfigError(problem)
     return Config(
         home=home,
         model=model,
@@ -447,10 +514,11 @@ def save_ui_theme(home: Path, name: str) -> None:
     if yaml.safe_load(updated) != expected:
         # An unusual layout (flow style, anchors): keep the data, lose the formatting.
         updated = yaml.safe_dump(expected, sort_keys=False, allow_unicode=True)
-    home.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_text(updated, encoding="utf-8")
-    partial.replace(path)
+    from storage.files import atomic_write, private_dir
+
+    private_dir(home)
+    # Atomic and fsynced; the file keeps its mode (a 0600 config stays 0600; a new one is 0600).
+    atomic_write(path, updated)
 
 
 def _with_ui_theme(text: str, name: str) -> str:

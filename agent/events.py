@@ -67,14 +67,33 @@ class ToolStarted(NamedTuple):
     summary: str
 
 
+class ToolAwaitingApproval(NamedTuple):
+    """A started tool call waits for the user's answer; it is not running yet."""
+
+    call_id: str
+    name: str
+
+
+class ToolApprovalAnswered(NamedTuple):
+    """The user answered a tool call's approval after `waited` seconds; no means it never runs."""
+
+    call_id: str
+    approved: bool
+    waited: float
+
+
 class ToolFinished(NamedTuple):
-    """A tool call finished; `ok` is False for errors and refusals."""
+    """A tool call finished; `ok` is False for errors and refusals, `declined` after a no.
+
+    `duration` is the call's own time: a wait for the user's approval is left out.
+    """
 
     call_id: str
     name: str
     ok: bool
     output: str
     duration: float
+    declined: bool = False
 
 
 class UsageUpdated(NamedTuple):
@@ -154,6 +173,8 @@ AgentEvent = (
     | StreamReset
     | AssistantMessage
     | ToolStarted
+    | ToolAwaitingApproval
+    | ToolApprovalAnswered
     | ToolFinished
     | UsageUpdated
     | Retrying

@@ -129,6 +129,8 @@ class TurnState:
         elif isinstance(event, ev.ToolStarted):
             self._enter("tool", now)
             self.tool = event.name
+        elif isinstance(event, ev.ToolApprovalAnswered):
+            self.since = now  # the tool's own time starts after the user's answer
         elif isinstance(event, ev.ToolFinished):
             self._enter("waiting", now)
             self.last_chunk = now

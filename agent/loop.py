@@ -32,7 +32,8 @@ from agent.providers.base import (
     ToolCallPart,
     UsagePart,
 )
-from agent.providers.errors import ProviderError
+from agent.providers.errors import ProviderError, redact, register_secret, summarize
+from agent.secrets import Secrets, safe_url
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -91,9 +92,10 @@ class Agent:
         sink: Sink | None = None,
         *,
         workspace: Path | str | None = None,
-        approve: Callable[[Any], bool] | None = None,
+        approve: Callable[[Any], Any] | None = None,
         registry: Any = None,
     ) -> None:
+        from agent.tools.approvals import ApprovalMemory
         from agent.tools.registry import default_registry
 
         self.config = config
@@ -101,6 +103,8 @@ class Agent:
         self.sink: Sink = sink or (lambda _event: None)
         self.workspace = Path(workspace or os.getcwd()).resolve()
         self.approve = approve
+        # The session's "always" answers: kept with the session, forgotten when it changes.
+        self.approvals = ApprovalMemory()
         self.registry = registry or default_registry()
         self.inbox = Inbox()
         self.messages: list[Message] = []
@@ -121,6 +125,13 @@ class Agent:
         self.activity = ActivityClock(self._stamp_heartbeat)
         self.compressor = ContextCompressor(config.compression)
         self.skew_guard = CodeSkewGuard()
+        self.secrets = self._read_secrets()
+
+    def _read_secrets(self) -> Secrets:
+        """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
+        secrets = Secrets.of(self.config)
+        register_secret(*secrets.values)
+        return secrets
 
     # -- session ----------------------------------------------------------------------------
     @property
@@ -149,6 +160,7 @@ class Agent:
         self.messages = []
         self._ids = ToolCallIds()
         self.usage = Usage()
+        self.approvals.clear()
 
     def attach_session(self, session_id: str, rows: list[dict[str, Any]]) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3)."""
@@ -157,6 +169,7 @@ class Agent:
         self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         self._ids = ToolCallIds.from_history(self.messages)
         self.usage = Usage()
+        self.approvals.clear()
 
     def resume(self, ref: str) -> dict[str, Any]:
         """Blocking resume by id or title through the store; returns the session row."""
@@ -274,12 +287,12 @@ class Agent:
                 result.status = "stopped"
             except ProviderError as exc:
                 result.status = "error"
-                result.error = exc.message
-                self.sink(ev.TurnError(exc.message, exc.kind))
+                result.error = summarize(exc)  # redacted, like every error sentence (K3)
+                self.sink(ev.TurnError(result.error, exc.kind))
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 result.status = "error"
-                result.error = self._internal_error(exc)
+                result.error = redact(self._internal_error(exc))
                 self.sink(ev.TurnError(result.error, "internal"))
             finally:
                 self._finish_turn(result)
@@ -526,8 +539,8 @@ class Agent:
                     delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
                 log.info("retrying after %s (%d/%d)", exc.kind, attempt, most)
                 if draft.produced:
-                    self.sink(ev.StreamReset(exc.message))
-                self.sink(ev.Retrying(attempt + 1, most, delay, exc.message))
+                    self.sink(ev.StreamReset(summarize(exc)))
+                self.sink(ev.Retrying(attempt + 1, most, delay, summarize(exc)))
                 if self._stop.wait(delay):
                     return draft
 
@@ -595,7 +608,7 @@ class Agent:
                     self.session_id,
                     model=self.model_name,
                     provider=self.provider_name,
-                    route=provider.base_url or "",
+                    route=safe_url(provider.base_url),  # no URL credentials (H5)
                     input_tokens=usage.input_tokens,
                     output_tokens=usage.output_tokens,
                     cache_read_tokens=usage.cache_read_tokens,
@@ -627,12 +640,15 @@ class Agent:
             else:
                 stopped = False
                 self._phase = "tools"
+        # Read again per batch: the keys the environment holds now are the ones to withhold.
+        self.secrets = self._read_secrets()
         context = ToolContext(
             workspace=self.workspace,
             approval_mode=self.config.agent.approval,
-            approve=self.approve,
             shell_timeout=self.config.agent.shell_timeout_seconds,
             cancel=self._tool_cancel,
+            hidden_env=self.secrets.hidden_env(),
+            approvals=self.approvals,
         )
         try:
             for call in calls:
@@ -653,10 +669,12 @@ class Agent:
                 self.activity.touch()
                 self.sink(ev.ToolStarted(call.id, call.name, args or {}, summary))
                 started = time.monotonic()
+                waited = [0.0]
                 if args is not None:
+                    context.approve = self._asking_for(call, waited)
                     result = self.registry.run(call.name, args, context)
                 self.activity.touch()
-                self._tool_result(call, result, time.monotonic() - started)
+                self._tool_result(call, result, time.monotonic() - started - waited[0])
         finally:
             with self._state_lock:
                 if self._phase == "tools":
@@ -664,14 +682,50 @@ class Agent:
         if stopped:
             raise TurnStopped
 
+    def _asking_for(self, call: ToolCall, waited: list[float]) -> Callable[[Any], Any] | None:
+        """The approver for `call`: tells the UI the call waits, and adds the wait to `waited`."""
+        from agent.tools.approvals import Verdict
+
+        if self.approve is None:
+            return None
+        approve = self.approve
+
+        def ask(request: Any) -> Any:
+            self.sink(ev.ToolAwaitingApproval(call.id, call.name))
+            asked = time.monotonic()
+            answer: Any = False
+            try:
+                answer = approve(request)
+                return answer
+            finally:
+                wait = time.monotonic() - asked
+                waited[0] += wait
+                # The user's think time is not silence from the model or a tool.
+                self.activity.touch()
+                self.sink(ev.ToolApprovalAnswered(call.id, Verdict.of(answer).approved, wait))
+
+        return ask
+
     def _tool_result(self, call: ToolCall, result: Any, duration: float, *, announce=True) -> None:
-        message = Message("tool", result.output, tool_call_id=call.id, name=call.name)
-        # Kept for the transcript of a resumed session (ok or error, how long); providers only
-        # ever see the content (display metadata never reaches a payload, D1).
-        message.display_metadata = {"ok": bool(result.ok), "duration": round(duration, 3)}
+        # The one path of every tool result: what is stored, shown and sent next is redacted
+        # the way errors are (a `cat .env`, an `env`) (H5).
+        output = self.secrets.redact(result.output)
+        message = Message("tool", output, tool_call_id=call.id, name=call.name)
+        declined = bool(getattr(result, "declined", False))
+        outcome = "declined" if declined else ("ok" if result.ok else "error")
+        # Kept for the transcript of a resumed session (ok, error or declined, how long the
+        # call itself took); providers only ever see the content (display metadata never
+        # reaches a payload, D1).
+        message.display_metadata = {
+            "ok": bool(result.ok),
+            "outcome": outcome,
+            "duration": round(duration, 3),
+        }
         self._append(message, persist=True)
         if announce:
-            self.sink(ev.ToolFinished(call.id, call.name, result.ok, result.output, duration))
+            self.sink(
+                ev.ToolFinished(call.id, call.name, result.ok, output, duration, declined=declined)
+            )
 
     # -- persistence ----------------------------------------------------------------------
     def _append(self, message: Message, *, persist: bool = False) -> None:

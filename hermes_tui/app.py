@@ -109,9 +109,9 @@ class CompactionEnded(Message):
 
 
 class ApprovalRequested(Message):
-    """The worker waits for the user's answer to `request` in `future`."""
+    """The worker waits for the user's answer (a Verdict) to `request` in `future`."""
 
-    def __init__(self, request: Any, future: asyncio.Future[str]) -> None:
+    def __init__(self, request: Any, future: asyncio.Future[Any]) -> None:
         super().__init__()
         self.request = request
         self.future = future
@@ -133,9 +133,15 @@ class HermesApp(App[int]):
         clock: Callable[[], float] = time.monotonic,
         cursor_blink: bool = True,
         resume: str | None = None,
+        approval_arm_seconds: float | None = None,
+        approval_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.config = config
+        # How long an approval dialog waits for a quiet moment before keys answer it (None:
+        # its default), and the clock it measures that with; tests set both.
+        self.approval_arm_seconds = approval_arm_seconds
+        self.approval_clock = approval_clock
         self.resume_ref = resume
         self.workspace = Path(workspace or Path.cwd()).resolve()
         self.now = now
@@ -147,10 +153,9 @@ class HermesApp(App[int]):
         self.bridge = Bridge(self)
         self.show_sessions: bool | None = None
         self.show_status: bool | None = None
-        self.always_allowed: set[str] = set()
         self._turn_idle = asyncio.Event()
         self._turn_idle.set()
-        self._pending_approvals: set[asyncio.Future[str]] = set()
+        self._pending_approvals: set[asyncio.Future[Any]] = set()
         self._agent_ready = asyncio.Event()
         self._froze_heap = False
         self._text_drawn = float("-inf")  # the first batch of streamed text is drawn at once
@@ -249,9 +254,12 @@ class HermesApp(App[int]):
     async def on_unmount(self) -> None:
         if self._froze_heap:
             gc.unfreeze()
-        for future in self._pending_approvals:
-            if not future.done():
-                future.set_result("no")
+        if self._pending_approvals:
+            from agent.tools.approvals import Verdict
+
+            for future in self._pending_approvals:
+                if not future.done():
+                    future.set_result(Verdict(False))
         if self.agent is not None:
             self.agent.stop()
             self.agent.close()
@@ -561,16 +569,12 @@ class HermesApp(App[int]):
                 self._set_state("idle" if outcome == "ok" else outcome)
 
     # -- approval (called on the worker thread) -----------------------------------------------
-    def _approve(self, request: Any) -> bool:
-        if request.tool in self.always_allowed:
-            return True
-        answer = self.call_from_thread(self._ask_approval, request)
-        if answer == "always":
-            self.always_allowed.add(request.tool)
-        return answer in ("yes", "always")
+    def _approve(self, request: Any) -> Any:
+        """Ask the user; the Verdict goes back to the agent, which remembers an "always"."""
+        return self.call_from_thread(self._ask_approval, request)
 
-    async def _ask_approval(self, request: Any) -> str:
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    async def _ask_approval(self, request: Any) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending_approvals.add(future)
         # Through the app's queue behind the buffered events, so the tool block that asks
         # is on screen under the modal.
@@ -583,16 +587,25 @@ class HermesApp(App[int]):
             self._set_state("working")
 
     async def on_approval_requested(self, message: ApprovalRequested) -> None:
+        # Not on the start-up path.
+        from agent.tools.approvals import Verdict
+        from hermes_tui.screens.approval import APPROVAL_ARM_SECONDS, ApprovalScreen
+
         future = message.future
 
-        def answered(answer: str | None) -> None:
+        def answered(verdict: Verdict | None) -> None:
             if not future.done():
-                future.set_result(answer or "no")
+                future.set_result(verdict or Verdict(False))
 
         self._set_state("waiting for approval", message.request.tool)
-        from hermes_tui.screens.approval import ApprovalScreen  # not on the start-up path
-
-        await self.push_screen(ApprovalScreen(message.request), callback=answered)
+        arm_seconds = self.approval_arm_seconds
+        screen = ApprovalScreen(
+            message.request,
+            arm_seconds=APPROVAL_ARM_SECONDS if arm_seconds is None else arm_seconds,
+            clock=self.approval_clock,
+            composer=self.composer,
+        )
+        await self.push_screen(screen, callback=answered)
 
     # -- slash commands -------------------------------------------------------------------------
     async def run_command(self, text: str) -> None:
@@ -747,7 +760,6 @@ class HermesApp(App[int]):
         if await self._refuse_while_busy("start a new session"):
             return
         self.agent.new_session()
-        self.always_allowed.clear()
         await self.transcript.clear()
         status = self.status_panel.status
         status.input_tokens = status.output_tokens = status.context_used = 0
@@ -780,7 +792,6 @@ class HermesApp(App[int]):
         provider = session.get("provider")
         if provider in self.config.providers and session.get("model"):
             self.agent.model_ref = f"{provider}:{session['model']}"
-        self.always_allowed.clear()
         await self.transcript.open_history(self.transcript.history)
         status = self.status_panel.status
         status.input_tokens = session.get("input_tokens") or 0

@@ -12,7 +12,6 @@ A theme file looks like this (every colour is checked; a bad file is skipped, no
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
 
 DEFAULT_THEME = "hermes-dark"
 COLOR_KEYS = (
@@ -166,10 +167,8 @@ def _read_cache(cache: Path, stamp: list[list[Any]]) -> list[dict[str, Any]] | N
 def _write_cache(cache: Path, stamp: list[list[Any]], themes: list[dict[str, Any]]) -> None:
     payload = json.dumps({"version": CACHE_VERSION, "files": stamp, "themes": themes})
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        temporary.write_text(payload, encoding="utf-8")
-        os.replace(temporary, cache)  # a reader never sees half a file
+        private_dir(cache.parent)
+        atomic_write(cache, payload, mode=PRIVATE_FILE_MODE)  # a reader never sees half a file
     except OSError:
         pass  # a cache that cannot be written only costs the next start a parse
 

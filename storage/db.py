@@ -27,6 +27,7 @@ from .errors import (
     is_busy,
     translate,
 )
+from .files import private_dir, private_file, tighten_if_present
 from .schema import MESSAGE_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
 from .writer import Op, Writer, run_threadsafe
 
@@ -149,7 +150,12 @@ class SessionDB:
         """Open (creating if needed) the database at path, in WAL mode, migrated to date."""
         path = Path(path).expanduser()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
+            # SQLite creates its -wal and -shm files with the database file's mode, so a
+            # 0600 state.db made here keeps all three private (SPEC H5).
+            private_file(path)
+            for suffix in ("-wal", "-shm"):
+                tighten_if_present(f"{path}{suffix}")
             pending = aiosqlite.connect(path, isolation_level=None)
             # A daemon worker: a process that dies before close() (a crash, a failed test)
             # still exits instead of waiting forever on an idle connection thread. Every

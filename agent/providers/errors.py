@@ -35,11 +35,27 @@ class ProviderError(Exception):
         return self.message
 
 
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8
+"""Known values shorter than this are placeholders ("demo", "ollama"), never redacted as keys."""
+
+CREDENTIAL_NAME = (
+    r"(?:[a-z0-9]+[_.\-])*(?:key|apikey|token|accesstoken|secret|clientsecret|password|passwd|"
+    r"pwd|auth|authorization|sig|signature|credentials?)"
+)
+"""A query parameter or header name that carries a credential (`key`, `api_key`, `x-api-key`,
+`access_token`, `Authorization`...); its last word decides, so `monkey` or `design` do not."""
+
 _KEY_PATTERNS = (
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    # Not inside a word: "disk-partitions" in a file a tool read is not a key.
+    re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{8,}"),
     re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
     re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9_\-\.]{8,}"),
+    # The password of a URL's userinfo: scheme://user:PASSWORD@host.
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:]*:)[^\s/@]+(?=@)"),
+    # Credential query parameters: ?key=..., &api_key=..., #access_token=...
+    re.compile(rf"(?i)([?&#]{CREDENTIAL_NAME}=)[^&\s#\"'<>{{}}()\[\]]+"),
 )
 
 
@@ -50,18 +66,21 @@ _known_secrets: set[str] = set()
 def register_secret(*secrets: str | None) -> None:
     """Remember keys so every later redaction (and log line) removes them (K3)."""
     with _known_lock:
-        _known_secrets.update(s for s in secrets if s and len(s) >= 4)
+        _known_secrets.update(
+            s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH
+        )
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Remove API keys (known ones and key-shaped strings) from a text (K3)."""
     with _known_lock:
-        known = sorted(_known_secrets, key=len, reverse=True)
-    for secret in (*secrets, *known):
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
+        known = _known_secrets.union(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
+    # Longest first: a key that contains another key is removed whole.
+    for secret in sorted(known, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
     for pattern in _KEY_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
     return text
 
 

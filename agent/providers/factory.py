@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent.config import ProviderConfig
 from agent.providers.errors import ProviderError
 from agent.providers.streaming import SDKCall
+from agent.secrets import unsendable_key
 
 
 def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
@@ -21,6 +22,10 @@ def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
                 f"No API key for provider {config.name}: set {where} in your environment "
                 "or api_key in config.yaml.",
             )
+    problem = unsendable_key(config)
+    if problem:
+        # Before any request: an SDK would fail deep in its header code (H5).
+        raise ProviderError("config", problem)
     if config.kind == "anthropic":
         from agent.providers.anthropic_messages import AnthropicMessagesProvider
 

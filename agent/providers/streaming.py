@@ -23,6 +23,7 @@ from agent.providers.errors import (
 )
 from agent.providers.sse import SSELimitError, iter_sse
 from agent.providers.wire import COMPLETE_REASONS, ClientSlot, abandon, build_http_client
+from agent.secrets import safe_url, url_secrets
 from agent.version import USER_AGENT
 
 log = logging.getLogger("hermes_tui.providers")
@@ -44,7 +45,7 @@ class SDKCall:
         self.name = config.name
         self.idle_timeout = idle_timeout
         self.pool = CredentialPool.from_config(config, fallback=api_key)
-        register_secret(api_key, *self.pool.secrets)
+        register_secret(api_key, *self.pool.secrets, *url_secrets(config.base_url))
         install_log_redaction()
         self.slot = ClientSlot(f"{config.name}/{self.wire}", self._build_client)
         # W9: one cumulative deadline for a call's retries after a stall (monotonic), or None.
@@ -113,8 +114,8 @@ class SDKCall:
     # -- errors ---------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        """Where requests go, for error messages."""
-        return self.config.base_url or "the default endpoint"
+        """Where requests go, for error messages: without the URL's credentials (H5)."""
+        return safe_url(self.config.base_url) or "the default endpoint"
 
     def classify(self, status: int, body: Any, retry_after: float | None) -> ProviderError:
         """An HTTP error status -> ProviderError, with keys redacted."""

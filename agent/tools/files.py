@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import io
 import os
-from pathlib import Path
 from typing import Any
 
-from agent.tools.paths import display, resolve_in_workspace
+from agent.tools import paths
+from agent.tools.protected import protected_reason
 from agent.tools.registry import (
     DETAIL_CAP,
     ApprovalRequest,
@@ -27,10 +28,7 @@ BINARY_SNIFF = 8192
 SKIP_IN_LISTING = frozenset({".git"})
 
 
-def looks_binary(path: Path) -> bool:
-    """True if the first bytes of the file contain a NUL byte."""
-    with path.open("rb") as fh:
-        return b"\0" in fh.read(BINARY_SNIFF)
+PROTECTED_NOTE = "protected path (runs code on its own)"
 
 
 def unified_diff(old: str, new: str, name: str, cap: int = DETAIL_CAP) -> str:
@@ -59,9 +57,8 @@ def unified_diff(old: str, new: str, name: str, cap: int = DETAIL_CAP) -> str:
     return text or "(no changes)\n"
 
 
-def _read_text(path: Path, rel: str) -> str:
+def _decode_text(data: bytes, rel: str) -> str:
     """The file's text (UTF-8, line endings kept), or ToolError for binary/undecodable files."""
-    data = path.read_bytes()
     if b"\0" in data[:BINARY_SNIFF]:
         raise ToolError(f"{rel} looks like a binary file; this tool only works on text files.")
     try:
@@ -70,13 +67,53 @@ def _read_text(path: Path, rel: str) -> str:
         raise ToolError(f"{rel} is not valid UTF-8 text; this tool only works on text.") from None
 
 
-def _require_file(path: Path, rel: str) -> None:
-    if not path.exists():
-        raise ToolError(f"File not found: {rel}.")
-    if path.is_dir():
-        raise ToolError(f"{rel} is a directory, not a file; use list_dir to see its contents.")
-    if not path.is_file():
-        raise ToolError(f"{rel} is not a regular file.")
+def _read_text(target: paths.Target) -> str:
+    """The text of `target`, read through a checked descriptor."""
+    try:
+        data = paths.read_bytes(target)
+    except OSError as exc:
+        raise ToolError(f"Could not read {target.rel}: {describe_os_error(exc)}.") from None
+    return _decode_text(data, target.rel)
+
+
+def _require_file(target: paths.Target) -> None:
+    stamp = target.final
+    if stamp is None:
+        raise ToolError(f"File not found: {target.rel}.")
+    if stamp.is_dir:
+        raise ToolError(
+            f"{target.rel} is a directory, not a file; use list_dir to see its contents."
+        )
+    if not stamp.is_file:
+        raise ToolError(f"{target.rel} is not a regular file.")
+
+
+def _write_target(ctx: ToolContext, raw: str) -> paths.Target:
+    """The target of a write or edit: inside the workspace and reached without links."""
+    target = paths.resolve(ctx.workspace, raw)
+    target.refuse_links(raw)
+    return target
+
+
+def _protection(target: paths.Target) -> tuple[str, str]:
+    """(why the target is protected, the sentence for the model) or ("", "")."""
+    why = protected_reason(target.workspace, target.parts)
+    if not why:
+        return "", ""
+    return why, f"{target.rel} is a protected path ({why})"
+
+
+def _protected_request(tool: str, summary: str, why: str, detail: str) -> ApprovalRequest:
+    """An approval request that says, when the target is protected, why it asks."""
+    if not why:
+        return ApprovalRequest(tool, one_line(summary), detail)
+    return ApprovalRequest(
+        tool,
+        # The reason goes first so that a long path cannot push it out of the one line.
+        one_line(f"{PROTECTED_NOTE}: {summary}"),
+        f"Protected path: {why}.\n\n{detail}",
+        protected=True,
+    )
 
 
 # ---------------------------------------------------------------- read_file
@@ -84,9 +121,9 @@ def _require_file(path: Path, rel: str) -> None:
 
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     """Numbered lines of a text file (`cat -n` style), windowed by offset/limit."""
-    path = resolve_in_workspace(ctx.workspace, args["path"])
-    rel = display(ctx.workspace, path)
-    _require_file(path, rel)
+    target = paths.resolve(ctx.workspace, args["path"])
+    rel = target.rel
+    _require_file(target)
     offset = args.get("offset", 1)
     limit = args.get("limit", DEFAULT_READ_LINES)
     if offset < 1:
@@ -94,36 +131,47 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if limit < 1:
         raise ToolError("limit must be 1 or more.")
     try:
-        if looks_binary(path):
-            size = path.stat().st_size
-            raise ToolError(
-                f"{rel} looks like a binary file ({size} bytes); read_file only reads text."
-            )
-        budget = max(ctx.output_cap - 200, 1000)
-        out: list[str] = []
-        used = 0
-        total = 0
-        last_shown = offset - 1
-        stopped_for_size = False
-        with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
-            for number, line in enumerate(fh, start=1):
-                total = number
-                if number < offset or number >= offset + limit or stopped_for_size:
-                    continue
-                text = line.rstrip("\r\n")
-                if len(text) > MAX_LINE_CHARS:
-                    text = text[:MAX_LINE_CHARS] + f"… [line truncated, {len(text)} chars]"
-                row = f"{number:6}\t{text}\n"
-                if used + len(row) > budget and out:
-                    stopped_for_size = True
-                    continue
-                out.append(row)
-                used += len(row)
-                last_shown = number
+        fd = paths.open_file(target)
+    except OSError as exc:
+        raise ToolError(f"Could not read {rel}: {describe_os_error(exc)}.") from None
+    try:
+        with os.fdopen(fd, "rb") as raw:
+            if b"\0" in raw.read(BINARY_SNIFF):
+                size = os.fstat(raw.fileno()).st_size
+                raise ToolError(
+                    f"{rel} looks like a binary file ({size} bytes); read_file only reads text."
+                )
+            raw.seek(0)
+            return _numbered_lines(raw, rel, offset, limit, max(ctx.output_cap - 200, 1000))
     except UnicodeError as exc:  # pragma: no cover - errors="replace" makes this rare
         raise ToolError(f"Could not decode {rel}: {exc}.") from None
     except OSError as exc:
         raise ToolError(f"Could not read {rel}: {describe_os_error(exc)}.") from None
+
+
+def _numbered_lines(raw: Any, rel: str, offset: int, limit: int, budget: int) -> ToolResult:
+    """The `cat -n` window of an open binary file, within `budget` characters."""
+    out: list[str] = []
+    used = 0
+    total = 0
+    last_shown = offset - 1
+    stopped_for_size = False
+    fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+    for number, line in enumerate(fh, start=1):
+        total = number
+        if number < offset or number >= offset + limit or stopped_for_size:
+            continue
+        text = line.rstrip("\r\n")
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS] + f"… [line truncated, {len(text)} chars]"
+        row = f"{number:6}\t{text}\n"
+        if used + len(row) > budget and out:
+            stopped_for_size = True
+            continue
+        out.append(row)
+        used += len(row)
+        last_shown = number
+    fh.detach()
     if total == 0:
         return ToolResult(True, f"({rel} is empty)")
     if offset > total:
@@ -142,41 +190,39 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     """Validate a write and return it pending approval."""
-    raw = args["path"]
     content: str = args["content"]
-    path = resolve_in_workspace(ctx.workspace, raw)
-    rel = display(ctx.workspace, path)
-    if path == ctx.workspace or path.is_dir():
+    target = _write_target(ctx, args["path"])
+    rel = target.rel
+    stamp = target.final
+    if not target.parts or (stamp is not None and stamp.is_dir):
         raise ToolError(f"{rel} is a directory; give a file path to write.")
-    exists = path.exists()
-    if exists and not path.is_file():
+    exists = stamp is not None
+    if exists and not stamp.is_file:
         raise ToolError(f"{rel} exists and is not a regular file.")
+    why, protected = _protection(target)
 
     def request() -> ApprovalRequest:
         old = ""
         note = ""
         if exists:
             try:
-                old = _read_text(path, rel)
+                old = _read_text(target)
             except ToolError:
                 note = f"(replaces the existing non-text file {rel})\n"
-            except OSError:
-                note = f"(replaces {rel}, which could not be read)\n"
         verb = "overwrite" if exists else "create"
         detail = note + unified_diff(old, content, rel)
-        return ApprovalRequest("write_file", one_line(f"write_file {verb} {rel}"), detail)
+        return _protected_request("write_file", f"write_file {verb} {rel}", why, detail)
 
     def commit() -> ToolResult:
         data = content.encode("utf-8")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            paths.write_bytes(target, data)
         except OSError as exc:
             raise ToolError(f"Could not write {rel}: {describe_os_error(exc)}.") from None
         verb = "Overwrote" if exists else "Created"
         return ToolResult(True, f"{verb} {rel} ({len(data)} bytes written).")
 
-    return Pending(request, commit)
+    return Pending(request, commit, protected=protected)
 
 
 # ---------------------------------------------------------------- edit_file
@@ -184,20 +230,17 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
 
 def edit_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     """Validate an exact-string replacement and return it pending approval."""
-    path = resolve_in_workspace(ctx.workspace, args["path"])
-    rel = display(ctx.workspace, path)
+    target = _write_target(ctx, args["path"])
+    rel = target.rel
     old_string: str = args["old_string"]
     new_string: str = args["new_string"]
     replace_all: bool = args.get("replace_all", False)
-    _require_file(path, rel)
+    _require_file(target)
     if old_string == "":
         raise ToolError("old_string is empty; give the exact text to replace.")
     if old_string == new_string:
         raise ToolError("old_string and new_string are identical; there is nothing to change.")
-    try:
-        original = _read_text(path, rel)
-    except OSError as exc:
-        raise ToolError(f"Could not read {rel}: {describe_os_error(exc)}.") from None
+    original = _read_text(target)
     count = original.count(old_string)
     if count == 0:
         raise ToolError(
@@ -211,27 +254,23 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
         )
     updated = original.replace(old_string, new_string)
     replaced = count if replace_all else 1
+    why, protected = _protection(target)
 
     def request() -> ApprovalRequest:
-        return ApprovalRequest(
-            "edit_file", one_line(f"edit_file {rel}"), unified_diff(original, updated, rel)
-        )
+        detail = unified_diff(original, updated, rel)
+        return _protected_request("edit_file", f"edit_file {rel}", why, detail)
 
     def commit() -> ToolResult:
-        try:
-            current = _read_text(path, rel)
-        except OSError as exc:
-            raise ToolError(f"Could not read {rel}: {describe_os_error(exc)}.") from None
-        if current != original:
+        if _read_text(target) != original:
             raise ToolError(f"{rel} changed while the edit waited; read it again and retry.")
         try:
-            path.write_bytes(updated.encode("utf-8"))
+            paths.write_bytes(target, updated.encode("utf-8"))
         except OSError as exc:
             raise ToolError(f"Could not write {rel}: {describe_os_error(exc)}.") from None
         noun = "occurrence" if replaced == 1 else "occurrences"
         return ToolResult(True, f"Edited {rel}: replaced {replaced} {noun}.")
 
-    return Pending(request, commit)
+    return Pending(request, commit, protected=protected)
 
 
 # ---------------------------------------------------------------- list_dir
@@ -239,23 +278,18 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
 
 def list_dir(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     """Sorted entries of a directory; directories end with "/"."""
-    path = resolve_in_workspace(ctx.workspace, args.get("path", "."), default=".")
-    rel = display(ctx.workspace, path)
-    if not path.exists():
+    target = paths.resolve(ctx.workspace, args.get("path", "."), default=".")
+    rel = target.rel
+    if target.final is None:
         raise ToolError(f"Directory not found: {rel}.")
-    if not path.is_dir():
+    if not target.final.is_dir:
         raise ToolError(f"{rel} is a file, not a directory; use read_file to read it.")
     try:
-        with os.scandir(path) as it:
-            entries = []
-            for entry in it:
-                if entry.name in SKIP_IN_LISTING:
-                    continue
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                entries.append(entry.name + ("/" if is_dir else ""))
+        fd = paths.open_dir(target)
+        try:
+            entries = _entries(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise ToolError(f"Could not list {rel}: {describe_os_error(exc)}.") from None
     if not entries:
@@ -266,6 +300,22 @@ def list_dir(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if len(entries) > len(shown):
         text += f"\n[... {len(entries) - len(shown)} more entries not shown ...]"
     return ToolResult(True, text)
+
+
+def _entries(fd: int) -> list[str]:
+    """The names in the open directory `fd`, directories marked with "/"."""
+    entries = []
+    with os.scandir(fd) as it:
+        for entry in it:
+            if entry.name in SKIP_IN_LISTING:
+                continue
+            try:
+                # A link is listed by name only: its target may be outside the workspace.
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            entries.append(entry.name + ("/" if is_dir else ""))
+    return entries
 
 
 TOOLS = [

@@ -7,9 +7,18 @@ import json
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from agent.secrets import STANDARD_KEY_ENV
+from agent.tools.approvals import (
+    AlwaysScope,
+    ApprovalMemory,
+    Verdict,
+    always_scope,
+    declined_message,
+)
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 
@@ -18,6 +27,10 @@ NO_APPROVER = (
     "Refused: this tool needs the user's approval, which is not available here "
     "(run with --yes or approval: yolo)."
 )
+NO_APPROVER_PROTECTED = (
+    "Refused: {protected}; writing it needs the user's approval, which is not available "
+    "here (run with --yes or approval: yolo)."
+)
 
 SUMMARY_WIDTH = 80
 DETAIL_CAP = 20_000
@@ -25,11 +38,17 @@ DETAIL_CAP = 20_000
 
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """What the user is asked to approve: the tool, a one-line summary and the detail."""
+    """What the user is asked to approve: the tool, a summary, the detail, what "always" covers.
+
+    `protected` marks a write to a path that runs code on its own (agent/tools/protected.py):
+    it is asked every time, so no "always" covers it and none is offered.
+    """
 
     tool: str
     summary: str
     detail: str
+    protected: bool = False
+    always: AlwaysScope | None = None
 
 
 @dataclass
@@ -38,10 +57,13 @@ class ToolContext:
 
     workspace: Path
     approval_mode: str = "ask"
-    approve: Callable[[ApprovalRequest], bool] | None = None
+    approve: Callable[[ApprovalRequest], bool | Verdict] | None = None
+    approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
     shell_timeout: float = 120.0
     output_cap: int = 30_000
     cancel: threading.Event | None = None
+    hidden_env: frozenset[str] = frozenset(STANDARD_KEY_ENV)
+    """Environment variables run_shell children do not get (the agent passes its keys' names)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -49,10 +71,11 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The outcome of a tool call, sent back to the model as the tool result."""
+    """The outcome of a tool call, sent back to the model; `declined`: the user said no."""
 
     ok: bool
     output: str
+    declined: bool = False
 
 
 class ToolError(Exception):
@@ -61,10 +84,14 @@ class ToolError(Exception):
 
 @dataclass
 class Pending:
-    """A validated side-effecting call: `request()` describes it, `commit()` performs it."""
+    """A validated side-effecting call: `request()` describes it, `commit()` performs it.
+
+    `protected` is the sentence saying why its target runs code on its own, or "".
+    """
 
     request: Callable[[], ApprovalRequest]
     commit: Callable[[], ToolResult]
+    protected: str = ""
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolResult | Pending"]
@@ -239,13 +266,18 @@ class ToolRegistry:
                 parts.append(str(args))
         return one_line(" ".join([name, *parts]))
 
-    def needs_approval(self, name: str, mode: str) -> bool:
-        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none."""
+    def needs_approval(self, name: str, mode: str, *, protected: bool = False) -> bool:
+        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none.
+
+        A `protected` target (a path that runs code on its own) needs it in every mode but yolo.
+        """
         tool = self._tools.get(name)
         if tool is None:
             return False
         if mode == "yolo":
             return False
+        if protected:
+            return True
         if mode == "auto-edit":
             return tool.kind == "shell"
         # "ask", and any unknown mode, is treated as the safest one.
@@ -264,7 +296,7 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not crash the turn
             result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
         output = result.output if isinstance(result.output, str) else str(result.output)
-        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap))
+        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap), result.declined)
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
@@ -275,18 +307,27 @@ class ToolRegistry:
         outcome = tool.handler(ctx, clean)
         if isinstance(outcome, ToolResult):
             return outcome
-        if self.needs_approval(name, ctx.approval_mode):
-            request = outcome.request()
+        protected = outcome.protected
+        if self.needs_approval(name, ctx.approval_mode, protected=bool(protected)):
+            # A protected path is asked every time: no remembered "always" answers it.
+            scope = None if protected else always_scope(name, tool.kind, clean)
+            if ctx.approvals.covers(scope):
+                return outcome.commit()
+            request = replace(outcome.request(), always=scope)
             if ctx.approve is None:
+                if protected:
+                    return ToolResult(False, NO_APPROVER_PROTECTED.format(protected=protected))
                 return ToolResult(False, NO_APPROVER)
             try:
-                approved = bool(ctx.approve(request))
+                verdict = Verdict.of(ctx.approve(request))
             except Exception as exc:
                 return ToolResult(
                     False, f"Could not ask the user for approval ({type(exc).__name__}: {exc})."
                 )
-            if not approved:
-                return ToolResult(False, DECLINED)
+            if not verdict.approved:
+                return ToolResult(False, declined_message(DECLINED, verdict.reason), declined=True)
+            if verdict.always and scope is not None:
+                ctx.approvals.remember(scope)
         return outcome.commit()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,15 +19,17 @@ from typing import Any
 
 import re2
 
+from agent.tools import paths
 from agent.tools.files import BINARY_SNIFF
-from agent.tools.paths import display, is_inside, resolve_in_workspace
-from agent.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from agent.tools.paths import display
+from agent.tools.registry import Tool, ToolContext, ToolError, ToolResult, describe_os_error
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
 MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 500
 MAX_GREP_LINE = 300
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+MAX_WALK_DEPTH = 256  # each level holds a descriptor; deeper trees are not searched
 MAX_GREP_COUNT = 10_000  # matching lines counted before grep stops looking for more
 MAX_GREP_SECONDS = 60.0  # a search still running after this returns what it found
 # The most work (bytes searched x RE2 program size) handed to one uninterruptible RE2 call:
@@ -109,15 +112,86 @@ def glob_to_regex(pattern: str) -> Any:
         raise regex_error(pattern, exc, "glob pattern") from None
 
 
-def _walk(base: Path, skip: frozenset[str]) -> Iterator[tuple[Path, bool]]:
-    """Yield (path, is_dir) under `base`, not following symlinked dirs, pruning `skip`."""
-    for root, dirs, files in os.walk(base, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in skip)
-        root_path = Path(root)
-        for d in dirs:
-            yield root_path / d, True
-        for f in sorted(files):
-            yield root_path / f, False
+def _walk(base: paths.Target, skip: frozenset[str]) -> Iterator[tuple[Path, bool, int]]:
+    """Yield (path, is_dir, dir_fd) under `base`, pruning `skip`, never following a link.
+
+    Each directory is opened relative to its parent's descriptor with O_NOFOLLOW, so one
+    swapped for a link (or a FIFO) meanwhile is skipped, and the walk never leaves the
+    workspace; a link is yielded as a plain entry. `dir_fd` holds the entry, valid until
+    the next item.
+    """
+    try:
+        top = paths.open_dir(base)
+    except OSError as exc:
+        raise ToolError(f"Could not open {base.rel}: {describe_os_error(exc)}.") from None
+    stack: list[tuple[int, Iterator[tuple[Path, bool]]]] = []
+    try:
+        stack.append((top, _entries(top, base.path, skip)))
+        while stack:
+            fd, entries = stack[-1]
+            item = next(entries, None)
+            if item is None:
+                stack.pop()
+                os.close(fd)
+                continue
+            path, is_dir = item
+            yield path, is_dir, fd
+            if is_dir and len(stack) < MAX_WALK_DEPTH:
+                try:
+                    child = os.open(path.name, paths.DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                stack.append((child, _entries(child, path, skip)))
+    finally:
+        for fd, _entries_left in stack:
+            os.close(fd)
+
+
+def _entries(fd: int, path: Path, skip: frozenset[str]) -> Iterator[tuple[Path, bool]]:
+    """The sorted entries of the open directory `fd`: its files first, then its directories.
+
+    Directories come last so that a directory's own files are listed before its subtrees.
+    """
+    try:
+        with os.scandir(fd) as it:
+            found = sorted(it, key=lambda entry: entry.name)
+    except OSError:
+        return
+    dirs = []
+    for entry in found:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if not is_dir:
+            yield path / entry.name, False
+        elif entry.name not in skip:
+            dirs.append(entry.name)
+    for name in dirs:
+        yield path / name, True
+
+
+def _read_entry(name: str, dir_fd: int) -> bytes | None:
+    """The bytes of the regular file `name` in `dir_fd`, or None (link, special, too big)."""
+    try:
+        fd = os.open(name, paths.READ_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_GREP_FILE_BYTES:
+            return None
+        os.set_blocking(fd, True)
+        chunks = []
+        size = 0
+        while size <= MAX_GREP_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _skip_for(*texts: str) -> frozenset[str]:
@@ -149,20 +223,20 @@ def glob_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         )
     if ".." in pattern.split("/"):
         raise ToolError("pattern must not contain '..'; put the directory in path instead.")
-    base = resolve_in_workspace(ctx.workspace, raw_base, default=".")
-    rel_base = display(ctx.workspace, base)
-    if not base.exists():
+    base = paths.resolve(ctx.workspace, raw_base, default=".")
+    rel_base = base.rel
+    if base.final is None:
         raise ToolError(f"Directory not found: {rel_base}.")
-    if not base.is_dir():
+    if not base.final.is_dir:
         raise ToolError(f"{rel_base} is a file, not a directory.")
     while pattern.startswith("./"):
         pattern = pattern[2:]
     matcher = glob_to_regex(pattern)
     matches: list[str] = []
     total = 0
-    for path, is_dir in _walk(base, _skip_for(pattern, str(raw_base or "."))):
+    for path, is_dir, _dir_fd in _walk(base, _skip_for(pattern, str(raw_base or "."))):
         _check_cancel(ctx)
-        if not matcher.match(os.fsencode(path.relative_to(base).as_posix())):
+        if not matcher.match(os.fsencode(path.relative_to(base.path).as_posix())):
             continue
         total += 1
         if len(matches) < MAX_GLOB_RESULTS:
@@ -177,6 +251,18 @@ def glob_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 
 # ---------------------------------------------------------------- grep
+
+
+def _read_target(target: paths.Target) -> bytes | None:
+    """The bytes of a file named as grep's path, or None if it is not a searchable file."""
+    if target.final is None or not target.final.is_file:
+        return None
+    if target.final.size > MAX_GREP_FILE_BYTES:
+        return None
+    try:
+        return paths.read_bytes(target)
+    except OSError:
+        return None
 
 
 def _file_filter(glob: str | None) -> Callable[[str], bool]:
@@ -288,6 +374,25 @@ class _Grep:
         return notes
 
 
+def _candidates(
+    base: paths.Target, glob: str | None, raw_base: str
+) -> Iterator[tuple[Path, Callable[[], bytes | None] | None]]:
+    """Every entry grep walks past, with how to read it (None: not searched).
+
+    Entries that are not searched are yielded too, so the stop is checked at each of them.
+    """
+    if not base.final.is_dir:
+        yield base.path, lambda: _read_target(base)
+        return
+    wanted = _file_filter(glob)
+    for path, is_dir, dir_fd in _walk(base, _skip_for(str(raw_base or "."))):
+        if is_dir or not wanted(path.relative_to(base.path).as_posix()):
+            yield path, None
+        else:
+            # The entry's directory descriptor is valid until the walk moves on.
+            yield path, lambda path=path, fd=dir_fd: _read_entry(path.name, fd)
+
+
 def grep_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     """Lines matching an RE2 regex, as `file:line: text`, skipping binary and noise files."""
     pattern: str = args["pattern"]
@@ -301,32 +406,16 @@ def grep_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         regex = re2.compile("(?m)" + pattern, options)
     except re2.error as exc:
         raise regex_error(pattern, exc) from None
-    base = resolve_in_workspace(ctx.workspace, raw_base, default=".")
-    rel_base = display(ctx.workspace, base)
-    if not base.exists():
+    base = paths.resolve(ctx.workspace, raw_base, default=".")
+    rel_base = base.rel
+    if base.final is None:
         raise ToolError(f"Path not found: {rel_base}.")
-    if base.is_dir():
-        wanted = _file_filter(glob)
-        entries: Iterator[tuple[Path, bool]] = _walk(base, _skip_for(str(raw_base or ".")))
-    else:
-        wanted = lambda rel_path: True  # noqa: E731
-        entries = iter([(base, False)])
     grep = _Grep(regex, ctx)
-    for path, is_dir in entries:
+    for path, read in _candidates(base, glob, raw_base):
         if grep.halted():
             break
-        if is_dir or not wanted(path.relative_to(base).as_posix()):
-            continue
-        try:
-            real = path.resolve()
-            if not is_inside(ctx.workspace, real) or not real.is_file():
-                continue
-            if real.stat().st_size > MAX_GREP_FILE_BYTES:
-                continue
-            data = real.read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data[:BINARY_SNIFF]:
+        data = None if read is None else read()
+        if data is None or b"\0" in data[:BINARY_SNIFF]:
             continue
         grep.search(display(ctx.workspace, path), data)
     lines = grep.lines

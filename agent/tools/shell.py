@@ -16,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Collection
 from typing import Any
 
 from agent.tools.registry import (
@@ -179,12 +180,18 @@ def kill_all_children() -> None:
     CHILDREN.kill_all()
 
 
+def child_env(hidden: Collection[str]) -> dict[str, str]:
+    """The command's environment: ours without the `hidden` key variables, pagers off (H5)."""
+    env = {name: value for name, value in os.environ.items() if name not in hidden}
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
 def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     """Run `command` in the workspace and report its combined output and exit status."""
     if ctx.cancel is not None and ctx.cancel.is_set():
         return ToolResult(False, "The command was not run: the turn was cancelled.")
-    env = dict(os.environ)
-    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    env = child_env(ctx.hidden_env)
     try:
         proc = subprocess.Popen(
             [*_shell(), command],

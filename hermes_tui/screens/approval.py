@@ -1,29 +1,75 @@
-"""The approval modal: yes / no / always for this session, showing the command or diff."""
+"""The approval modal: yes / no / no with a reason / always, answered only deliberately.
+
+Keys typed ahead must never answer it: the dialog acts on a key or a click only after it has
+been on screen for APPROVAL_ARM_SECONDS with no typing in between, and every key pressed
+before that restarts the wait. What is typed meanwhile goes to the composer, in order:
+printable characters and pastes are inserted, Backspace deletes, and Enter is swallowed (it
+would send the text unseen; it waits in the composer for the user's own Enter).
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.timer import Timer
+from textual.widgets import Button, Input, Static
 
+from agent.tools.approvals import REASON_MAX_CHARS, Verdict
 from agent.tools.registry import ApprovalRequest
 
+if TYPE_CHECKING:
+    from hermes_tui.widgets.composer import Composer
 
-class ApprovalScreen(ModalScreen[str]):
-    """Asks whether a write or shell command may run; dismisses with yes, no or always."""
+APPROVAL_ARM_SECONDS = 0.5
+"""How long the dialog must be on screen with no typing before a key or click answers it."""
+
+UNARMED_HINT = "Keys are ignored for a moment: what you type goes to the input box."
+ARMED_HINT = "y yes · n or Esc no · r no, with a reason"
+ARMED_HINT_ALWAYS = ARMED_HINT + " · a always (above)"
+REASON_HINT = "Enter sends your reason to the model · Esc: a plain no"
+
+_VERDICTS = {
+    "yes": Verdict(True),
+    "always": Verdict(True, always=True),
+    "no": Verdict(False),
+}
+
+
+class ApprovalScreen(ModalScreen[Verdict]):
+    """Asks whether a write or shell command may run; dismisses with the user's Verdict."""
 
     BINDINGS = [
         Binding("y", "answer('yes')", "yes", id="approval.yes"),
         Binding("n,escape", "answer('no')", "no", id="approval.no"),
+        Binding("r", "answer('reason')", "no, with a reason", id="approval.reason"),
         Binding("a", "answer('always')", "always", id="approval.always"),
     ]
 
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        *,
+        arm_seconds: float = APPROVAL_ARM_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        composer: Composer | None = None,
+    ) -> None:
         super().__init__()
         self.request = request
+        self.arm_seconds = arm_seconds
+        self.armed = False
+        self.asking_reason = False
+        self._clock = clock
+        self._composer = composer
+        self._quiet_since = clock()
+        self._arm_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
@@ -34,10 +80,20 @@ class ApprovalScreen(ModalScreen[str]):
             yield Static(Content(self.request.summary), id="approval-summary")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
+            if self.request.always is not None:
+                yield Static(Content(self.request.always.describe()), id="approval-always")
             with Horizontal(id="approval-buttons"):
-                yield Button("Yes (y)", id="yes", variant="success")
-                yield Button("No (n)", id="no", variant="error")
-                yield Button("Always this session (a)", id="always")
+                yield Button("Yes (y)", id="yes", variant="success", disabled=True)
+                yield Button("No (n)", id="no", variant="error", disabled=True)
+                yield Button("No + reason (r)", id="reason", disabled=True)
+                if self.request.always is not None:
+                    yield Button("Always (a)", id="always", disabled=True)
+            yield Input(
+                placeholder="Why not? The model reads this.",
+                max_length=REASON_MAX_CHARS,
+                id="approval-reason",
+            )
+            yield Static(Content(UNARMED_HINT), id="approval-hint")
 
     def _detail(self) -> Content:
         """The command or diff; diff lines are coloured."""
@@ -56,12 +112,117 @@ class ApprovalScreen(ModalScreen[str]):
         return Content("\n").join(lines)
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        # The wait starts when the dialog is on screen, not when it was built.
+        self._restart_wait()
+
+    # -- arming -------------------------------------------------------------------------------
+    def _restart_wait(self) -> None:
+        """Disarm and start the quiet period again (the dialog opened, or the user typed)."""
+        self._quiet_since = self._clock()
+        self._show_armed(False)
+        self._check_later(self.arm_seconds)
+
+    def _check_later(self, delay: float | None) -> None:
+        """Look at the clock again after `delay` seconds (None: stop looking)."""
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+        self._arm_timer = None if delay is None else self.set_timer(delay, self._check_armed)
+
+    def _check_armed(self) -> None:
+        """Arm once the clock says the quiet period is over, else look again when it should be."""
+        remaining = self.arm_seconds - (self._clock() - self._quiet_since)
+        if remaining <= 0:
+            self._check_later(None)
+            self._show_armed(True)
+        else:
+            self._check_later(remaining)
+
+    def _show_armed(self, armed: bool) -> None:
+        """Keys and clicks act only while armed; the buttons and the hint say which it is."""
+        was_armed, self.armed = self.armed, armed
+        for button in self.query(Button):
+            button.disabled = not armed
+        if self.request.always is not None:
+            hint = ARMED_HINT_ALWAYS if armed else UNARMED_HINT
+        else:
+            hint = ARMED_HINT if armed else UNARMED_HINT
+        self.query_one("#approval-hint", Static).update(Content(hint))
+        if armed and not was_armed:
+            self.query_one("#no", Button).focus()
+
+    # -- keys ---------------------------------------------------------------------------------
+    def on_key(self, event: events.Key) -> None:
+        """Decide, before any binding runs, whether this key may answer the dialog."""
+        if self.asking_reason:
+            return  # the reason input takes the keys; it was opened deliberately
+        if not self.armed:
+            self._check_armed()  # the clock decides, not whether the timer has fired yet
+        active = self.active_bindings.get(event.key)
+        answers = active is not None and active.binding.action.startswith("answer")
+        typed = event.is_printable or event.key == "backspace"
+        if self.armed and not typed:
+            return  # an answer key, Enter on a button, scrolling the detail
+        if self.armed and answers:
+            return  # y, n, r or a, pressed after a quiet moment: a deliberate answer
+        if typed or answers or event.key == "enter":
+            event.stop()
+            event.prevent_default()
+        if typed:
+            self._pass_to_composer(event)
+        self._restart_wait()
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste never answers: its text goes to the composer and the wait starts again."""
+        if self.asking_reason:
+            return
+        event.stop()
+        event.prevent_default()
+        if self._composer is not None and event.text:
+            self._composer.take_typed(event.text)
+        self._restart_wait()
+
+    def _pass_to_composer(self, event: events.Key) -> None:
+        if self._composer is None:
+            return
+        if event.key == "backspace":
+            self._composer.action_delete_left()
+        elif event.character:
+            self._composer.take_typed(event.character)
+
+    # -- answers ------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # "always" is not offered for a call it could not be remembered for.
+        return not (action == "answer" and parameters == ("always",) and not self.request.always)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id)
+        if event.button.id is not None:
+            self.action_answer(event.button.id)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(Verdict(False, reason=event.value.strip()))
 
     def action_answer(self, answer: str) -> None:
-        """Close the modal with `answer`."""
-        self.dismiss(answer)
+        """Answer with `answer` (yes, no, always) or open the reason input (reason)."""
+        if self.asking_reason:
+            if answer == "no":
+                self.dismiss(_VERDICTS["no"])  # Esc in the reason input: a plain no
+            return
+        if not self.armed:
+            return  # a click or key that slipped past on_key before the quiet moment
+        if answer == "reason":
+            self._ask_reason()
+        elif answer in _VERDICTS and (answer != "always" or self.request.always is not None):
+            self.dismiss(_VERDICTS[answer])
+
+    def _ask_reason(self) -> None:
+        """The second step of a no: a short reason, typed deliberately, for the model."""
+        self.asking_reason = True
+        self.query_one("#approval-buttons").display = False
+        for scope in self.query("#approval-always"):
+            scope.display = False
+        self.query_one("#approval-hint", Static).update(Content(REASON_HINT))
+        reason = self.query_one("#approval-reason", Input)
+        reason.display = True
+        reason.focus()

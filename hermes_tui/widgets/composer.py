@@ -85,6 +85,12 @@ class Composer(TextArea):
         self.load_text("")
         self.soft_wrap = True
 
+    def take_typed(self, text: str) -> None:
+        """Insert text typed or pasted while a dialog held the keys, as if typed here."""
+        if len(text) + len(self.text) > LARGE_TEXT_CHARS:
+            self.soft_wrap = False
+        self.replace(text, *self.selection, maintain_selection_offset=False)
+
     async def _on_paste(self, event: events.Paste) -> None:
         # TextArea's own handler runs after this one (Textual dispatches along the MRO).
         if len(event.text) + len(self.text) > LARGE_TEXT_CHARS:

@@ -10,9 +10,11 @@ OUTPUT_CAP_CHARS = 4000
 OUTPUT_CAP_LINES = 40
 
 _STATE_MARKUP = {
+    "awaiting": "[$accent]◌ awaiting approval[/]",
     "running": "[$warning]● running[/]",
     "ok": "[$success]✓ ok[/]",
     "error": "[$error]✗ error[/]",
+    "declined": "[$text-warning]⊘ declined[/]",
     "done": "[$success]✓[/]",
     "missing": "[dim]no result[/]",
 }
@@ -40,7 +42,8 @@ def format_duration(seconds: float) -> str:
 
 
 class ToolBlock(Foldable):
-    """One tool call: running, then ok or error; Enter or a click shows the output."""
+    """One tool call: awaiting approval or running, then ok, error or declined; Enter or a
+    click shows the output."""
 
     def __init__(self, call_id: str, name: str, summary: str, state: str = "running") -> None:
         super().__init__(classes=f"-{state}")
@@ -51,12 +54,21 @@ class ToolBlock(Foldable):
         self.duration: float | None = None
         self.output = ""
 
-    def finish(self, state: str, output: str, duration: float | None = None) -> None:
-        """Record the result: ok or error live; done for a stored result (outcome not kept)."""
+    def set_state(self, state: str) -> None:
+        """Show a state before the result: awaiting approval, then running."""
         self.remove_class(f"-{self.state}")
         self.state = state
         self.add_class(f"-{state}")
-        self.duration = duration
+        if self.is_mounted:
+            self._refresh_fold()
+
+    def finish(self, state: str, output: str, duration: float | None = None) -> None:
+        """Record the result: ok, error or declined; done for an old stored result (no outcome)."""
+        self.remove_class(f"-{self.state}")
+        self.state = state
+        self.add_class(f"-{state}")
+        # Nothing ran after a no: a duration would only be the time it took to say it.
+        self.duration = None if state == "declined" else duration
         self.output = output
         self.body.update(Content(cap_output(output)))
         if self.is_mounted:

@@ -160,10 +160,19 @@ class Transcript(VerticalScroll):
                 block = ToolBlock(call_id, name, summary)
                 self._tools[call_id] = block
                 await self.add(block)
+            case ev.ToolAwaitingApproval(call_id=call_id):
+                block = self._tools.get(call_id)
+                if block is not None:
+                    block.set_state("awaiting")
+            case ev.ToolApprovalAnswered(call_id=call_id, approved=True):
+                block = self._tools.get(call_id)
+                if block is not None:
+                    block.set_state("running")
             case ev.ToolFinished(call_id=call_id, ok=ok, output=output, duration=duration):
                 block = self._tools.get(call_id)
                 if block is not None:
-                    block.finish("ok" if ok else "error", output, duration)
+                    state = "declined" if event.declined else ("ok" if ok else "error")
+                    block.finish(state, output, duration)
             case ev.DisplayRow(kind=kind, metadata=metadata):
                 text = marker_text(kind, metadata)
                 if text is not None:
@@ -475,10 +484,12 @@ class Transcript(VerticalScroll):
 
 
 def _finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
-    """A stored tool result: ok or error and its duration when recorded, else just done."""
+    """A stored tool result: ok, error or declined and its duration when recorded, else done."""
     outcome = row.get("display_metadata") or {}
     ok = outcome.get("ok") if isinstance(outcome, dict) else None
     state = "done" if ok is None else ("ok" if ok else "error")
+    if ok is not None and outcome.get("outcome") == "declined":
+        state = "declined"
     duration = outcome.get("duration") if ok is not None else None
     if not isinstance(duration, int | float):
         duration = None

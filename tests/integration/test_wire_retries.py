@@ -186,3 +186,16 @@ def test_keys_never_reach_error_text_logs_or_the_database(harness, caplog):
     harness.loop.run(harness.db.close())
     harness.db = None
     assert KEY.encode() not in (harness.home / "state.db").read_bytes()
+
+
+def test_an_internal_error_sentence_is_redacted_too(harness):
+    agent = harness.start({"replies": [{"text": "never"}]})
+
+    def leak() -> None:
+        raise RuntimeError(f"a bug that quotes the key {KEY}")
+
+    agent.hooks["before_model_call"] = leak
+    result = agent.run_turn("hi")
+    assert result.status == "error" and "Internal error" in result.error
+    assert KEY not in result.error and "[redacted]" in result.error
+    assert all(KEY not in e.message for e in of(harness, ev.TurnError))

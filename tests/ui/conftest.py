@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from pytest_textual_snapshot import SVGImageExtension
-from ui.tui_helpers import FIXED_NOW, write_config
+from ui.tui_helpers import FIXED_NOW, TEST_ARM_SECONDS, write_config
 
 from agent.config import load_config
 from agent.scripted import Script, ScriptedServer
@@ -56,11 +56,19 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
     """Build a HermesApp on the scripted server (or the demo model with `server=None`).
 
     Deterministic: fixed wall clock and elapsed clock, no cursor blink, HOME=tmp_path so
-    the demo hint reads `~/hermes-home/config.yaml` on every machine.
+    the demo hint reads `~/hermes-home/config.yaml` on every machine. Approval dialogs arm
+    after `arm_seconds` of the real clock, or of `approval_clock` (a FakeClock that only
+    moves when the test says so).
     """
     monkeypatch.setenv("HOME", str(tmp_path))
 
-    def build(server: ScriptedServer | None = None, **agent: Any) -> HermesApp:
+    def build(
+        server: ScriptedServer | None = None,
+        *,
+        approval_clock: Callable[[], float] | None = None,
+        arm_seconds: float | None = TEST_ARM_SECONDS,
+        **agent: Any,
+    ) -> HermesApp:
         settings = {"retry_base_seconds": 0.01, "system_prompt": "You are a test agent."}
         settings.update(agent)
         if server is not None:
@@ -75,6 +83,8 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
             now=lambda: FIXED_NOW,
             clock=lambda: 0.0,
             cursor_blink=False,
+            approval_arm_seconds=arm_seconds,
+            **({"approval_clock": approval_clock} if approval_clock is not None else {}),
         )
 
     return build

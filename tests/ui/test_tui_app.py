@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import reply, run_turn, wait_until
+from ui.tui_helpers import answer_approval, reply, run_turn, wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen
@@ -69,7 +69,7 @@ async def test_tool_turn_approval_yes_writes_the_file(make_app, scripted, worksp
         await app.submit("write notes")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="modal")
         assert "notes.txt" in app.screen.request.detail + app.screen.request.summary
-        await pilot.press("y")
+        await answer_approval(pilot, "y")
         await app.wait_for_turn()
         await pilot.pause()
         assert (workspace / "notes.txt").read_text() == "hi\n"
@@ -98,12 +98,12 @@ async def test_tool_turn_approval_no_declines(make_app, scripted, workspace: Pat
         await app.submit("touch a file")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="modal")
         assert "touch made.txt" in app.screen.request.detail
-        await pilot.press("n")
+        await answer_approval(pilot, "n")
         await app.wait_for_turn()
         await pilot.pause()
         assert not (workspace / "made.txt").exists()
         block = app.transcript.query_one(ToolBlock)
-        assert block.state == "error" and "declined" in block.output
+        assert block.state == "declined" and "declined" in block.output
         # The model was told, and answered.
         tool_result = server.requests[-1].body["messages"][-1]
         assert tool_result["role"] == "tool" and "declined" in tool_result["content"]

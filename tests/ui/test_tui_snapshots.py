@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import FIXED_NOW, reply, run_turn, wait_until
+from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn, wait_until
 
-from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen
 from hermes_tui.widgets.reasoning import ReasoningBlock
 from hermes_tui.widgets.tool_block import ToolBlock
@@ -141,11 +140,29 @@ def test_approval_modal_shows_the_diff(snap_compare, make_app, scripted):
             ]
         }
     )
-    app = make_app(server, approval="ask")
+    clock = FakeClock()
+    app = make_app(server, approval="ask", approval_clock=clock)
 
     async def modal(pilot):
         await app.submit("fix the greeting")
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="modal")
+        await approval_dialog(pilot)
+        clock.advance(1.0)
+        await approval_dialog(pilot, armed=True)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=modal)
+
+
+def test_approval_modal_before_it_arms(snap_compare, make_app, scripted):
+    """Keys typed as it opens are ignored and go to the composer; the buttons wait."""
+    call = {"id": "w1", "name": "write_file", "arguments": {"path": "TODO", "content": "tests\n"}}
+    server = scripted({"replies": [reply("Noting it.", tool_calls=[call]), reply("Noted.")]})
+    app = make_app(server, approval="ask", approval_clock=FakeClock())
+
+    async def modal(pilot):
+        await app.submit("note the todo")
+        await approval_dialog(pilot)
+        await pilot.press(*"also")
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=modal)
 

@@ -12,6 +12,22 @@ from textual.pilot import Pilot
 
 FIXED_NOW = 1_750_000_000.0
 """The wall clock the app sees in tests, so relative times in snapshots never move."""
+TEST_ARM_SECONDS = 0.05
+"""Approval dialogs in tests arm after this quiet time (the app's default is longer)."""
+
+
+class FakeClock:
+    """A monotonic clock that moves only when the test calls `advance`."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock on by `seconds`."""
+        self.now += seconds
 
 
 async def wait_until(
@@ -49,3 +65,26 @@ async def run_turn(pilot: Pilot, text: str, timeout: float = 20.0) -> None:
 def reply(text: str = "", **extra: Any) -> dict[str, Any]:
     """A scripted reply with fixed usage, so token counters never depend on paths."""
     return {"text": text, "usage": {"input_tokens": 1200, "output_tokens": 80}, **extra}
+
+
+async def approval_dialog(pilot: Pilot, armed: bool = False, after: Any = None) -> Any:
+    """Wait until an approval dialog (not `after`) is on screen, and armed if asked; return it."""
+    from hermes_tui.screens.approval import ApprovalScreen
+
+    app = pilot.app
+
+    def shown() -> bool:
+        return isinstance(app.screen, ApprovalScreen) and app.screen is not after
+
+    await wait_until(pilot, shown, what="the approval dialog")
+    screen = app.screen
+    if armed:
+        await wait_until(pilot, lambda: screen.armed, what="the dialog to arm")
+    return screen
+
+
+async def answer_approval(pilot: Pilot, key: str, after: Any = None) -> Any:
+    """Press `key` in the approval dialog once it is armed, as a deliberate user would."""
+    screen = await approval_dialog(pilot, armed=True, after=after)
+    await pilot.press(key)
+    return screen

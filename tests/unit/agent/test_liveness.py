@@ -76,6 +76,15 @@ def test_turn_state_describes_each_phase():
     assert state.describe(31.0) == "idle"
 
 
+def test_a_tools_running_time_starts_after_the_users_answer():
+    state = TurnState()
+    state.apply(ev.TurnStarted("s", "hi"), 0.0)
+    state.apply(ev.ToolStarted("c", "run_shell", {}, "run_shell ls"), 1.0)
+    state.apply(ev.ToolAwaitingApproval("c", "run_shell"), 1.0)
+    state.apply(ev.ToolApprovalAnswered("c", True, 99.0), 100.0)
+    assert state.describe(103.0) == "running tool run_shell (3 s)"
+
+
 def copy_packages(tmp_path: Path) -> Path:
     root = Path(__file__).resolve().parents[3]
     for package in ("agent", "storage"):

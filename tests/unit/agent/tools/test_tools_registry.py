@@ -89,7 +89,7 @@ def test_ask_edit_declined_not_written(reg, ws):
     result = reg.run(
         "edit_file", {"path": "f.txt", "old_string": "beta", "new_string": "gamma"}, ctx
     )
-    assert result == ToolResult(False, DECLINED)
+    assert result == ToolResult(False, DECLINED, declined=True)
     [req] = approve.requests
     assert req.tool == "edit_file"
     assert "-beta" in req.detail and "+gamma" in req.detail
