@@ -457,17 +457,16 @@ TOOLS = [
     Tool(
         name="grep",
         description=(
-            "Search file contents, line by line, with a regular expression in RE2 syntax (Python "
-            "re syntax without lookaround or backreferences; \\w, \\d and \\b are ASCII). "
-            "Returns matching lines as 'file:line: text'. Binary files, .git, node_modules, "
-            ".venv and __pycache__ are skipped."
+            "Search file contents with an RE2 regex (no lookaround, no backreferences). Returns "
+            "matching lines as 'file:line: text'. Binary files, .git, node_modules, .venv and "
+            "__pycache__ are skipped."
         ),
         parameters={
             "type": "object",
             "properties": {
                 "pattern": {
                     "type": "string",
-                    "description": "Regular expression (RE2 syntax) to search for.",
+                    "description": "Regex to search for.",
                 },
                 "path": {
                     "type": "string",

@@ -323,8 +323,7 @@ TOOLS = [
             "Run a shell command (bash -c) in the workspace directory and return its combined "
             "stdout and stderr and its exit code. stdin is closed, so interactive commands fail; "
             "long output keeps its head and tail. The command and its child processes are killed "
-            "after timeout seconds; background processes that outlive it end when hermes-tui "
-            "exits."
+            "after timeout seconds."
         ),
         parameters={
             "type": "object",
