@@ -544,16 +544,17 @@ class Agent:
                 deadline = provider.call_deadline
                 if exc.kind == "timeout" and deadline and time.monotonic() >= deadline:
                     raise
-                if not exc.retryable or attempt >= attempts:
+                most = min(attempts, exc.max_attempts or attempts)
+                if not exc.retryable or attempt >= most:
                     raise
                 if getattr(exc, "rotated", False):
                     delay = 0.0  # K1: the pool moved to another usable key
                 else:
                     delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
-                log.info("retrying after %s (%d/%d)", exc.kind, attempt, attempts)
+                log.info("retrying after %s (%d/%d)", exc.kind, attempt, most)
                 if draft.produced:
                     self.sink(ev.StreamReset(summarize(exc)))
-                self.sink(ev.Retrying(attempt + 1, attempts, delay, summarize(exc)))
+                self.sink(ev.Retrying(attempt + 1, most, delay, summarize(exc)))
                 if self._stop.wait(delay):
                     return draft
 

@@ -277,6 +277,9 @@ class HermesApp(App[int]):
         if self.agent is not None:
             self.agent.stop()
             self.agent.close()
+        from agent.tools.shell import kill_all_children
+
+        kill_all_children()  # no run_shell process group outlives the app (H6)
         if self.db is not None:
             await self._close_store()
         if self.demo_server is not None:

@@ -149,6 +149,9 @@ async def _run(
         loop.remove_signal_handler(signal.SIGINT)
         signal.signal(signal.SIGINT, previous)
         agent.close()
+        from agent.tools.shell import kill_all_children
+
+        kill_all_children()  # no run_shell process group outlives the run (H6)
         not_saved = await close_store(db)
         if server is not None:
             server.stop()

@@ -18,7 +18,8 @@ class ProviderError(Exception):
 
     `kind` is one of: auth, rate_limit, context_length, not_found, server, connection,
     timeout, truncated, malformed, bad_request, output_cap, gemini_legacy_key, config.
-    `message` is the one sentence the user sees; `retryable` says whether retrying can help.
+    `message` is the one sentence the user sees; `retryable` says whether retrying can help;
+    `max_attempts`, when set, caps the attempts below the agent's own retry budget.
     """
 
     kind: str
@@ -28,6 +29,7 @@ class ProviderError(Exception):
     retry_after: float | None = None
     detail: str = ""
     rotated: bool = False
+    max_attempts: int | None = None
 
     def __str__(self) -> str:
         return self.message

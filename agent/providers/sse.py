@@ -3,6 +3,10 @@
 It splits the response's bytes into lines itself instead of going through httpx2's
 `iter_text` and `iter_lines` (two more generator layers and a decoder per streamed chunk,
 a tenth of the worker's time on a long answer). Lines end at `\\n`, `\\r\\n` or a lone `\\r`.
+
+The server is not trusted: a line (and an event's data lines together) may hold at most
+MAX_SSE_LINE_BYTES, and the piece of a line still waiting for its end is kept as a list of
+chunks joined once, so a huge line costs linear time and memory up to the cap, never more.
 """
 
 from __future__ import annotations
@@ -11,34 +15,66 @@ import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+MAX_SSE_LINE_BYTES = 8 * 1024 * 1024
+
+
+class SSELimitError(ValueError):
+    """The stream sent a line, or an event, longer than the cap."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(f"a stream line over {cap // (1024 * 1024)} MB")
+
 
 def iter_sse(response: Any) -> Iterator[tuple[str, str]]:
     """Yield (event, data) pairs; multi-line data joined with newlines; comments skipped."""
     return parse_sse(response.iter_bytes())
 
 
-def parse_sse(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
-    """(event, data) pairs from raw SSE bytes, however the chunks cut lines and characters."""
+def parse_sse(
+    chunks: Iterable[bytes], max_line: int = MAX_SSE_LINE_BYTES
+) -> Iterator[tuple[str, str]]:
+    """(event, data) pairs from raw SSE bytes, however the chunks cut lines and characters.
+
+    Raises SSELimitError as soon as a line or an event's data passes `max_line` bytes.
+    """
     event = ""
     data: list[str] = []
-    buffer = b""
+    data_size = 0  # characters in `data`, counted once it holds more than one line
+    pending: list[bytes] = []  # the start of a line whose end has not arrived yet
+    pending_size = 0
+    after_cr = False  # the last chunk ended with \r: a \n opening this one completes a \r\n
     # A last newline ends an unterminated last line the same way as any other.
     for chunk in itertools.chain(chunks, (b"\n",)):
-        buffer = buffer + chunk if buffer else chunk
-        if b"\r" in buffer:
-            # A trailing \r may be the first half of a \r\n split across chunks: hold it back.
-            held = buffer.endswith(b"\r")
-            if held:
-                buffer = buffer[:-1]
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            if held:
-                buffer += b"\r"
-        end = buffer.rfind(b"\n")
+        if after_cr and chunk:
+            after_cr = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]
+        if b"\r" in chunk:
+            after_cr = chunk.endswith(b"\r")
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        end = chunk.rfind(b"\n")
         if end < 0:
+            pending_size += len(chunk)
+            if pending_size > max_line:
+                raise SSELimitError(max_line)
+            pending.append(chunk)
             continue
         # Splitting bytes at \n never cuts a UTF-8 character, so each line decodes whole.
-        lines = buffer[:end].split(b"\n")
-        buffer = buffer[end + 1 :]
+        lines = chunk[:end].split(b"\n")
+        rest = chunk[end + 1 :]
+        if pending_size + len(chunk) > max_line and (
+            pending_size + len(lines[0]) > max_line
+            or len(rest) > max_line
+            or any(len(raw) > max_line for raw in lines[1:])
+        ):
+            raise SSELimitError(max_line)
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending = []
+        pending_size = len(rest)
+        if rest:
+            pending.append(rest)
         for raw in lines:
             if not raw:
                 if data:
@@ -48,6 +84,12 @@ def parse_sse(chunks: Iterable[bytes]) -> Iterator[tuple[str, str]]:
             line = raw.decode("utf-8", "replace")
             if line.startswith("data:"):
                 value = line[5:]
+                if data:  # one data line is within the cap already; several add up
+                    if len(data) == 1:
+                        data_size = len(data[0])
+                    data_size += len(value)
+                    if data_size > max_line:
+                        raise SSELimitError(max_line)
                 data.append(value[1:] if value.startswith(" ") else value)
             elif line.startswith("event:"):
                 event = line[6:].strip()

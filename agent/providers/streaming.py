@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent.config import ProviderConfig
-from agent.providers.base import Abort, ChatRequest, StreamPart
+from agent.providers.base import Abort, ChatRequest, StreamPart, ToolCallPart
+from agent.providers.bounds import ToolCallBounds
 from agent.providers.credentials import Credential, CredentialPool
 from agent.providers.errors import (
     ProviderError,
@@ -20,7 +21,7 @@ from agent.providers.errors import (
     redact,
     register_secret,
 )
-from agent.providers.sse import iter_sse
+from agent.providers.sse import SSELimitError, iter_sse
 from agent.providers.wire import COMPLETE_REASONS, ClientSlot, abandon, build_http_client
 from agent.secrets import safe_url, url_secrets
 from agent.version import USER_AGENT
@@ -144,6 +145,16 @@ class SDKCall:
             )
         return obj
 
+    def oversized(self, what: str) -> ProviderError:
+        """A reply over a bound (H6): malformed, and retried once only, as a repeat is likely."""
+        return ProviderError(
+            "malformed",
+            f"{self.name} sent a reply over a safety limit ({what}), so it was refused; "
+            "ask again, or switch models if it keeps happening.",
+            retryable=True,
+            max_attempts=2,
+        )
+
     def truncated(self) -> ProviderError:
         """A stream that ended without a finish reason (W10)."""
         return ProviderError(
@@ -203,8 +214,13 @@ class SDKCall:
                 # down yet, so make sure the body is dropped, never drained.
                 abandon(http)
                 return
+            bounds = ToolCallBounds()
             try:
                 for part in self._parse(iter_sse(http), abort):
+                    if type(part) is ToolCallPart:
+                        over = bounds.over(part)
+                        if over is not None:
+                            raise self.oversized(over)
                     try:
                         yield part
                     except GeneratorExit:
@@ -212,6 +228,10 @@ class SDKCall:
                         # drain it; the inner generators close after this flag is set.
                         abandon(http)
                         raise
+            except SSELimitError as exc:
+                if abort.fired:
+                    return
+                raise self.oversized(str(exc)) from None
             except ProviderError:
                 if abort.fired:
                     return

@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from agent.scripted.wire_raw import check_pieces
+
 KNOBS = (
     "chunk_size",
     "delay",
@@ -91,6 +93,8 @@ class Reply:
     error_code: str | None = None
     retry_after: float | None = None
     error_body: dict[str, Any] | None = None
+    # Hostile streams: these pieces are the whole streamed body, verbatim (see wire_raw)
+    raw_sse: tuple[str | dict[str, Any], ...] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -115,6 +119,8 @@ class Reply:
                 args = {}
             calls.append(ToolCall(name=raw["name"], arguments=args, id=raw.get("id")))
         kwargs["tool_calls"] = tuple(calls)
+        if data.get("raw_sse") is not None:
+            kwargs["raw_sse"] = check_pieces(data["raw_sse"])
         match = data.get("match")
         if match is not None:
             if not isinstance(match, dict):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent.scripted import wire_anthropic, wire_openai
+from agent.scripted import wire_anthropic, wire_openai, wire_raw
 from agent.scripted.script import EXHAUSTED_MESSAGE, Reply, RequestInfo, Script, ScriptPlayer
 
 _OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -287,6 +287,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status is not None and reply.status >= 400:
             message = reply.error_message or f"scripted server: HTTP {reply.status}"
             self._send_error(wire, reply.status, reply, message)
+            return
+        if reply.raw_sse is not None:
+            self._stream(reply, wire_raw.raw_chunks(reply.raw_sse), wire)
             return
         rid = self.owner._next_id()
         if wire == "anthropic":

@@ -1,12 +1,20 @@
-"""The shell tool: run_shell runs a command in the workspace with a timeout and output cap."""
+"""The shell tool: run_shell runs a command in the workspace with a timeout and output cap.
+
+Every command runs in a process group of its own (a new session), and the whole group is
+killed on timeout, on stop and when the app exits: SIGTERM, then SIGKILL for whatever
+outlives a short grace, so a child that traps SIGTERM or a background grandchild still
+holding the output pipe cannot outlive the command or block the read.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
 import selectors
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Collection
 from typing import Any
@@ -25,7 +33,7 @@ from agent.tools.registry import (
 
 MAX_TIMEOUT = 3600.0
 POLL = 0.05  # seconds between checks of the cancel event and the deadline
-TERM_GRACE = 0.1  # seconds between SIGTERM and SIGKILL of the process group
+TERM_GRACE = 0.5  # seconds a process group has to exit after SIGTERM before SIGKILL
 ORPHAN_GRACE = 0.5  # seconds to wait for background children still holding the output pipe
 STATUS_ROOM = 300  # characters of the output cap kept for the status line
 
@@ -70,18 +78,106 @@ class _Capture:
         return f"{head[:half]}\n[... {omitted} characters omitted ...]\n{tail[-half:]}"
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the command's process group, then SIGKILL whatever is left."""
-    for sig, grace in ((signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, 0.0)):
+def _group_alive(pgid: int) -> bool:
+    """True while a process of group `pgid` runs (zombies waiting to be reaped do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg() also reaches zombies; where /proc exists it tells them apart.
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
         try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if grace:
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                pass
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[-1].split()
+        except OSError:
+            continue
+        # After the command name: state, ppid, pgrp.
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_groups(pgids: list[int], reap: subprocess.Popen[bytes] | None = None) -> None:
+    """SIGTERM the process groups, then SIGKILL those with a member left after TERM_GRACE."""
+    for pgid in pgids:
+        _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + TERM_GRACE
+    left = list(pgids)
+    while True:
+        if reap is not None:
+            reap.poll()  # a dead shell not yet reaped must not count as a live member
+        left = [pgid for pgid in left if _group_alive(pgid)]
+        if not left or time.monotonic() >= deadline:
+            break
+        time.sleep(0.01)
+    for pgid in left:
+        _signal_group(pgid, signal.SIGKILL)
+
+
+class ProcessGroups:
+    """The process groups run_shell started that may still have a live member.
+
+    A group leaves the registry once it has no live member; groups left behind by a finished
+    command (background jobs with their output redirected) are killed at exit. A process
+    group id is only reused after every member of the group is gone, so a listed group is
+    still ours while it has members.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+        self._exit_hook = False
+
+    def add(self, pgid: int) -> None:
+        """Track a new command's group (and make sure the exit hook is installed)."""
+        with self._lock:
+            self._groups.add(pgid)
+            if not self._exit_hook:
+                self._exit_hook = True
+                atexit.register(self.kill_all)
+
+    def settle(self, pgid: int) -> None:
+        """Forget a finished command's group unless a member outlived it."""
+        if not _group_alive(pgid):
+            with self._lock:
+                self._groups.discard(pgid)
+
+    def live(self) -> list[int]:
+        """The tracked groups that still have a live member."""
+        with self._lock:
+            groups = sorted(self._groups)
+        return [pgid for pgid in groups if _group_alive(pgid)]
+
+    def kill_all(self) -> None:
+        """Kill every tracked group (the app is exiting); blocks at most about TERM_GRACE."""
+        with self._lock:
+            groups = sorted(self._groups)
+            self._groups.clear()
+        if groups:
+            _kill_groups(groups)
+
+
+CHILDREN = ProcessGroups()
+
+
+def kill_all_children() -> None:
+    """Kill every process group run_shell started that still runs: for the app's exit path."""
+    CHILDREN.kill_all()
 
 
 def child_env(hidden: Collection[str]) -> dict[str, str]:
@@ -108,6 +204,7 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
         )
     except OSError as exc:
         raise ToolError(f"Could not start the shell: {describe_os_error(exc)}.") from None
+    CHILDREN.add(proc.pid)  # start_new_session: the shell's pid is its group's id
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     capture = _Capture(ctx.output_cap)
@@ -150,7 +247,7 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
                     reason = "orphans"
                     break
         if reason:
-            _kill_group(proc)
+            _kill_groups([proc.pid], reap=proc)
             # Collect whatever the killed processes had already written.
             drain_until = time.monotonic() + 0.2
             while not eof and time.monotonic() < drain_until:
@@ -170,10 +267,8 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
         selector.close()
         proc.stdout.close()
         if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _signal_group(proc.pid, signal.SIGKILL)
+        CHILDREN.settle(proc.pid)
     body = capture.text(max(ctx.output_cap - STATUS_ROOM, 100))
     elapsed = time.monotonic() - start
     code = proc.returncode

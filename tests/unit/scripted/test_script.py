@@ -238,3 +238,27 @@ def test_demo_script_plays_a_tour_forever():
         assert needle in second.text, needle
     again = player.pick(openai_req(user("more")))
     assert again.tool_calls[0].id != first.tool_calls[0].id
+
+
+def test_raw_sse_pieces_are_sent_verbatim_and_repeats_in_chunks():
+    from agent.scripted.wire_raw import CHUNK, raw_chunks
+
+    reply = Reply.from_dict({"raw_sse": ["data: ", {"repeat": "ab", "times": CHUNK}, "\n\n"]})
+    chunks = list(raw_chunks(reply.raw_sse))
+    assert b"".join(chunks) == b"data: " + b"ab" * CHUNK + b"\n\n"
+    assert max(len(c) for c in chunks) <= CHUNK  # a long repeat never sits in memory whole
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "data: x",
+        [{"repeat": "", "times": 3}],
+        [{"repeat": "x"}],
+        [{"repeat": "x", "times": -1}],
+        [3],
+    ],
+)
+def test_raw_sse_rejects_bad_pieces(raw):
+    with pytest.raises(ValueError, match="raw_sse"):
+        Reply.from_dict({"raw_sse": raw})

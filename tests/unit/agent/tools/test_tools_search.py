@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
-from agent.tools import ToolContext
+from agent.tools import ToolContext, search
 from agent.tools.search import glob_to_regex
 
 
@@ -162,3 +164,140 @@ def test_grep_skips_symlinks_out(reg, ws, yolo):
     (ws / "dirleak").symlink_to(ws.parent / "outside", target_is_directory=True)
     result = reg.run("grep", {"pattern": "secret"}, yolo)
     assert result.ok and "No matches" in result.output
+
+
+# ---------------------------------------------------------------- RE2 (SPEC H6)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "feature"),
+    [
+        (r"foo(?=bar)", "lookahead"),
+        (r"foo(?!bar)", "lookahead"),
+        (r"(?<=x)y", "lookbehind"),
+        (r"(?<!x)y", "lookbehind"),
+        (r"(a)\1", "backreferences"),
+        (r"(?P<q>a)(?P=q)", "backreferences"),
+        (r"foo\Z", r"\Z (use $"),
+        (r"a*+", "possessive"),
+    ],
+)
+def test_python_only_syntax_is_a_clear_tool_error(reg, tree, yolo, capfd, pattern, feature):
+    result = reg.run("grep", {"pattern": pattern}, yolo)
+    assert not result.ok
+    assert result.output.startswith(f"Unsupported regular expression {pattern!r}")
+    assert feature in result.output and "rewrite the pattern" in result.output
+    # RE2 logs parse errors to stderr unless told not to: nothing may reach the terminal.
+    assert capfd.readouterr().err == ""
+
+
+def test_re2_keeps_line_semantics(reg, ws, yolo):
+    (ws / "a.txt").write_text("first\r\nsecond line\r\n\nlast")
+    (ws / "b.txt").write_text("x\n")
+    assert reg.run("grep", {"pattern": "^second", "path": "a.txt"}, yolo).output == (
+        "a.txt:2: second line"
+    )
+    assert reg.run("grep", {"pattern": "line$", "path": "a.txt"}, yolo).output == (
+        "a.txt:2: second line"
+    )
+    # An empty line matches ^$; the final newline does not make one more.
+    assert reg.run("grep", {"pattern": "^$"}, yolo).output == "a.txt:3: "
+    # No match spans lines, whatever the pattern says.
+    assert "No matches" in reg.run("grep", {"pattern": r"first\s+second"}, yolo).output
+    assert "No matches" in reg.run("grep", {"pattern": "first[^x]*second"}, yolo).output
+    out = reg.run("grep", {"pattern": "LAST", "ignore_case": True}, yolo).output
+    assert out == "a.txt:4: last"
+
+
+def test_unicode_lines_and_long_line_display(reg, ws, yolo):
+    (ws / "u.txt").write_text("héllo wörld\n" + "é" * 1000 + "needle\n")
+    assert reg.run("grep", {"pattern": "wör"}, yolo).output == "u.txt:1: héllo wörld"
+    out = reg.run("grep", {"pattern": "needle"}, yolo).output
+    assert out == "u.txt:2: " + "é" * 300 + "…"
+
+
+def test_count_cap_stops_the_search(reg, ws, yolo, monkeypatch):
+    monkeypatch.setattr(search, "MAX_GREP_COUNT", 50)
+    for i in range(3):
+        (ws / f"f{i}.txt").write_text("hit\n" * 40)
+    out = reg.run("grep", {"pattern": "hit"}, yolo).output.splitlines()
+    assert len(out) == 51
+    assert out[-1] == "[... the search stopped at 50 matches; narrow the pattern or path ...]"
+    monkeypatch.setattr(search, "MAX_GREP_MATCHES", 10)
+    out = reg.run("grep", {"pattern": "hit"}, yolo).output.splitlines()
+    assert len(out) == 11
+    assert "40 more matches not shown (at least 50 in 2 files)" in out[-1]
+
+
+def test_time_cap_returns_what_was_found(reg, ws, yolo, monkeypatch):
+    monkeypatch.setattr(search, "MAX_GREP_SECONDS", -1.0)
+    (ws / "f.txt").write_text("hit\n")
+    out = reg.run("grep", {"pattern": "hit"}, yolo).output
+    assert "No matches" in out and "the search stopped after -1 s" in out
+
+
+def test_lines_too_long_for_the_pattern_are_skipped_and_reported(reg, ws, yolo, monkeypatch):
+    monkeypatch.setattr(search, "GREP_SLICE_WORK", 20_000)
+    (ws / "f.txt").write_text("short hit\n" + "x" * 50_000 + " hit\n" + "another hit\n")
+    out = reg.run("grep", {"pattern": r"\bhit\b"}, yolo).output.splitlines()
+    assert out[:2] == ["f.txt:1: short hit", "f.txt:3: another hit"]
+    assert out[2].startswith("[... 1 line longer than") and "not searched" in out[2]
+
+
+def test_no_re2_call_gets_more_than_a_slice_of_work(ws):
+    class Spy:
+        """An RE2 pattern that records the span of every search call."""
+
+        def __init__(self, regex):
+            self.regex = regex
+            self.programsize = regex.programsize
+            self.spans = []
+
+        def search(self, data, pos, end):
+            self.spans.append((pos, end))
+            return self.regex.search(data, pos, end)
+
+    import re2
+
+    options = search._options(line_by_line=True)
+    spy = Spy(re2.compile("(?m)zz+y|q[ab]{100}q", options))  # ~110 instructions
+    line = b"ab" * 40 + b"\n"
+    data = (line * 99 + b"zzy\n") * 400  # 3.2 MB, a hit every 100 lines
+    grep = search._Grep(spy, ToolContext(ws))
+    grep.search("f.txt", data)
+    assert grep.total == 400
+    assert grep.lines[0] == "f.txt:100: zzy"
+    assert max((end - pos) * spy.programsize for pos, end in spy.spans) <= search.GREP_SLICE_WORK
+    assert spy.spans[-1][1] == len(data) - 1
+    assert len({end for _pos, end in spy.spans}) > 5  # the file went in several slices
+
+
+def test_grep_checks_the_stop_between_files(reg, ws):
+    for i in range(20):
+        (ws / f"f{i}.txt").write_text("hit\n")
+    cancel = threading.Event()
+    cancel.set()
+    result = reg.run("grep", {"pattern": "hit"}, ToolContext(ws, cancel=cancel))
+    assert not result.ok and result.output == "The search was cancelled."
+
+
+def test_glob_checks_the_stop(reg, tree):
+    cancel = threading.Event()
+    cancel.set()
+    result = reg.run("glob", {"pattern": "**/*"}, ToolContext(tree, cancel=cancel))
+    assert not result.ok and result.output == "The search was cancelled."
+
+
+def test_glob_and_name_filter_are_linear_time(reg, ws, yolo):
+    # Python's backtracking re takes seconds on this name; RE2 takes microseconds.
+    (ws / ("a" * 60)).write_text("hit\n")
+    star_pattern = "*a" * 15 + "*b"
+    assert "No paths match" in reg.run("glob", {"pattern": star_pattern}, yolo).output
+    assert "No matches" in reg.run("grep", {"pattern": "hit", "glob": star_pattern}, yolo).output
+    out = reg.run("grep", {"pattern": "hit", "glob": "a*a"}, yolo).output
+    assert out == "a" * 60 + ":1: hit"
+
+
+def test_bad_glob_class_is_a_tool_error(reg, tree, yolo):
+    result = reg.run("glob", {"pattern": "[z-a].py"}, yolo)
+    assert not result.ok and result.output.startswith("Invalid glob pattern '[z-a].py'")

@@ -1,0 +1,190 @@
+"""run_shell children cannot outlive a stop, a timeout or the app (H6).
+
+Each command runs in a process group of its own; the checks below read /proc (or signal 0)
+to prove that no process of the group survives, zombies waiting for init aside.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from helpers import wait_for, write_config
+
+from agent.scripted import Script, ScriptedServer
+from agent.tools import ToolContext, default_registry
+from agent.tools.shell import CHILDREN, TERM_GRACE
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+
+def members(pgid: int) -> list[int]:
+    """The live (non-zombie) processes of process group `pgid`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            found.append(int(name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True if `pid` runs and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != b"Z"
+
+
+class Running:
+    """A run_shell call on a worker thread, with the process group it started."""
+
+    def __init__(self, workspace: Path, command: str, **args) -> None:
+        self.cancel = threading.Event()
+        self.ctx = ToolContext(workspace, approval_mode="yolo", cancel=self.cancel)
+        self.result = None
+        before = set(CHILDREN.live())
+        self.thread = threading.Thread(target=self._run, args=({"command": command, **args},))
+        self.thread.start()
+        self.pgid = wait_for(lambda: (set(CHILDREN.live()) - before or {0}).pop())
+
+    def _run(self, args) -> None:
+        self.result = default_registry().run("run_shell", args, self.ctx)
+
+    def stop(self) -> float:
+        """Set the cancel event; the seconds until run_shell returned."""
+        stopped_at = time.monotonic()
+        self.cancel.set()
+        self.thread.join(10)
+        return time.monotonic() - stopped_at
+
+    def finish(self) -> None:
+        self.cancel.set()
+        self.thread.join(10)
+        for pid in members(self.pgid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def running(tmp_path):
+    runs: list[Running] = []
+
+    def start(command: str, **args) -> Running:
+        run = Running(tmp_path, command, **args)
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:
+        run.finish()
+
+
+GRANDCHILD = "sleep 100 & sleep 100; wait"
+
+
+def test_stop_kills_the_whole_group_grandchild_included(running):
+    run = running(GRANDCHILD)
+    wait_for(lambda: len(members(run.pgid)) >= 3)  # bash and both sleeps
+    assert run.stop() < 1.0
+    assert "cancelled by the user" in run.result.output
+    wait_for(lambda: not members(run.pgid), timeout=2)  # SIGKILL lands asynchronously
+
+
+def test_timeout_kills_the_whole_group_grandchild_included(running):
+    run = running(GRANDCHILD, timeout=1)
+    wait_for(lambda: len(members(run.pgid)) >= 3)
+    run.thread.join(5)
+    assert not run.thread.is_alive()
+    assert "timed out after 1 s" in run.result.output
+    wait_for(lambda: not members(run.pgid), timeout=2)
+
+
+def test_a_child_that_ignores_sigterm_is_sigkilled(running):
+    # The ignored SIGTERM is inherited by both sleeps; only SIGKILL ends them.
+    run = running("trap '' TERM; sleep 100 & sleep 100; wait")
+    wait_for(lambda: len(members(run.pgid)) >= 3)
+    took = run.stop()
+    assert TERM_GRACE <= took < 1.0 + TERM_GRACE
+    wait_for(lambda: not members(run.pgid), timeout=2)
+
+
+def test_a_grandchild_that_left_the_group_cannot_block_the_read(running, tmp_path):
+    # setsid puts the grandchild in a session of its own, out of reach of the group kill,
+    # while it still holds the output pipe open: the read must end anyway.
+    run = running("setsid sleep 100 & echo $! > escaped.pid; sleep 100")
+    pid = int(wait_for(lambda: (tmp_path / "escaped.pid").read_text().strip()))
+    try:
+        wait_for(lambda: alive(pid))
+        assert run.stop() < 1.0
+        assert "cancelled by the user" in run.result.output
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_background_jobs_left_by_a_finished_command_end_at_exit(tmp_path):
+    # atexit: a program that uses the agent's tools without the app still cleans up.
+    code = """
+        from agent.tools import ToolContext, default_registry
+        command = "sleep 100 >/dev/null 2>&1 & echo $! > bg.pid"
+        result = default_registry().run("run_shell", {"command": command},
+                                        ToolContext(".", approval_mode="yolo"))
+        assert result.ok, result.output
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=30,
+    )
+    pid = int((tmp_path / "bg.pid").read_text())
+    try:
+        assert proc.returncode == 0, proc.stderr
+        wait_for(lambda: not alive(pid), timeout=3)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_headless_exit_kills_what_run_shell_left_running(hermes_home, tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    command = "sleep 100 >/dev/null 2>&1 & echo $! > bg.pid"
+    script = {
+        "replies": [
+            {"tool_calls": [{"id": "s1", "name": "run_shell", "arguments": {"command": command}}]},
+            {"text": "started it"},
+        ]
+    }
+    with ScriptedServer(Script.from_dict(script)) as server:
+        write_config(hermes_home, server)
+        env = {**os.environ, "HERMES_TUI_HOME": str(hermes_home)}
+        proc = subprocess.run(
+            [sys.executable, "-m", "hermes_tui", "run", "--yes", "start a server"],
+            capture_output=True,
+            text=True,
+            cwd=workspace,
+            env=env,
+            timeout=60,
+        )
+    pid = int((workspace / "bg.pid").read_text())
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "started it"
+        wait_for(lambda: not alive(pid), timeout=3)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
