@@ -44,3 +44,13 @@ def test_importing_the_core_loads_no_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_import_linter_contracts_are_kept():
+    # The contracts live in pyproject.toml ([tool.importlinter]); this runs them in the suite.
+    script = Path(sys.executable).with_name("lint-imports")
+    out = subprocess.run(
+        [str(script), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout
