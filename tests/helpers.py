@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -63,18 +61,6 @@ class LoopThread:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
         self.loop.close()
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.005) -> Any:
-    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s: {predicate}")
-        time.sleep(interval)
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import wait_for
+from waits import holds_for, wait_until
 
 from agent import events as ev
 from agent.scripted import Script
@@ -104,7 +104,7 @@ def test_tool_result_is_persisted_before_the_next_model_call_finishes(harness, w
     outcome = {}
     worker = threading.Thread(target=lambda: outcome.setdefault("r", agent.run_turn("go")))
     worker.start()
-    wait_for(lambda: len(harness.server.requests) == 2)
+    wait_until(lambda: len(harness.server.requests) == 2)
     # The writer is asynchronous; a flush is read-your-writes, and the gate still holds the call.
     harness.loop.run(harness.db.flush())
     rows = harness.rows(agent.session_id)
@@ -264,34 +264,24 @@ def test_the_user_message_is_on_disk_before_the_model_is_called(harness):
 
     agent = harness.start({"replies": [{"text": "warm"}, {"text": "hi"}]})
     agent.run_turn("warm up")  # the SDK import and the first connection are out of the way
-    held = asyncio.Event()
+    held, entered = asyncio.Event(), threading.Event()
     seen_before_request = {}
     original = harness.db._apply_op
 
     async def slow_apply(op):
         if op.kind == "message":
+            entered.set()
             await held.wait()  # the writer is slow (a big database, a busy disk)
         return await original(op)
 
     harness.db._apply_op = slow_apply
     worker = threading.Thread(target=agent.run_turn, args=("remember me",))
     worker.start()
+    wait_until(entered.is_set, what="the user message reaching the writer")
     # The agent waits for the writer instead of calling the model with unsaved input.
-    assert not wait_for_or_none(lambda: len(harness.server.requests) > 1, timeout=0.5)
+    assert holds_for(lambda: len(harness.server.requests) == 1, seconds=0.5)
     harness.loop.loop.call_soon_threadsafe(held.set)
-    wait_for(lambda: len(harness.server.requests) > 1)
+    wait_until(lambda: len(harness.server.requests) > 1)
     seen_before_request["rows"] = harness.rows(agent.session_id)
     worker.join(10)
     assert "remember me" in [r["content"] for r in seen_before_request["rows"]]
-
-
-def wait_for_or_none(predicate, timeout):
-    """Poll `predicate` for `timeout` seconds; its last value (falsy if it never held)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False

@@ -8,7 +8,7 @@ import sqlite3
 import threading
 
 import pytest
-from helpers import wait_for
+from waits import wait_until
 
 from agent import events as ev
 from agent.prompts import EMPTY_ANSWER_NUDGE
@@ -116,7 +116,7 @@ def test_recovery_note_is_typed_in_the_insert_that_persists_it(harness, wire):
     try:
         # The continuation's model call is in flight: if the process died now, the stored
         # note must already carry its type (D4).
-        wait_for(lambda: harness.server.requests)
+        wait_until(lambda: harness.server.requests)
         conn = sqlite3.connect(harness.home / "state.db")
         try:
             note = conn.execute(

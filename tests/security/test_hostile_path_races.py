@@ -116,7 +116,7 @@ class Swapper:
             with contextlib.suppress(OSError):
                 os.unlink(d)
                 os.rename(fresh, d)
-            time.sleep(0)
+            time.sleep(0)  # and while it is a directory again
 
     def __enter__(self) -> Swapper:
         # A short switch interval makes the threads interleave inside each tool call.

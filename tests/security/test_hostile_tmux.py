@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import wait_for
 from ui.tui_helpers import write_config
+from waits import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -86,7 +86,7 @@ class Tmux:
     def wait_for_screen(self, text: str, timeout: float = 30) -> None:
         """Wait until the pane shows `text`; a failure shows the pane."""
         try:
-            wait_for(lambda: text in self.screen(), timeout=timeout)
+            wait_until(lambda: text in self.screen(), timeout=timeout)
         except AssertionError:
             raise AssertionError(f"{text!r} never appeared; the pane:\n{self.screen()}") from None
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, reply, run_turn, wait_until
+from ui.tui_helpers import answer_approval, reply, run_turn
+from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import linecache
 import os
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 import weakref
 from collections import deque
 from contextlib import contextmanager
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from waits import wait_until
 
 from storage import SessionDB, StorageClosedError
 from storage.accounting import (
@@ -441,10 +442,10 @@ def test_a_dead_writer_is_drained_once_by_concurrent_flushes(acct):
     first = threading.Thread(target=flush_and_read)
     first.start()
     # The first flush claimed the batch (busy); a second one must wait for it, not return.
-    assert _wait(lambda: acct._busy)
+    wait_until(lambda: acct._busy, timeout=5)
     second = threading.Thread(target=flush_and_read)
     second.start()
-    assert _wait(lambda: len(acct._cond._waiters) >= 1)
+    wait_until(lambda: len(acct._cond._waiters) >= 1, timeout=5)
     assert results == []
     gate.set()
     first.join(10)
@@ -492,8 +493,20 @@ def test_a_delta_queued_as_the_writer_goes_to_sleep_is_written_without_a_flush(a
     race = acct._queue = _RacingQueue(acct)
     race.on_empty_check = lambda: _queue_from_another_thread(acct, 10)
     acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
-    assert _wait(lambda: race.on_empty_check is None)
-    assert _wait(lambda: rows(acct.path)[0][2] == 11), "lost wake-up: the delta sits queued"
+    wait_until(lambda: race.on_empty_check is None, timeout=5)
+    wait_until(
+        lambda: rows(acct.path)[0][2] == 11,
+        timeout=5,
+        what="the delta written (a lost wake-up leaves it queued)",
+    )
+
+
+def parked_in_a_lock(thread: threading.Thread) -> bool:
+    """Whether `thread` is blocked acquiring a lock of its own (not waiting on a Condition)."""
+    frame = sys._current_frames().get(thread.ident)
+    if frame is None or frame.f_code.co_filename == threading.__file__:
+        return False
+    return ".acquire(" in linecache.getline(frame.f_code.co_filename, frame.f_lineno)
 
 
 def test_a_writer_that_falls_asleep_during_a_queue_call_is_woken(acct):
@@ -502,17 +515,22 @@ def test_a_writer_that_falls_asleep_during_a_queue_call_is_woken(acct):
     race = acct._queue = _RacingQueue(acct)
     with gated(acct) as gate:
         acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
-        assert _wait(lambda: acct._busy)  # the writer is held in its first batch
+        wait_until(lambda: acct._busy, timeout=5)  # the writer is held in its first batch
 
         def let_the_writer_fall_asleep() -> None:
             gate.set()
-            assert _wait(lambda: acct.idle and acct._sleeping)
-            time.sleep(0.05)  # from "about to block" to blocked on its wake-up lock
+            wait_until(lambda: acct.idle and acct._sleeping, timeout=5)
+            # From "about to block" to blocked on its wake-up lock.
+            wait_until(lambda: parked_in_a_lock(acct._thread), timeout=5)
 
         race.before_append = let_the_writer_fall_asleep
         acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
         assert race.before_append is None
-        assert _wait(lambda: rows(acct.path)[0][2] == 11), "lost wake-up: the delta sits queued"
+        wait_until(
+            lambda: rows(acct.path)[0][2] == 11,
+            timeout=5,
+            what="the delta written (a lost wake-up leaves it queued)",
+        )
 
 
 def test_queue_call_checks_names_at_once_and_the_writer_drops_bad_values(acct, caplog):
@@ -529,15 +547,6 @@ def test_queue_call_checks_names_at_once_and_the_writer_drops_bad_values(acct, c
     assert rows(acct.path)[0][2] == 3
     assert "bad values" in caplog.text
     assert acct._thread.is_alive()
-
-
-def _wait(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.002)
-    return False
 
 
 # ------------------------------------------------------------------ through SessionDB
