@@ -7,9 +7,12 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from storage import SessionDB
 
 
 def write_config(
@@ -90,3 +93,30 @@ def held_write_lock(path):
     finally:
         release.set()
         thread.join(10)
+
+
+@contextmanager
+def released_by_flush(db: SessionDB):
+    """Hold the token writer of `db` until someone flushes its queue.
+
+    A reader that skips the flush reads stale figures; a path that flushes reads its writes.
+    """
+    gate = threading.Event()
+    accounting = db.accounting
+    real_apply, real_flush = accounting._apply_batch, accounting.flush_token_counts
+
+    def held(deltas):
+        if threading.current_thread() is accounting._thread:
+            gate.wait(30)
+        return real_apply(deltas)
+
+    def flush(timeout=None):
+        gate.set()
+        return real_flush(timeout)
+
+    accounting._apply_batch, accounting.flush_token_counts = held, flush
+    try:
+        yield gate
+    finally:
+        gate.set()
+        accounting._apply_batch, accounting.flush_token_counts = real_apply, real_flush

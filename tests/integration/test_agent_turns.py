@@ -23,6 +23,7 @@ def tool_reply(call_id="call_1", name="list_dir", arguments=None, **extra):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_reasoning_text_and_tool_calls_split_and_persisted(harness, wire):
+    """A2: reasoning, text and tool-call deltas arrive as separate events, on both wires."""
     agent = harness.start(
         {
             "replies": [
@@ -48,8 +49,21 @@ def test_reasoning_text_and_tool_calls_split_and_persisted(harness, wire):
     assert "README.md" in rows[2]["content"]
 
 
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+def test_openai_reasoning_arrives_under_either_extra(harness, key):
+    """A2: OpenAI-wire reasoning is read from the `reasoning_content` and `reasoning` extras."""
+    agent = harness.start(
+        {"reasoning_key": key, "replies": [{"reasoning": "Weighing it up.", "text": "Yes."}]}
+    )
+    result = agent.run_turn("should I?")
+    assert result.status == "ok" and result.text == "Yes."
+    reasoning = "".join(e.text for e in harness.events if isinstance(e, ev.ReasoningDelta))
+    assert reasoning == "Weighing it up."
+
+
 @pytest.mark.parametrize("wire", WIRES)
 def test_reused_tool_call_id_is_renamed_and_both_pairs_survive(harness, wire):
+    """A3: a later call that reuses an id becomes `<id>_d1`; both call/result pairs survive."""
     agent = harness.start(
         {
             "replies": [
@@ -73,6 +87,7 @@ def test_reused_tool_call_id_is_renamed_and_both_pairs_survive(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_duplicate_ids_within_one_response_and_missing_ids(harness, wire):
+    """A3: reused ids in one reply are renamed; a call without an id gets a deterministic one."""
     calls = [
         {"id": "dup", "name": "list_dir", "arguments": {"path": "."}},
         {"id": "dup", "name": "list_dir", "arguments": {"path": "."}},
@@ -157,6 +172,7 @@ def test_unsigned_thinking_is_never_replayed(harness):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_iteration_budget_ends_a_looping_script(harness, wire):
+    """A1: the iteration budget ends a looping turn with a clear message (A3 renames each reuse)."""
     agent = harness.start(
         {"loop": True, "replies": [tool_reply("loop_call")]},
         wire=wire,
@@ -184,6 +200,7 @@ def test_default_iteration_budget_is_500(hermes_home):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_empty_answer_is_nudged_once_and_never_persisted(harness, wire):
+    """A6: an empty answer is retried once with an ephemeral nudge (D2) and never stored."""
     from agent.prompts import EMPTY_ANSWER_NUDGE
 
     agent = harness.start({"replies": [{"text": ""}, {"text": "now I answer"}]}, wire=wire)
@@ -204,6 +221,7 @@ def test_empty_answer_is_nudged_once_and_never_persisted(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_two_empty_answers_report_an_error(harness, wire):
+    """A6: a second empty answer is reported, and no empty assistant turn is stored."""
     agent = harness.start({"replies": [{"text": ""}, {"text": ""}]}, wire=wire)
     result = agent.run_turn("hello")
     assert result.status == "error"
@@ -214,6 +232,7 @@ def test_two_empty_answers_report_an_error(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_user_agent_header(harness, wire):
+    """A5: every request carries `User-Agent: hermes-tui/<version>`."""
     from agent.version import USER_AGENT
 
     agent = harness.start({"replies": [{"text": "hi"}]}, wire=wire)
@@ -238,6 +257,7 @@ def test_resumed_session_replays_the_same_history(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_tool_errors_go_back_to_the_model(harness, wire):
+    """A4: a refused path, an unknown tool and bad arguments go back to the model as results."""
     agent = harness.start(
         {
             "replies": [

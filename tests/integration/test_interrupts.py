@@ -120,6 +120,7 @@ def test_stop_and_redirect_exits_seal_and_drain(harness, wire):
 
 
 def test_steer_during_tools_is_delivered_once_after_the_batch(harness):
+    """T2: a steer sent while tools run is delivered after the batch, once, as user text."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})
 
     def approve(_request):
@@ -138,6 +139,7 @@ def test_steer_during_tools_is_delivered_once_after_the_batch(harness):
 
 
 def test_steer_during_the_stream_lands_before_the_next_model_call(harness):
+    """T2: a steer sent while the model streams lands before the next model call."""
     agent = harness.start({"replies": [tool_reply(gate="g", gate_after=0), {"text": "ok"}]})
     join = start_turn(agent)
     wait_until(lambda: len(harness.server.requests) == 1)
@@ -163,6 +165,7 @@ def test_steer_on_the_final_answer_comes_back_pending_not_lost(harness):
 
 
 def test_command_shaped_steer_is_delivered_as_text(harness):
+    """T4: a steer that looks like a command (`/stop`) reaches the model as text, never run."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})
     agent.approve = lambda _r: agent.steer("/stop") or True
     result = agent.run_turn("go")
@@ -172,6 +175,7 @@ def test_command_shaped_steer_is_delivered_as_text(harness):
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_redirect_during_the_stream_keeps_visible_text_and_reruns(harness, wire):
+    """T5: a redirect keeps the visible partial answer (R2), appends the correction, re-runs."""
     agent = harness.start(
         {
             "replies": [
@@ -237,6 +241,7 @@ def test_interrupt_during_reasoning_leaves_no_assistant_text(harness, wire):
 
 
 def test_redirect_during_tools_degrades_to_a_steer(harness):
+    """T5: during tool execution a redirect degrades to a steer."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})
     agent.approve = lambda _r: agent.redirect("switch to plan B") or True
     result = agent.run_turn("go")
@@ -247,6 +252,7 @@ def test_redirect_during_tools_degrades_to_a_steer(harness):
 
 
 def test_stop_wins_over_a_concurrent_redirect_and_keeps_its_text(harness):
+    """T5: a concurrent stop always wins over a redirect, and the redirect's text is kept."""
     for round_ in range(20):
         harness.events.clear()
         script = {
@@ -325,6 +331,7 @@ def test_stop_during_tools_gives_every_call_a_result(harness):
 
 
 def test_stop_right_after_a_redirect_wins_and_returns_the_redirect_text(harness):
+    """T5: a stop right after a redirect wins and hands the redirect's text back."""
     agent = harness.start(
         {"replies": [{"text": "streaming " * 5, "chunk_size": 2, "gate": "g", "gate_after": 6}]}
     )

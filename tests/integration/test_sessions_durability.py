@@ -1,5 +1,5 @@
 """Durable sessions through whole turns: display rows (D1), ephemeral nudges (D2), exact
-resume (D3), the typed recovery note (D4), the not-saved notice (S7), S5 at the agent."""
+resume (D3), the typed recovery note (D4), the not-saved notice (S7), S5 and S6 at the agent."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sqlite3
 import threading
 
 import pytest
+from helpers import released_by_flush
 from waits import wait_until
 
 from agent import events as ev
@@ -169,3 +170,33 @@ def test_user_is_told_once_that_the_session_is_not_being_saved(harness):
     assert len(notices) == 1
     assert notices[0].text.startswith("This session is not being saved: ")
     assert "does not exist" in notices[0].text
+
+
+TURN_EXITS = {
+    "ok": [{"text": "done", "usage": {"input_tokens": 30, "output_tokens": 4}}],
+    "error": [
+        {
+            "tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}],
+            "usage": {"input_tokens": 30, "output_tokens": 4},
+        },
+        {"status": 401, "error_message": "key revoked"},
+    ],
+}
+
+
+@pytest.mark.parametrize("outcome", sorted(TURN_EXITS))
+def test_every_turn_exit_flushes_the_token_counts(harness, outcome):
+    """S6: the turn end and an error exit flush: the counts are on disk when the turn returns."""
+    agent = harness.start({"replies": TURN_EXITS[outcome]})
+    with released_by_flush(harness.db):  # the token writer applies only when flushed
+        result = agent.run_turn("go")
+        assert result.status == outcome
+        conn = sqlite3.connect(harness.home / "state.db")  # a reader that does not flush
+        try:
+            row = conn.execute(
+                "SELECT input_tokens, output_tokens, api_call_count FROM sessions WHERE id = ?",
+                (result.session_id,),
+            ).fetchone()
+        finally:
+            conn.close()
+    assert row == (30, 4, 1)
