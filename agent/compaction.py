@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 import logging
 import threading
 import time
@@ -22,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
-from agent.config import CompressionSettings, ProviderConfig
+from agent.config import CompressionSettings
 from agent.messages import Message
+from agent.models import estimate_tokens, tokens_for_chars
 from agent.providers.base import Abort, ChatRequest, ReasoningPart, TextPart, ThinkingPart
 from agent.providers.errors import ProviderError
 
@@ -31,31 +31,6 @@ log = logging.getLogger("hermes_tui.compaction")
 
 COOLDOWN_LADDER = (60.0, 300.0, 900.0)
 """Seconds automatic compaction waits after the 1st, 2nd, 3rd and later failures (C3)."""
-
-DEFAULT_CONTEXT_WINDOW = 32_768
-"""Used when neither the provider config nor the table knows the model: small on purpose,
-so an unknown (often local) model is compacted early rather than overflowed."""
-
-# Longest prefix wins; matched against the model name in lower case.
-KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-5", 400_000),
-    ("o1", 200_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-    ("claude", 200_000),
-    ("gemini-1.5", 1_048_576),
-    ("gemini-2", 1_048_576),
-    ("grok-4", 256_000),
-    ("grok-3", 131_072),
-    ("deepseek", 128_000),
-    ("llama-3", 131_072),
-    ("hermes-4", 131_072),
-    ("qwen", 32_768),
-    ("mistral", 32_768),
-)
 
 SUMMARY_KEY = "compaction_summary"
 """`display_metadata` key of a row that carries a compaction summary (standalone or merged)."""
@@ -112,35 +87,6 @@ def log_session(session_id: str | None) -> Iterator[None]:
 
 
 install_log_context()
-
-
-# -- windows and estimates ----------------------------------------------------------------
-def context_window(provider: ProviderConfig | None, model: str) -> int:
-    """The model's window: provider `context_window`, else the table, else a safe default."""
-    if provider is not None and provider.context_window:
-        return int(provider.context_window)
-    name = model.lower().rsplit("/", 1)[-1]
-    best: tuple[int, int] | None = None
-    for prefix, window in KNOWN_CONTEXT_WINDOWS:
-        if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
-            best = (len(prefix), window)
-    return best[1] if best else DEFAULT_CONTEXT_WINDOW
-
-
-def estimate_tokens(
-    messages: list[Message], system: str | None = None, tools: list[dict[str, Any]] | None = None
-) -> int:
-    """A rough, deterministic estimate of what the model sees: ~4 characters a token."""
-    chars = len(system or "") + (len(json.dumps(tools)) if tools else 0)
-    count = 0
-    for m in messages:
-        if m.is_display:
-            continue
-        count += 1
-        chars += len(m.content or "")
-        for call in m.tool_calls:
-            chars += len(call.name) + len(call.arguments or "")
-    return chars // 4 + 4 * count
 
 
 def _model_visible(m: Message) -> bool:
@@ -387,8 +333,7 @@ class ContextCompressor:
         """(estimated tokens of the next request, the model's window)."""
         request = agent._request()
         tokens = estimate_tokens(request.messages, request.system, request.tools)
-        window = context_window(agent.config.provider(agent.provider_name), agent.model_name)
-        return tokens, window
+        return tokens, agent.context_window
 
     def over_threshold(self, tokens: int, window: int) -> bool:
         return tokens >= self.settings.threshold * window
@@ -502,7 +447,7 @@ class ContextCompressor:
             with self._active_lock:
                 self._active = None
         result.summarised = len(plan.summarised) if result.ok else 0
-        result.summary_tokens = _tokens_of(progress.chars)
+        result.summary_tokens = tokens_for_chars(progress.chars)
         return result
 
     def _summarise(
@@ -584,7 +529,7 @@ class ContextCompressor:
             if chunks != seen:
                 seen, last = chunks, now
                 agent.activity.touch()
-                agent.sink(ev.CompactionProgress(_tokens_of(chars)))
+                agent.sink(ev.CompactionProgress(tokens_for_chars(chars)))
             if cancel is not None:
                 kind, message = "cancelled", "Compaction cancelled."
             elif now >= ceiling:
@@ -674,7 +619,3 @@ def _summary_role(before: Message | None, after: Message) -> str | None:
         if role not in taken:
             return role
     return None
-
-
-def _tokens_of(chars: int) -> int:
-    return (chars + 3) // 4

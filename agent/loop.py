@@ -20,6 +20,7 @@ from agent.config import Config, split_model_ref
 from agent.inbox import Inbox
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
 from agent.messages import Message, ThinkingBlock, ToolCall, ToolCallIds
+from agent.models import context_window_for
 from agent.pricing import call_cost, prices_for
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import (
@@ -145,6 +146,11 @@ class Agent:
     def model_name(self) -> str:
         """The model part of the current model reference."""
         return split_model_ref(self.model_ref)[1]
+
+    @property
+    def context_window(self) -> int:
+        """The current model's context window: what compaction and the context bar use."""
+        return context_window_for(self.config, self.model_ref)
 
     @property
     def busy(self) -> bool:

@@ -12,8 +12,7 @@ def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
     """The adapter for `config`'s wire; a ProviderError that says which key is missing."""
     key = config.resolved_key()
     if not key:
-        url = config.base_url or ""
-        if any(h in url for h in ("://127.0.0.1", "://localhost", "://[::1]")):
+        if config.is_local:
             key = "local"
         else:
             where = config.api_key_env or ", ".join(config.api_keys_env) or "api_key"

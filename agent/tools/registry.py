@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
 from agent.tools.approvals import (
     AlwaysScope,
@@ -19,8 +20,6 @@ from agent.tools.approvals import (
     always_scope,
     declined_message,
 )
-
-APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 
 DECLINED = "The user declined to run this tool call."
 NO_APPROVER = (
@@ -56,7 +55,7 @@ class ToolContext:
     """Where and how a tool call runs: workspace, approval mode and callback, limits."""
 
     workspace: Path
-    approval_mode: str = "ask"
+    approval_mode: str = ApprovalMode.ASK
     approve: Callable[[ApprovalRequest], bool | Verdict] | None = None
     approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
     shell_timeout: float = 120.0
@@ -274,11 +273,11 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             return False
-        if mode == "yolo":
+        if mode == ApprovalMode.YOLO:
             return False
         if protected:
             return True
-        if mode == "auto-edit":
+        if mode == ApprovalMode.AUTO_EDIT:
             return tool.kind == "shell"
         # "ask", and any unknown mode, is treated as the safest one.
         return tool.kind in ("edit", "shell")
