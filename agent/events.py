@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from agent.kinds import ErrorKind, TurnStatus
+
 # Events are NamedTuples: immutable like frozen dataclasses, but about ten times cheaper to
 # define (this module is on the app's start-up path) and cheaper to build per streamed chunk.
 # Code tells them apart by type (isinstance), never by ==, since tuples compare by value.
@@ -133,13 +135,13 @@ class TurnError(NamedTuple):
     """The turn ended on an error; `message` says what to do."""
 
     message: str
-    kind: str = "error"
+    kind: ErrorKind = ErrorKind.OTHER
 
 
 class TurnFinished(NamedTuple):
-    """The turn ended; `status` is one of ok | error | stopped | budget | truncated."""
+    """How the turn ended."""
 
-    status: str
+    status: TurnStatus
     text: str
     pending_steer: str | None = None
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent.config import ProviderConfig
+from agent.kinds import ErrorKind
 from agent.providers.base import Abort, ChatRequest, StreamPart, ToolCallPart
 from agent.providers.bounds import ToolCallBounds
 from agent.providers.credentials import Credential, CredentialPool
@@ -95,10 +96,6 @@ class SDKCall:
         """Close the slot's client (or, when a request has it, abort and detach it) (W6)."""
         self.slot.close("close")
 
-    def release(self) -> None:
-        """Same as close(): drop the cached client between sessions."""
-        self.slot.close("release")
-
     def _build_client(self, kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
 
@@ -134,21 +131,21 @@ class SDKCall:
             obj = json.loads(data)
         except ValueError:
             raise ProviderError(
-                "malformed",
+                ErrorKind.MALFORMED,
                 f"{self.name} sent a stream chunk that does not parse.",
                 retryable=True,
                 detail=redact(data[:200], self.pool.secrets),
             ) from None
         if not isinstance(obj, dict):
             raise ProviderError(
-                "malformed", f"{self.name} sent a stream chunk that is not an object.", True
+                ErrorKind.MALFORMED, f"{self.name} sent a stream chunk that is not an object.", True
             )
         return obj
 
     def oversized(self, what: str) -> ProviderError:
         """A reply over a bound (H6): malformed, and retried once only, as a repeat is likely."""
         return ProviderError(
-            "malformed",
+            ErrorKind.MALFORMED,
             f"{self.name} sent a reply over a safety limit ({what}), so it was refused; "
             "ask again, or switch models if it keeps happening.",
             retryable=True,
@@ -158,7 +155,7 @@ class SDKCall:
     def truncated(self) -> ProviderError:
         """A stream that ended without a finish reason (W10)."""
         return ProviderError(
-            "truncated",
+            ErrorKind.TRUNCATED,
             f"{self.name} ended the stream before the answer was complete.",
             retryable=True,
         )
@@ -262,7 +259,7 @@ class SDKCall:
 
     def _timeout(self, exc: BaseException) -> ProviderError:
         return ProviderError(
-            "timeout",
+            ErrorKind.TIMEOUT,
             f"{self.name} went silent for {self.idle_timeout:.0f} s.",
             retryable=True,
             detail=type(exc).__name__,
