@@ -177,7 +177,6 @@ class SDKCall:
         """Send the request and yield normalised parts; stops quietly when aborted."""
         import httpx2
 
-        status_error, conn_error, timeout_error = self._sdk_errors()
         self._model = request.model
         entry = self.pool.current()
         lease = self.slot.checkout(self.client_kwargs(entry.key, request))
@@ -188,22 +187,10 @@ class SDKCall:
         try:
             if abort.fired:
                 return
-            try:
-                manager = self._open(lease.client, request, self.request_options())
-                response = manager.__enter__()
-            except status_error as exc:
-                manager = None
-                raise self._from_status_error(exc, entry) from None
-            except timeout_error as exc:
-                manager = None
-                if abort.fired:
-                    return
-                raise self._timeout(exc) from None
-            except conn_error as exc:
-                manager = None
-                if abort.fired:
-                    return
-                raise connection_error(self.name, self.base_url, exc) from None
+            opened = self._send(lease, request, entry, abort)
+            if opened is None:
+                return
+            manager, response = opened
             http = response.http_response
             reason = "stream_error_cleanup"
             if abort.fired:
@@ -211,6 +198,7 @@ class SDKCall:
                 # down yet, so make sure the body is dropped, never drained.
                 abandon(http)
                 return
+            failures = (SSELimitError, ProviderError, httpx2.HTTPError, OSError)
             bounds = ToolCallBounds()
             try:
                 for part in self._parse(iter_sse(http), abort):
@@ -225,37 +213,59 @@ class SDKCall:
                         # drain it; the inner generators close after this flag is set.
                         abandon(http)
                         raise
-            except SSELimitError as exc:
+            except failures as exc:
                 if abort.fired:
                     return
-                raise self.oversized(str(exc)) from None
-            except ProviderError:
-                if abort.fired:
-                    return
-                raise
-            except (httpx2.TimeoutException, TimeoutError) as exc:
-                if abort.fired:
-                    return
-                raise self._timeout(exc) from None
-            except (httpx2.HTTPError, OSError) as exc:
-                if abort.fired:
-                    return
-                raise connection_error(self.name, self.base_url, exc) from None
+                if isinstance(exc, ProviderError):
+                    raise
+                raise self._stream_failure(exc) from None
             reason = "stream_request_complete"
             self.pool.report_success(entry.id)
         finally:
             abort.unbind(lease)
             if manager is not None:
-                if reason not in COMPLETE_REASONS and http is not None:
-                    abandon(http)
-                # Closed here, on the thread that owns the response, before the caller builds
-                # a partial answer; a close that fails poisons the client (W5).
-                try:
-                    manager.__exit__(None, None, None)
-                except Exception as exc:
-                    log.debug("closing the stream failed: %s", type(exc).__name__)
-                    lease.poison()
+                self._close_response(manager, http, reason, lease)
             lease.release(reason)
+
+    def _send(
+        self, lease: Any, request: ChatRequest, entry: Credential, abort: Abort
+    ) -> tuple[Any, Any] | None:
+        """Open the streamed response: (its context manager, the entered response), or None
+        when a stop cut the sending short; an SDK failure becomes a ProviderError."""
+        status_error, conn_error, timeout_error = self._sdk_errors()
+        try:
+            manager = self._open(lease.client, request, self.request_options())
+            return manager, manager.__enter__()
+        except status_error as exc:
+            raise self._from_status_error(exc, entry) from None
+        except conn_error as exc:  # the SDKs' timeout error is a connection error too
+            if abort.fired:
+                return None
+            if isinstance(exc, timeout_error):
+                raise self._timeout(exc) from None
+            raise connection_error(self.name, self.base_url, exc) from None
+
+    def _stream_failure(self, exc: BaseException) -> ProviderError:
+        """What a failure while reading the stream means: a bound passed, a stall, a drop."""
+        import httpx2
+
+        if isinstance(exc, SSELimitError):
+            return self.oversized(str(exc))
+        if isinstance(exc, httpx2.TimeoutException | TimeoutError):
+            return self._timeout(exc)
+        return connection_error(self.name, self.base_url, exc)
+
+    def _close_response(self, manager: Any, http: Any, reason: str, lease: Any) -> None:
+        """Close the response on the thread that owns it, before the caller builds a partial
+        answer: an unfinished body is dropped, never drained; a close that fails poisons the
+        client (W5)."""
+        if reason not in COMPLETE_REASONS and http is not None:
+            abandon(http)
+        try:
+            manager.__exit__(None, None, None)
+        except Exception as exc:
+            log.debug("closing the stream failed: %s", type(exc).__name__)
+            lease.poison()
 
     def _timeout(self, exc: BaseException) -> ProviderError:
         return ProviderError(
