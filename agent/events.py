@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -189,6 +189,9 @@ AgentEvent = (
     | CompactionFinished
 )
 """Any event the agent emits."""
+
+Sink = Callable[[AgentEvent], None]
+"""Where the agent sends its events; called from the worker thread."""
 
 STREAMED_TEXT = (TextDelta, ReasoningDelta)
 """The events that carry a piece of streamed text (adjacent ones of a kind may be joined)."""

@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_tui.agent")
 
-Sink = Callable[[ev.AgentEvent], None]
-
 
 @dataclass
 class TurnResult:
@@ -66,7 +64,7 @@ class Agent:
         self,
         config: Config,
         store: SessionStore | None = None,
-        sink: Sink | None = None,
+        sink: ev.Sink | None = None,
         *,
         workspace: Path | str | None = None,
         approve: ApprovalPolicy | None = None,
@@ -76,7 +74,7 @@ class Agent:
         from agent.tools.registry import default_registry
 
         self.config = config
-        self.sink: Sink = sink or (lambda _event: None)
+        self.sink: ev.Sink = sink or (lambda _event: None)
         self.workspace = Path(workspace or os.getcwd()).resolve()
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
@@ -93,12 +91,12 @@ class Agent:
         self.activity = ActivityClock(self._stamp_heartbeat)
         self.compressor = ContextCompressor(config.compression)
         self.skew_guard = CodeSkewGuard()
-        self.secrets = self.read_secrets()
+        self.secrets = self._read_secrets()
         self._ids = ToolCallIds()
         self._providers: dict[str, Provider] = {}
         self._turn_lock = threading.Lock()
 
-    def read_secrets(self) -> Secrets:
+    def _read_secrets(self) -> Secrets:
         """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
         secrets = Secrets.of(self.config)
         register_secret(*secrets.values)
@@ -426,7 +424,7 @@ class Agent:
         entered = self.control.enter_tools()
         try:
             # Read again per batch: the keys the environment holds now are the ones to withhold.
-            self.secrets = self.read_secrets()
+            self.secrets = self._read_secrets()
             context = ToolContext(
                 workspace=self.workspace,
                 approval_mode=self.config.agent.approval,

@@ -34,8 +34,6 @@ from agent.providers.errors import ProviderError, summarize
 
 log = logging.getLogger("hermes_tui.agent")
 
-Sink = Callable[[ev.AgentEvent], None]
-
 MAX_BACKOFF_SECONDS = 60.0
 
 
@@ -52,7 +50,7 @@ def stream_into(
     draft: Draft,
     parts: Iterator[StreamPart],
     abort: Abort,
-    sink: Sink,
+    sink: ev.Sink,
     touch: Callable[[], None],
     on_usage: Callable[[UsagePart], None],
 ) -> None:
@@ -120,7 +118,7 @@ def call_model(
     settings: AgentSettings,
     *,
     started: ev.RequestStarted,
-    sink: Sink,
+    sink: ev.Sink,
     touch: Callable[[], None],
     on_usage: Callable[[UsagePart], None],
 ) -> Draft:

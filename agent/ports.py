@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from agent.events import AgentEvent
+    from agent.events import Sink
     from agent.messages import Message
     from agent.providers.base import ChatRequest, Provider
     from agent.tools.approvals import Verdict
@@ -99,7 +99,7 @@ class CompactionHost(Protocol):
 
     session_id: str | None
     store: SessionStore | None
-    sink: Callable[[AgentEvent], None]
+    sink: Sink
 
     @property
     def messages(self) -> list[Message]:

@@ -30,7 +30,7 @@ class ToolBatch:
     control: TurnControl
     context: ToolContext
     approve: ApprovalPolicy | None
-    sink: Callable[[ev.AgentEvent], None]
+    sink: ev.Sink
     touch: Callable[[], None]
     redact: Callable[[str], str]
     keep: Callable[[Message], None]

@@ -6,7 +6,6 @@ store's token-count delta (with its cost, S2) and emits `UsageUpdated`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +66,7 @@ class UsageRecorder:
         model: str,
         session_id: str | None,
         writer: SessionWriter,
-        sink: Callable[[ev.AgentEvent], None],
+        sink: ev.Sink,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from agent.config import ProviderConfig
 from agent.kinds import ErrorKind
+from agent.providers.base import Provider
 from agent.providers.errors import ProviderError
-from agent.providers.streaming import SDKCall
 from agent.secrets import unsendable_key
 
 
-def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
+def make_provider(config: ProviderConfig, *, idle_timeout: float) -> Provider:
     """The adapter for `config`'s wire; a ProviderError that says which key is missing."""
     key = config.resolved_key()
     if not key:
