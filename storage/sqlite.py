@@ -60,7 +60,7 @@ def connect(path: Path) -> sqlite3.Connection:
 
     Usable from any one thread at a time (callers serialise it themselves).
     """
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn = _open(path)
     try:
         for pragma in CONNECTION_PRAGMAS:
             conn.execute(pragma)
@@ -72,14 +72,28 @@ def connect(path: Path) -> sqlite3.Connection:
 
 async def connect_async(path: Path) -> aiosqlite.Connection:
     """The same connection as `connect`, behind aiosqlite's worker thread, rows by name."""
-    pending = aiosqlite.Connection(functools.partial(connect, path), iter_chunk_size=64)
+    pending = aiosqlite.Connection(functools.partial(_open, path), iter_chunk_size=64)
     # A daemon worker: a process that dies before close() (a crash, a failed test) still
     # exits instead of waiting forever on an idle connection thread. Every commit is already
     # durable (synchronous=FULL); nothing is lost by not joining it.
     pending._thread.daemon = True
     conn = await pending
     conn.row_factory = aiosqlite.Row
+    try:
+        # Applied once connected, not by the opener: a file that is no database fails here,
+        # and close() then stops the worker thread properly (a failed opener leaves aiosqlite
+        # to stop it without waiting).
+        for pragma in CONNECTION_PRAGMAS:
+            await conn.execute(pragma)
+    except BaseException:
+        await conn.close()
+        raise
     return conn
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    # Opening reads nothing of the file yet; the first statement does.
+    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
 
 
 class LockWindow:
