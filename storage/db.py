@@ -58,7 +58,6 @@ class SessionDB:
 
     def __init__(self, conn: StoreConnection, exit_wait: float = DEFAULT_EXIT_WAIT) -> None:
         self.path = conn.path
-        self.lock_timeout = conn.lock_timeout
         self.exit_wait = exit_wait
         self.last_write_error: str | None = None
         # Called on the owning loop with the one-sentence reason each time a write fails.
