@@ -13,49 +13,28 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
-from agent.config import CompressionSettings, ProviderConfig
+from agent.config import CompressionSettings
 from agent.messages import Message
+from agent.models import estimate_tokens, tokens_for_chars
 from agent.providers.base import Abort, ChatRequest, ReasoningPart, TextPart, ThinkingPart
 from agent.providers.errors import ProviderError
+
+if TYPE_CHECKING:
+    from agent.ports import CompactionHost
+    from agent.providers.base import Provider
 
 log = logging.getLogger("hermes_tui.compaction")
 
 COOLDOWN_LADDER = (60.0, 300.0, 900.0)
 """Seconds automatic compaction waits after the 1st, 2nd, 3rd and later failures (C3)."""
-
-DEFAULT_CONTEXT_WINDOW = 32_768
-"""Used when neither the provider config nor the table knows the model: small on purpose,
-so an unknown (often local) model is compacted early rather than overflowed."""
-
-# Longest prefix wins; matched against the model name in lower case.
-KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-5", 400_000),
-    ("o1", 200_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-    ("claude", 200_000),
-    ("gemini-1.5", 1_048_576),
-    ("gemini-2", 1_048_576),
-    ("grok-4", 256_000),
-    ("grok-3", 131_072),
-    ("deepseek", 128_000),
-    ("llama-3", 131_072),
-    ("hermes-4", 131_072),
-    ("qwen", 32_768),
-    ("mistral", 32_768),
-)
 
 SUMMARY_KEY = "compaction_summary"
 """`display_metadata` key of a row that carries a compaction summary (standalone or merged)."""
@@ -114,35 +93,6 @@ def log_session(session_id: str | None) -> Iterator[None]:
 install_log_context()
 
 
-# -- windows and estimates ----------------------------------------------------------------
-def context_window(provider: ProviderConfig | None, model: str) -> int:
-    """The model's window: provider `context_window`, else the table, else a safe default."""
-    if provider is not None and provider.context_window:
-        return int(provider.context_window)
-    name = model.lower().rsplit("/", 1)[-1]
-    best: tuple[int, int] | None = None
-    for prefix, window in KNOWN_CONTEXT_WINDOWS:
-        if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
-            best = (len(prefix), window)
-    return best[1] if best else DEFAULT_CONTEXT_WINDOW
-
-
-def estimate_tokens(
-    messages: list[Message], system: str | None = None, tools: list[dict[str, Any]] | None = None
-) -> int:
-    """A rough, deterministic estimate of what the model sees: ~4 characters a token."""
-    chars = len(system or "") + (len(json.dumps(tools)) if tools else 0)
-    count = 0
-    for m in messages:
-        if m.is_display:
-            continue
-        count += 1
-        chars += len(m.content or "")
-        for call in m.tool_calls:
-            chars += len(call.name) + len(call.arguments or "")
-    return chars // 4 + 4 * count
-
-
 def _model_visible(m: Message) -> bool:
     return not m.is_display and not m.ephemeral
 
@@ -159,8 +109,8 @@ def is_summary_row(message: Message | dict[str, Any]) -> bool:
 def override_text(message: Message, text: str) -> bool:
     """Replace a message's text with a clean version, unless it carries a summary (C5).
 
-    Every in-memory "clean text" override goes through here; the database twin is
-    `SessionDB.override_message_content`. Returns False when the row is protected.
+    Every "clean text" override goes through here; the store has no way to rewrite a
+    message's text but the compaction's own merge. Returns False when the row is protected.
     """
     if is_summary_row(message):
         log.info("refused to overwrite a row that carries the compaction summary")
@@ -305,16 +255,7 @@ class CompactionResult:
     message: str = ""
     summarised: int = 0
     summary_tokens: int = 0
-    tokens_before: int = 0
     tokens_after: int = 0
-
-
-@dataclass
-class _Committed:
-    display: Message | None = None
-    summary_row: Message | None = None
-    merged_into: Message | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # -- the compressor ---------------------------------------------------------------------------
@@ -383,20 +324,19 @@ class ContextCompressor:
         )
 
     # -- measuring ----------------------------------------------------------------------------
-    def measure(self, agent: Any) -> tuple[int, int]:
+    def measure(self, host: CompactionHost) -> tuple[int, int]:
         """(estimated tokens of the next request, the model's window)."""
-        request = agent._request()
+        request = host.request()
         tokens = estimate_tokens(request.messages, request.system, request.tools)
-        window = context_window(agent.config.provider(agent.provider_name), agent.model_name)
-        return tokens, window
+        return tokens, host.context_window
 
     def over_threshold(self, tokens: int, window: int) -> bool:
         return tokens >= self.settings.threshold * window
 
     # -- entry points -----------------------------------------------------------------------
-    def maybe_compact(self, agent: Any) -> CompactionResult | None:
+    def maybe_compact(self, host: CompactionHost) -> CompactionResult | None:
         """Before a model call: compact when over threshold and allowed; warn once if blocked."""
-        tokens, window = self.measure(agent)
+        tokens, window = self.measure(host)
         if not self.over_threshold(tokens, window):
             return None  # below the threshold: never compact, never warn (C4)
         reason = self.blocked_reason()
@@ -404,10 +344,10 @@ class ContextCompressor:
             text = self.blocked_warning(reason, tokens, window)
             if text is not None:
                 log.warning("%s", text)
-                agent.sink(ev.Notice(text, "warning"))
+                host.sink(ev.Notice(text, "warning"))
             return None
         self.turn_attempts += 1
-        return self.compact(agent, reason="auto", tokens=tokens, window=window)
+        return self.compact(host, reason="auto", tokens=tokens, window=window)
 
     def cancel(self) -> None:
         """Cancel a running compaction (the user stopped the turn)."""
@@ -418,7 +358,7 @@ class ContextCompressor:
 
     def compact(
         self,
-        agent: Any,
+        host: CompactionHost,
         *,
         focus: str | None = None,
         reason: str = "manual",
@@ -427,9 +367,9 @@ class ContextCompressor:
     ) -> CompactionResult:
         """Run one compaction on the calling thread's behalf; blocks until it ends."""
         if tokens is None or window is None:
-            tokens, window = self.measure(agent)
-        settings = agent.config.compression
-        plan = plan_cut(agent.messages, settings.protect_first, settings.keep_recent)
+            tokens, window = self.measure(host)
+        settings = self.settings
+        plan = plan_cut(host.messages, settings.protect_first, settings.keep_recent)
         if plan is None:
             result = CompactionResult(
                 False, "nothing", "Nothing to compact yet: the conversation is short."
@@ -437,21 +377,20 @@ class ContextCompressor:
             if reason == "auto":
                 # An attempt that cannot shrink the context counts like a failed one.
                 self.record_failure("nothing to summarise")
-            agent.sink(ev.Notice(result.message, "info"))
+            host.sink(ev.Notice(result.message, "info"))
             return result
-        agent.sink(ev.CompactionStarted(reason))
-        outcome = self._run(agent, plan, focus)
-        outcome.tokens_before = tokens
+        host.sink(ev.CompactionStarted(reason))
+        outcome = self._run(host, plan, focus)
         if outcome.ok:
             self.record_success()
-            after, _ = self.measure(agent)
+            after, _ = self.measure(host)
             outcome.tokens_after = after
             outcome.message = (
                 f"Compacted {outcome.summarised} messages into a summary of about "
                 f"{outcome.summary_tokens} tokens (context ~{tokens} -> ~{after} tokens)."
             )
             log.info("compaction committed: %s", outcome.message)
-            agent.sink(ev.DisplayRow("compaction", {"summarised": outcome.summarised}))
+            host.sink(ev.DisplayRow("compaction", {"summarised": outcome.summarised}))
         else:
             if outcome.reason != "cancelled":
                 cooldown = self.record_failure(outcome.reason)
@@ -460,30 +399,26 @@ class ContextCompressor:
                     f"Automatic compaction pauses for {cooldown:.0f} s."
                 )
             log.info("compaction did not commit: %s", outcome.message)
-        agent.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, outcome.message))
+        host.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, outcome.message))
         return outcome
 
     # -- one run ----------------------------------------------------------------------------
-    def _run(self, agent: Any, plan: Plan, focus: str | None) -> CompactionResult:
-        settings = agent.config.compression
-        provider = agent._provider()
+    def _run(self, host: CompactionHost, plan: Plan, focus: str | None) -> CompactionResult:
+        provider = host.provider()
         provider.call_deadline = None
-        provider_config = agent.config.provider(agent.provider_name)
-        request = ChatRequest(
-            model=agent.model_name,
+        # The model's own request (model, output limit, routing key C7), asking for a summary.
+        request = replace(
+            host.request(),
             messages=[Message("user", render_transcript(plan.summarised, focus))],
             system=SUMMARY_SYSTEM_PROMPT,
             tools=[],
-            max_tokens=provider_config.max_tokens,
-            extra_body=agent.routing_body(),
         )
         fence = CommitFence()
         abort = Abort()
         progress = _Progress()
-        committed = _Committed()
 
         def commit(summary: str) -> None:
-            self._commit(agent, plan, summary, committed)
+            self._commit(host, plan, summary)
 
         context = contextvars.copy_context()
         helper = threading.Thread(
@@ -497,17 +432,17 @@ class ContextCompressor:
         self.helper = helper
         helper.start()
         try:
-            result = self._wait(agent, progress, fence, abort, settings)
+            result = self._wait(host, progress, fence, abort, self.settings)
         finally:
             with self._active_lock:
                 self._active = None
         result.summarised = len(plan.summarised) if result.ok else 0
-        result.summary_tokens = _tokens_of(progress.chars)
+        result.summary_tokens = tokens_for_chars(progress.chars)
         return result
 
     def _summarise(
         self,
-        provider: Any,
+        provider: Provider,
         request: ChatRequest,
         abort: Abort,
         progress: _Progress,
@@ -556,7 +491,7 @@ class ContextCompressor:
 
     def _wait(
         self,
-        agent: Any,
+        host: CompactionHost,
         progress: _Progress,
         fence: CommitFence,
         abort: Abort,
@@ -583,8 +518,8 @@ class ContextCompressor:
                 return CompactionResult(False, "error", f"Compaction failed: {progress.error}.")
             if chunks != seen:
                 seen, last = chunks, now
-                agent.activity.touch()
-                agent.sink(ev.CompactionProgress(_tokens_of(chars)))
+                host.touch()
+                host.sink(ev.CompactionProgress(tokens_for_chars(chars)))
             if cancel is not None:
                 kind, message = "cancelled", "Compaction cancelled."
             elif now >= ceiling:
@@ -607,9 +542,9 @@ class ContextCompressor:
             return CompactionResult(False, kind, message)
 
     # -- the commit -------------------------------------------------------------------------
-    def _commit(self, agent: Any, plan: Plan, summary: str, out: _Committed) -> None:
+    def _commit(self, host: CompactionHost, plan: Plan, summary: str) -> None:
         """Replace the middle by the summary in the database first, then in memory."""
-        messages = agent.messages
+        messages = host.messages
         head, middle, tail = (
             messages[: plan.head],
             messages[plan.head : plan.tail],
@@ -635,7 +570,7 @@ class ContextCompressor:
             merged_content = f"{text}\n\n{first.content}" if first.content else text
             merged_meta = {**(first.display_metadata or {}), SUMMARY_KEY: "merged"}
             merged_meta["summary_chars"] = len(text)
-        store, session_id = agent.store, agent.session_id
+        store, session_id = host.store, host.session_id
         if store is not None and session_id is not None:
             store.flush_threadsafe()
             rows = [display.to_row()] + ([summary_row.to_row()] if summary_row else [])
@@ -655,10 +590,8 @@ class ContextCompressor:
         if merged_content is not None:
             first.content = merged_content
             first.display_metadata = merged_meta
-            out.merged_into = first
         kept = [display] + ([summary_row] if summary_row else [])
-        agent.messages = head + kept + tail
-        out.display, out.summary_row = display, summary_row
+        host.replace_messages(head + kept + tail)
 
 
 def _role_class(message: Message | None) -> str | None:
@@ -674,7 +607,3 @@ def _summary_role(before: Message | None, after: Message) -> str | None:
         if role not in taken:
             return role
     return None
-
-
-def _tokens_of(chars: int) -> int:
-    return (chars + 3) // 4

@@ -7,14 +7,16 @@ import json
 import os
 import re
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from agent.kinds import ApprovalMode, BusyInputMode
 from agent.secrets import header_problem, is_credential_name, safe_url, unsendable_key
 
 DEFAULT_MAX_ITERATIONS = 500
-BUSY_INPUT_MODES = ("queue", "steer", "interrupt")
-APPROVAL_MODES = ("ask", "auto-edit", "yolo")
+LOOPBACK_URL_PREFIXES = ("://127.0.0.1", "://localhost", "://[::1]")
+"""A `base_url` containing one of these points at this machine."""
 PROVIDER_KINDS = ("openai", "anthropic")
 DEMO_PROVIDER = "demo"
 DEMO_MODEL = "demo-model"
@@ -59,6 +61,12 @@ class ProviderConfig:
                 return os.environ[name]
         return None
 
+    @property
+    def is_local(self) -> bool:
+        """True for a server on this machine (Ollama, llama.cpp, vLLM): it needs no real key."""
+        url = self.base_url or ""
+        return any(host in url for host in LOOPBACK_URL_PREFIXES)
+
     def __repr__(self) -> str:  # never print a key, nor the credentials of a URL (K3, H5)
         url = safe_url(self.base_url) or None
         return f"ProviderConfig(name={self.name!r}, kind={self.kind!r}, base_url={url!r})"
@@ -69,8 +77,8 @@ class AgentSettings:
     """The `agent:` section."""
 
     max_iterations: int = DEFAULT_MAX_ITERATIONS
-    busy_input_mode: str = "queue"
-    approval: str = "ask"
+    busy_input_mode: BusyInputMode = BusyInputMode.QUEUE
+    approval: ApprovalMode = ApprovalMode.ASK
     stall_timeout_seconds: float = 300.0
     stream_idle_timeout_seconds: float = 180.0
     max_retries: int = 5
@@ -265,6 +273,8 @@ def _section(path: Path, raw: dict[str, Any], name: str, cls: type) -> Any:
 def _coerce(path: Path, mapping: Any, label: str, key: str, value: Any, default: Any) -> Any:
     if default is None or value is None:
         return value
+    if isinstance(default, StrEnum) and isinstance(value, str):
+        return _choice(path, mapping, label, key, value, default)
     expected = type(default)
     if expected is tuple:
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
@@ -283,17 +293,18 @@ def _coerce(path: Path, mapping: Any, label: str, key: str, value: Any, default:
     )
 
 
+def _choice(path: Path, mapping: Any, label: str, key: str, value: str, default: StrEnum) -> Any:
+    """A string setting with named choices (`agent.approval`...) as its StrEnum member."""
+    choices = type(default)
+    if value not in choices.__members__.values():
+        raise ConfigError(
+            f"{_where(path, mapping, key)}: `{label}` must be one of "
+            f"{', '.join(choices)}, got {value!r}."
+        )
+    return choices(value)
+
+
 def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
-    checks = {
-        ("agent", "busy_input_mode"): BUSY_INPUT_MODES,
-        ("agent", "approval"): APPROVAL_MODES,
-    }
-    for (section, key), allowed in checks.items():
-        if section == name and getattr(settings, key) not in allowed:
-            raise ConfigError(
-                f"{_where(path, body, key)}: `{name}.{key}` must be one of "
-                f"{', '.join(allowed)}, got {getattr(settings, key)!r}."
-            )
     if name == "agent" and settings.max_iterations < 1:
         raise ConfigError(f"{_where(path, body, 'max_iterations')}: must be at least 1.")
     if name == "agent":
@@ -458,21 +469,9 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
             raise ConfigError(f"{_where(path, raw, key)}: unknown key `{key}` (known: {known}).")
     providers = _env_providers(_providers(path, raw))
     sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
-    keys = raw.get("keys") or {}
-    if not isinstance(keys, dict):
-        raise ConfigError(f"{_where(path, raw, 'keys')}: `keys` must map binding ids to keys.")
-    model = raw.get("model")
-    if model is not None and not isinstance(model, str):
-        raise ConfigError(f"{_where(path, raw, 'model')}: `model` must be provider:model.")
-    if model:
-        provider_name, _ = _checked_model(path, raw, model)
-        if provider_name not in providers and provider_name != DEMO_PROVIDER:
-            known = ", ".join(sorted(providers)) or "none"
-            raise ConfigError(
-                f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "
-                f"which is not configured (configured: {known})."
-            )
-    usable = {n for n, p in providers.items() if p.resolved_key() or _is_local(p)}
+    keys = _binding_keys(path, raw)
+    model = _configured_model(path, raw, providers)
+    usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:
         model = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
         if model is None and usable:
@@ -487,14 +486,33 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         problem = unsendable_key(providers[split_model_ref(model)[0]])
         if problem:
             raise ConfigError(problem)
-    return Config(
-        home=home,
-        model=model,
-        providers=providers,
-        keys={str(k): str(v) for k, v in keys.items()},
-        demo=is_demo,
-        **sections,
-    )
+    return Config(home=home, model=model, providers=providers, keys=keys, demo=is_demo, **sections)
+
+
+def _binding_keys(path: Path, raw: dict[str, Any]) -> dict[str, str]:
+    """The `keys:` section: binding id -> key."""
+    keys = raw.get("keys") or {}
+    if not isinstance(keys, dict):
+        raise ConfigError(f"{_where(path, raw, 'keys')}: `keys` must map binding ids to keys.")
+    return {str(k): str(v) for k, v in keys.items()}
+
+
+def _configured_model(
+    path: Path, raw: dict[str, Any], providers: dict[str, ProviderConfig]
+) -> str | None:
+    """The `model:` setting, checked to name a configured provider (or None)."""
+    model = raw.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError(f"{_where(path, raw, 'model')}: `model` must be provider:model.")
+    if model:
+        provider_name, _ = _checked_model(path, raw, model)
+        if provider_name not in providers and provider_name != DEMO_PROVIDER:
+            known = ", ".join(sorted(providers)) or "none"
+            raise ConfigError(
+                f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "
+                f"which is not configured (configured: {known})."
+            )
+    return model
 
 
 def _checked_model(path: Path, raw: Any, model: str) -> tuple[str, str]:
@@ -502,12 +520,6 @@ def _checked_model(path: Path, raw: Any, model: str) -> tuple[str, str]:
         return split_model_ref(model)
     except ConfigError as exc:
         raise ConfigError(f"{_where(path, raw, 'model')}: {exc}") from None
-
-
-def _is_local(provider: ProviderConfig) -> bool:
-    """Local servers (Ollama, llama.cpp, vLLM) need no real key."""
-    url = provider.base_url or ""
-    return any(host in url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
 
 
 def save_ui_theme(home: Path, name: str) -> None:

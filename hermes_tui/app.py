@@ -338,8 +338,7 @@ class HermesApp(App[int]):
         status = self.status_panel.status
         status.model = self.agent.model_ref
         status.provider = self.agent.provider_name
-        provider = self.config.providers.get(self.agent.provider_name)
-        status.context_window = (provider.context_window if provider else None) or 128_000
+        status.context_window = self.agent.context_window
         self._tick()
 
     @property

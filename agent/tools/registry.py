@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
 from agent.tools.approvals import (
     AlwaysScope,
@@ -19,8 +20,6 @@ from agent.tools.approvals import (
     always_scope,
     declined_message,
 )
-
-APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 
 DECLINED = "The user declined to run this tool call."
 NO_APPROVER = (
@@ -56,7 +55,7 @@ class ToolContext:
     """Where and how a tool call runs: workspace, approval mode and callback, limits."""
 
     workspace: Path
-    approval_mode: str = "ask"
+    approval_mode: str = ApprovalMode.ASK
     approve: Callable[[ApprovalRequest], bool | Verdict] | None = None
     approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
     shell_timeout: float = 120.0
@@ -138,43 +137,67 @@ _TYPE_NAMES = {
 }
 
 
-def _coerce(value: Any, kind: str) -> Any:
-    """Return `value` as JSON-schema type `kind`, leniently; raise ValueError if impossible."""
-    if kind == "string":
-        if isinstance(value, str):
-            return value
-    elif kind == "integer":
-        if isinstance(value, bool):
-            raise ValueError
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-            return int(value.strip())
-    elif kind == "number":
-        if isinstance(value, bool):
-            raise ValueError
-        if isinstance(value, int | float) and math.isfinite(value):
-            return value
-        if isinstance(value, str):
-            number = float(value.strip())
-            if math.isfinite(number):
-                return number
-    elif kind == "boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
-    elif kind == "object":
-        if isinstance(value, dict):
-            return value
-    elif kind == "array":
-        if isinstance(value, list):
-            return value
-    else:
+def _as_string(value: Any) -> Any:
+    if isinstance(value, str):
         return value
     raise ValueError
+
+
+def _as_integer(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value.strip())
+    raise ValueError
+
+
+def _as_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int | float) and math.isfinite(value):
+        return value
+    if isinstance(value, str):
+        number = float(value.strip())
+        if math.isfinite(number):
+            return number
+    raise ValueError
+
+
+def _as_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError
+
+
+def _of_type(kind: type) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, kind):
+            return value
+        raise ValueError
+
+    return check
+
+
+_COERCERS: dict[str, Callable[[Any], Any]] = {
+    "string": _as_string,
+    "integer": _as_integer,
+    "number": _as_number,
+    "boolean": _as_boolean,
+    "object": _of_type(dict),
+    "array": _of_type(list),
+}
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    """Return `value` as JSON-schema type `kind`, leniently; raise ValueError if impossible."""
+    coerce = _COERCERS.get(kind)
+    return value if coerce is None else coerce(value)
 
 
 def validate_args(tool: Tool, args: Any) -> dict[str, Any]:
@@ -274,11 +297,11 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             return False
-        if mode == "yolo":
+        if mode == ApprovalMode.YOLO:
             return False
         if protected:
             return True
-        if mode == "auto-edit":
+        if mode == ApprovalMode.AUTO_EDIT:
             return tool.kind == "shell"
         # "ask", and any unknown mode, is treated as the safest one.
         return tool.kind in ("edit", "shell")

@@ -1,28 +1,14 @@
-"""ContextCompressor policy without a network: window, planning, ladder, warning, fence."""
+"""ContextCompressor policy without a network: planning, ladder, warning, fence."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent import events as ev
-from agent.compaction import (
-    DEFAULT_CONTEXT_WINDOW,
-    CommitFence,
-    ContextCompressor,
-    context_window,
-    plan_cut,
-    render_transcript,
-)
+from agent.compaction import CommitFence, ContextCompressor, plan_cut, render_transcript
 from agent.config import CompressionSettings, Config, ProviderConfig
 from agent.loop import Agent
 from agent.messages import Message, ToolCall
-
-
-def test_window_from_config_then_table_then_safe_default():
-    assert context_window(ProviderConfig("p", context_window=12345), "gpt-4o") == 12345
-    assert context_window(ProviderConfig("p"), "gpt-4o-mini") == 128_000
-    assert context_window(ProviderConfig("p"), "anthropic/claude-sonnet-4-5") == 200_000
-    assert context_window(ProviderConfig("p"), "my-local-model") == DEFAULT_CONTEXT_WINDOW
 
 
 def conversation() -> list[Message]:

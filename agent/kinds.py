@@ -1,0 +1,79 @@
+"""The named states and kinds the agent reports, as StrEnums.
+
+Each value equals the bare string used before, so JSON output, stored rows and comparisons
+with plain strings are unchanged (`TurnStatus.OK == "ok"`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class TurnStatus(StrEnum):
+    """How a turn ended (`TurnResult.status`, `TurnFinished.status`)."""
+
+    OK = "ok"
+    ERROR = "error"
+    STOPPED = "stopped"
+    BUDGET = "budget"
+    """`agent.max_iterations` model calls were spent (A1)."""
+    TRUNCATED = "truncated"
+    """The answer was cut off at the model's output limit."""
+
+
+class BusyInputMode(StrEnum):
+    """What Enter does while a turn runs (`agent.busy_input_mode`, T1)."""
+
+    QUEUE = "queue"
+    STEER = "steer"
+    INTERRUPT = "interrupt"
+
+
+class Phase(StrEnum):
+    """What the agent is doing now (`Agent.phase`)."""
+
+    IDLE = "idle"
+    MODEL = "model"
+    """A turn runs and is (or is about to be) in a model call: a redirect cancels it."""
+    TOOLS = "tools"
+    """A turn runs its tool batch: a redirect degrades to a steer (T5)."""
+    COMPACTING = "compacting"
+    """`/compact` runs outside a turn."""
+
+
+class ErrorKind(StrEnum):
+    """Why a turn or a provider call failed (`ProviderError.kind`, `TurnError.kind`)."""
+
+    # Provider failures (K2); `ProviderError.retryable` says which ones a retry can help.
+    AUTH = "auth"
+    RATE_LIMIT = "rate_limit"
+    CONTEXT_LENGTH = "context_length"
+    NOT_FOUND = "not_found"
+    SERVER = "server"
+    CONNECTION = "connection"
+    TIMEOUT = "timeout"
+    TRUNCATED = "truncated"
+    MALFORMED = "malformed"
+    BAD_REQUEST = "bad_request"
+    GEMINI_LEGACY_KEY = "gemini_legacy_key"
+    CONFIG = "config"
+    EMPTY = "empty"
+    """The model answered with no text and no tool call twice (A6)."""
+    # Failures of the turn outside the provider.
+    UPGRADED = "upgraded"
+    """The installed code changed under the running app (L4)."""
+    STORAGE = "storage"
+    INTERNAL = "internal"
+    OTHER = "error"
+    """`TurnError`'s default when nothing more is known."""
+
+
+class ApprovalMode(StrEnum):
+    """`agent.approval`: which tool calls need the user's yes (A4)."""
+
+    ASK = "ask"
+    """Writes and shell need a yes in a modal."""
+    AUTO_EDIT = "auto-edit"
+    """File edits run without asking (protected paths still ask, H3); shell asks."""
+    YOLO = "yolo"
+    """Nothing asks, not even a write to a protected path (H3)."""

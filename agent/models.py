@@ -1,0 +1,88 @@
+"""What the agent knows about a model: its context window and how to estimate tokens.
+
+The one home of both numbers: compaction measures against `context_window_for` and the
+status bar's context bar shows the same window, so the bar fills up exactly as the agent
+gets closer to compacting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from agent.config import ProviderConfig, split_model_ref
+
+if TYPE_CHECKING:
+    from agent.config import Config
+    from agent.messages import Message
+
+DEFAULT_CONTEXT_WINDOW = 32_768
+"""The window of a model that neither `providers.NAME.context_window` nor the table knows.
+
+Small on purpose: an unknown model is most often a local one (Ollama, llama.cpp, vLLM) whose
+server runs with a small window, and compacting early loses nothing (the full history stays
+in the database), while overflowing the window fails the request.
+"""
+
+# Longest prefix wins; matched against the model name (after any `vendor/`) in lower case.
+KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("claude", 200_000),
+    ("gemini-1.5", 1_048_576),
+    ("gemini-2", 1_048_576),
+    ("grok-4", 256_000),
+    ("grok-3", 131_072),
+    ("deepseek", 128_000),
+    ("llama-3", 131_072),
+    ("hermes-4", 131_072),
+    ("qwen", 32_768),
+    ("mistral", 32_768),
+)
+
+CHARS_PER_TOKEN = 4
+"""The rough, deterministic estimate used wherever no provider count is at hand."""
+
+
+def context_window(provider: ProviderConfig | None, model: str) -> int:
+    """The model's window: provider `context_window`, else the table, else the default."""
+    if provider is not None and provider.context_window:
+        return int(provider.context_window)
+    name = model.lower().rsplit("/", 1)[-1]
+    best: tuple[int, int] | None = None
+    for prefix, window in KNOWN_CONTEXT_WINDOWS:
+        if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), window)
+    return best[1] if best else DEFAULT_CONTEXT_WINDOW
+
+
+def context_window_for(config: Config, model_ref: str) -> int:
+    """The window of `provider:model` under `config` (an unconfigured provider: the table)."""
+    provider_name, model = split_model_ref(model_ref)
+    return context_window(config.providers.get(provider_name), model)
+
+
+def tokens_for_chars(chars: int) -> int:
+    """Estimated tokens of `chars` characters of text, rounded up."""
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def estimate_tokens(
+    messages: list[Message], system: str | None = None, tools: list[dict[str, Any]] | None = None
+) -> int:
+    """A rough, deterministic estimate of what the model sees: ~4 characters a token."""
+    chars = len(system or "") + (len(json.dumps(tools)) if tools else 0)
+    count = 0
+    for m in messages:
+        if m.is_display:
+            continue
+        count += 1
+        chars += len(m.content or "")
+        for call in m.tool_calls:
+            chars += len(call.name) + len(call.arguments or "")
+    return chars // CHARS_PER_TOKEN + 4 * count
