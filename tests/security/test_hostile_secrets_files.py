@@ -76,7 +76,8 @@ async def test_theme_keeps_a_0600_config_0600_and_rewrites_it_atomically(
     assert sorted(p.name for p in hermes_home.iterdir() if "config" in p.name) == ["config.yaml"]
 
 
-async def test_state_db_wal_and_shm_are_0600_in_a_0700_home(tmp_path: Path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+async def test_state_db_wal_and_shm_are_0600_in_a_0700_home(tmp_path: Path):
     home = tmp_path / "fresh-home"
     db = await SessionDB.open(home / "state.db")
     try:
@@ -102,7 +103,8 @@ async def test_an_old_world_readable_state_db_is_tightened(tmp_path: Path):
         await db.close()
 
 
-def test_the_theme_cache_is_0600_in_a_0700_folder(tmp_path: Path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+def test_the_theme_cache_is_0600_in_a_0700_folder(tmp_path: Path):
     home = tmp_path / "home"
     home.mkdir()
     load_themes(home)

@@ -13,7 +13,8 @@ import sqlite3
 from contextlib import ExitStack
 
 from helpers import held_write_lock
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from agent.config import StorageSettings
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from textual.widgets import OptionList, Static
 from textual.widgets._toast import Toast
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from agent.compaction import SUMMARY_KEY
 from agent.tools.approvals import Verdict

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, reply, run_turn, wait_until
+from ui.tui_helpers import answer_approval, reply, run_turn
+from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen
@@ -194,6 +195,7 @@ async def test_model_switch_writes_and_shows_a_marker_that_is_never_sent(make_ap
 
 
 async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted):
+    """U2: an unknown command says so and is never sent to the model."""
     server = scripted({"replies": [reply("never")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -205,6 +207,7 @@ async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted):
 
 
 async def test_help_lists_every_command_and_key(make_app):
+    """U2: /help lists the slash commands and the keys, from the same tables."""
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"/help", "enter")
@@ -229,6 +232,7 @@ async def test_title_renames_the_session(make_app, scripted):
 
 
 async def test_panels_toggle_from_the_keyboard(make_app):
+    """U1: the side panels toggle from the keyboard."""
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -243,6 +247,7 @@ async def test_panels_toggle_from_the_keyboard(make_app):
 
 
 async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, scripted):
+    """U1: the layout works at 80x24."""
     server = scripted({"replies": [reply("A short answer.")]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -257,6 +262,7 @@ async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, sc
 
 
 async def test_composer_newline_history_and_completion(make_app, scripted):
+    """U2, U3: slash commands complete; the composer takes newlines and keeps history."""
     server = scripted({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from textual import events
 from textual.widgets import Button, Input, Static
-from ui.tui_helpers import FakeClock, answer_approval, approval_dialog, reply, wait_until
+from ui.tui_helpers import FakeClock, answer_approval, approval_dialog, reply
+from waits import wait_until
 
 from agent.tools.approvals import AlwaysScope
 from hermes_tui.screens.approval import UNARMED_HINT, ApprovalScreen

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, run_turn, wait_until
+from ui.tui_helpers import FIXED_NOW, run_turn
+from waits import wait_until
 
 from agent.config import load_config
 from agent.recovery import RECOVERY_NOTE

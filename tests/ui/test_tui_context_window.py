@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, wait_until
+from ui.tui_helpers import FIXED_NOW
+from waits import wait_until
 
 from agent.config import load_config
 from agent.models import DEFAULT_CONTEXT_WINDOW

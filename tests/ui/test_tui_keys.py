@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 from textual.widgets._markdown import MarkdownFence
-from ui.tui_helpers import reply, run_turn, wait_until
+from ui.tui_helpers import reply, run_turn
+from waits import wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp

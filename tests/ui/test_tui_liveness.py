@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.tool_block import ToolBlock

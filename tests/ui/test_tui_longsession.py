@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn, wait_until
+from ui.tui_helpers import reply, run_turn
+from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 from hermes_tui.widgets.transcript import MAX_MOUNTED, PAGE_ROWS

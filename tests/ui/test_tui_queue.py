@@ -6,7 +6,8 @@ import threading
 
 import pytest
 from textual import events
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine, UserMessage

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.tool_block import ToolBlock

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn, wait_until
+from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn
+from waits import wait_until
 
 from hermes_tui.screens.help import HelpScreen
 from hermes_tui.widgets.reasoning import ReasoningBlock

@@ -10,7 +10,7 @@ import time
 
 from textual.app import App, ComposeResult
 from textual.screen import Screen
-from ui.tui_helpers import wait_until
+from waits import wait_until
 
 from agent import events as ev
 from hermes_tui.app import STATUS_STREAM_SECONDS
@@ -47,7 +47,7 @@ async def test_text_arriving_while_an_update_rests_goes_into_the_next_update():
         await stream.write("one ")
         await wait_until(pilot, lambda: answer.source == "one ")
         await stream.write("two ")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.02)  # a later moment of the same rest (80 ms)
         await stream.write("three")
         await wait_until(pilot, lambda: answer.source == "one two three")
         await stream.stop()
@@ -78,7 +78,7 @@ async def test_stop_shows_everything_written_at_once_even_mid_rest():
             for piece in pieces:
                 await stream.write(piece)
                 if rng.random() < 0.3:
-                    await pilot.pause(rng.random() / 100)
+                    await pilot.pause(rng.random() / 100)  # a random moment in a rest
             started = asyncio.get_running_loop().time()
             await stream.stop()
             assert asyncio.get_running_loop().time() - started < 0.5
@@ -165,6 +165,7 @@ async def test_streamed_text_redraws_the_status_panel_at_most_ten_times_a_second
         # A skipped batch is drawn when the interval ends: the panel never lags behind.
         await wait_until(pilot, lambda: drawn[-1] >= last_batch, what="catch-up")
         count = len(drawn)
+        # Time passing with no batch is the subject: nothing may be drawn during it.
         await asyncio.sleep(STATUS_STREAM_SECONDS * 1.5)
         assert len(drawn) == count  # one catch-up at most, not one per skipped batch
         await app._apply_events([ev.TextDelta("later")])

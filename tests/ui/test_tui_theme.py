@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.filter import ANSIToTruecolor
-from ui.tui_helpers import wait_until
+from waits import wait_until
 
 from agent.config import load_config, save_ui_theme
 from hermes_tui.app import HermesApp

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 from textual.app import App, ComposeResult
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from agent import events as ev
 from hermes_tui import commands
