@@ -113,7 +113,7 @@ def outside(raw: str, workspace: Path) -> ToolError:
     return ToolError(f"Refused: {raw} is outside the workspace {workspace}.")
 
 
-def changed(rel: str, what: str = "it") -> ToolError:
+def changed(rel: str, what: str) -> ToolError:
     """The refusal for a path that changed between its check and its use."""
     return ToolError(
         f"Refused: {rel} changed since it was checked ({what}); nothing was written or read. "
