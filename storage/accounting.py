@@ -236,14 +236,11 @@ class TokenAccounting:
         another process kept the database locked that long (they are lost, `lost` counts
         them, and the caller says so).
         """
-        error: StorageError | None = None
         try:
+            # A lock that outlasts the drain raises the error _drop_queue kept as _lost_error.
             self.stop_writer(give_up_at=give_up_at)
             self._drain_inline()
-        except StorageError as exc:
-            error = exc
         finally:
-            error = error or self._lost_error
             if self._atexit is not None:
                 atexit.unregister(self._atexit)
                 self._atexit = None
@@ -252,8 +249,8 @@ class TokenAccounting:
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None
-        if error is not None:
-            raise error
+        if self._lost_error is not None:
+            raise self._lost_error  # deltas the stopping writer dropped
 
     def stop_writer(self, timeout: float | None = None, give_up_at: float | None = None) -> None:
         """Tell the writer to drain and exit, and wait for it; later queue calls apply inline.

@@ -11,28 +11,31 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from helpers import released_by_flush
+from helpers import held_write_lock, released_by_flush
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from waits import wait_until
 
-from storage import SessionDB, StorageClosedError
+from storage import SessionDB, StorageClosedError, StorageFullError, StorageLockedError
 from storage.accounting import TokenAccounting
 from storage.deltas import (
     Delta,
     apply_delta,
+    apply_in_transaction,
     can_merge,
     coalesce,
     make_delta,
     merge,
     sum_costs,
 )
+from storage.errors import UnknownSessionError
 from storage.schema import MIGRATIONS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -635,3 +638,268 @@ async def test_writer_failure_reaches_the_db_error_hook_on_the_loop(db, session)
     await asyncio.wait_for(got_it.wait(), 5)
     assert "ghost" in db.last_write_error
     assert seen == [(db.last_write_error, True)]
+
+
+# ------------------------------------------------------------------ gaps closed (issue 21)
+
+
+def usage_row(path, sid="s1"):
+    """The one usage row of `sid`, without its key columns."""
+    (row,) = rows(path, sid)[1]
+    return row[4:]
+
+
+def test_s3_an_absolute_delta_sets_the_usage_row_as_well_as_the_session(acct):
+    acct.update_token_counts("s1", model="m", provider="p", input_tokens=10, output_tokens=3)
+    acct.update_token_counts(
+        "s1", model="m", provider="p", input_tokens=4, cache_read_tokens=2, api_calls=3,
+        estimated_cost_usd=0.5, absolute=True,
+    )  # fmt: skip
+    session, _ = rows(acct.path)
+    assert session[2:10] == (4, 0, 2, 0, 0, 3, 0.5, None)
+    assert usage_row(acct.path) == (4, 0, 2, 0, 0, 3, 0.5, None)
+    # None costs keep what is stored, on both rows.
+    acct.update_token_counts("s1", model="m", provider="p", input_tokens=1, absolute=True)
+    assert rows(acct.path)[0][8] == 0.5 and usage_row(acct.path)[-2:] == (0.5, None)
+
+
+def test_s2_a_delta_with_no_call_adds_no_call(acct):
+    acct.update_token_counts("s1", model="m", provider="p", input_tokens=5, api_calls=0)
+    acct.update_token_counts("s1", model="m", provider="p", input_tokens=5, api_calls=None)
+    session, _ = rows(acct.path)
+    assert (session[2], session[7]) == (10, 0)
+    assert usage_row(acct.path)[5] == 0
+
+
+def test_s2_the_first_accounted_call_backfills_the_model_and_provider(tmp_path):
+    path = make_db(tmp_path / "state.db", sessions=())
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("INSERT INTO sessions (id, model, provider) VALUES ('s1', '', NULL)")
+    conn.close()
+    accounting = TokenAccounting(path)
+    try:
+        accounting.update_token_counts("s1", model="served", provider="prov", input_tokens=1)
+        accounting.update_token_counts("s1", model="other", provider="other", input_tokens=1)
+    finally:
+        accounting.close()
+    assert rows(path)[0][:3] == ("served", "prov", 2)
+
+
+def test_s2_the_sync_path_waits_out_a_briefly_held_lock(acct, monkeypatch):
+    """A lock held for a moment is waited for, within the window, never given up at once."""
+    import storage.sqlite
+
+    real = storage.sqlite.LockWindow.pause_after
+    pauses: list[float] = []
+
+    with held_write_lock(acct.path) as release:
+
+        def pause_after(window, exc):
+            pause = real(window, exc)  # raises when the window has already passed
+            pauses.append(pause)
+            release.set()  # the other process lets go once we wait for it
+            return pause
+
+        monkeypatch.setattr(storage.sqlite.LockWindow, "pause_after", pause_after)
+        acct.update_token_counts("s1", model="m", provider="p", input_tokens=7)
+    assert pauses and rows(acct.path)[0][2] == 7
+
+
+def test_s4_a_flush_with_a_timeout_gives_up_in_time(acct):
+    with gated(acct) as gate:
+        acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+        wait_until(lambda: acct._busy, timeout=5)
+        safety = threading.Timer(5, gate.set)  # a broken timeout fails below, never hangs
+        safety.start()
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match="token accounting flush timed out"):
+            acct.flush_token_counts(timeout=0.2)
+        elapsed = time.monotonic() - started
+        safety.cancel()
+        assert 0.15 < elapsed < 2
+        assert acct.pending() == 1  # in flight, not lost
+    acct.flush_token_counts(timeout=5)
+    assert rows(acct.path)[0][2] == 1 and acct.pending() == 0
+
+
+def kill_writer(accounting: TokenAccounting) -> None:
+    """Let the writer exit as if it had died, without marking the instance stopped."""
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=0, api_calls=0)
+    accounting.flush_token_counts()
+    with accounting._cond:
+        accounting._stopping = True
+    accounting._wake()
+    accounting._thread.join(5)
+    assert not accounting._thread.is_alive()
+    accounting._stopping = False
+
+
+def test_s7_a_dead_writer_drained_under_a_held_lock_keeps_its_deltas(tmp_path):
+    """S7: the caller's drain of a dead writer loses nothing to another process's lock."""
+    accounting = TokenAccounting(make_db(tmp_path / "state.db"), lock_timeout=0.2)
+    errors: list[Exception] = []
+    accounting.on_error = errors.append
+    try:
+        kill_writer(accounting)
+        with held_write_lock(accounting.path):
+            for _ in range(3):
+                accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+            with pytest.raises(StorageLockedError):
+                accounting.flush_token_counts()
+            assert accounting.pending() == 1  # three deltas, coalesced, back in the queue
+            assert accounting.lock_blocked and len(errors) == 1
+        accounting.flush_token_counts()
+        assert rows(accounting.path)[0][2] == 3 and not accounting.lock_blocked
+    finally:
+        accounting.close()
+
+
+def test_s6_close_drains_what_a_dead_writer_left(tmp_path):
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path)
+    kill_writer(accounting)
+    for _ in range(4):
+        accounting.queue_token_counts("s1", model="m", provider="p", output_tokens=2)
+    assert accounting.pending() == 4
+    accounting.close()
+    assert rows(path)[0][3] == 8
+
+
+def test_s6_close_says_what_a_held_lock_kept_it_from_saving(tmp_path, caplog):
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path, lock_timeout=0.1)
+    kill_writer(accounting)
+    for _ in range(2):
+        accounting.queue_token_counts("s1", model="m", provider="p", output_tokens=2)
+    with held_write_lock(path), pytest.raises(StorageLockedError):
+        accounting.close(give_up_at=time.monotonic() + 0.2)
+    assert accounting.lost == 1  # the two deltas went as one coalesced apply
+    assert "1 delta(s) not saved" in caplog.text
+    assert rows(path)[0][3] == 0
+    with pytest.raises(StorageClosedError):
+        accounting.update_token_counts("s1", model="m", provider="p")
+
+
+def test_s6_a_delta_queued_as_the_writer_stops_is_applied_inline(acct):
+    """The race in queue_token_counts: stop_writer() runs between its stopped check and its
+    append. The delta must still land, on the caller's thread."""
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    acct.flush_token_counts()
+    race = acct._queue = _RacingQueue(acct)
+    race.before_append = acct.stop_writer
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
+    assert race.before_append is None and not acct._thread.is_alive()
+    assert rows(acct.path)[0][2] == 11 and not acct._queue  # no flush: applied inline
+
+
+def test_s6_the_exit_drain_saves_what_a_dead_writer_left(tmp_path):
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path)
+    kill_writer(accounting)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+    accounting._atexit()  # what atexit runs at interpreter exit
+    assert rows(path)[0][2] == 5
+    accounting.close()
+
+
+def test_s6_the_exit_drain_logs_a_lock_it_could_not_outwait(tmp_path, caplog):
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path, lock_timeout=0.1)
+    kill_writer(accounting)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+    with held_write_lock(path):
+        accounting._atexit()  # never raises at interpreter exit
+    assert "drain at exit failed" in caplog.text and accounting.lost == 1
+    with pytest.raises(StorageLockedError):
+        accounting.close()  # and the owner, if it still closes, hears what was lost
+
+
+class FailingConnection:
+    """The accounting's sqlite3 connection, with COMMIT failing as a full or broken disk does."""
+
+    def __init__(self, conn: sqlite3.Connection, error: sqlite3.Error | None) -> None:
+        self._conn = conn
+        self.error = error
+        self.rollbacks = 0
+
+    def execute(self, sql: str, *args):
+        if sql == "COMMIT" and self.error is not None:
+            raise self.error
+        if sql == "ROLLBACK":
+            self.rollbacks += 1
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (sqlite3.OperationalError("database or disk is full"), "is full; free some space"),
+        (sqlite3.DatabaseError("database disk image is malformed"), "is corrupt"),
+        (sqlite3.OperationalError("attempt to write a readonly database"), "is read-only"),
+    ],
+)
+def test_s7_a_failed_commit_is_rolled_back_reported_with_its_reason_and_survived(
+    acct, error, reason
+):
+    errors: list[Exception] = []
+    acct.on_error = errors.append
+    failing = acct._conn = FailingConnection(acct._connection(), error)
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    acct.flush_token_counts()  # not a lock error: nothing to raise, nothing requeued
+    assert failing.rollbacks == 1 and not failing.in_transaction
+    assert len(errors) == 1 and reason in str(errors[0]) and str(acct.path) in str(errors[0])
+    assert not acct.lock_blocked and acct.pending() == 0
+    assert rows(acct.path)[0][2] == 0
+    failing.error = None  # the disk has room again: the writer kept going
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
+    acct.flush_token_counts()
+    assert rows(acct.path)[0][2] == 10 and acct._thread.is_alive() and len(errors) == 1
+
+
+def test_s7_a_delta_that_ends_the_transaction_fails_the_whole_batch(tmp_path):
+    """SQLite rolls a whole transaction back on some errors (a full disk mid-statement):
+    the other deltas must not be committed outside any transaction."""
+    conn = sqlite3.connect(make_db(tmp_path / "state.db"), isolation_level=None)
+
+    class EndsTheTransaction(FailingConnection):
+        def execute(self, sql: str, *args):
+            if sql.startswith("UPDATE sessions") and args[0]["input_tokens"] == 2:
+                self._conn.execute("ROLLBACK")
+                raise sqlite3.OperationalError("database or disk is full")
+            return super().execute(sql, *args)
+
+    wrapped = EndsTheTransaction(conn, None)
+    wrapped.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StorageFullError):
+        apply_in_transaction(wrapped, [d(input_tokens=1), d(input_tokens=2)], tmp_path)
+    assert not conn.in_transaction and rows(conn)[0][2] == 0
+    wrapped.execute("BEGIN IMMEDIATE")
+    failed = apply_in_transaction(
+        wrapped, [d(input_tokens=1), d(session_id="ghost"), d(input_tokens=4)], tmp_path
+    )
+    assert [(delta.session_id, type(err)) for delta, err in failed] == [
+        ("ghost", UnknownSessionError)
+    ]
+    assert rows(conn)[0][2] == 5  # the others committed, each in its savepoint
+    conn.close()
+
+
+def test_s7_an_error_that_is_not_sqlites_rolls_back_and_propagates(tmp_path):
+    conn = sqlite3.connect(make_db(tmp_path / "state.db"), isolation_level=None)
+
+    class Interrupted(FailingConnection):
+        def execute(self, sql: str, *args):
+            if sql.startswith("INSERT INTO session_model_usage"):
+                raise KeyboardInterrupt
+            return super().execute(sql, *args)
+
+    wrapped = Interrupted(conn, None)
+    wrapped.execute("BEGIN IMMEDIATE")
+    with pytest.raises(KeyboardInterrupt):
+        apply_in_transaction(wrapped, [d(input_tokens=3)], tmp_path)
+    assert wrapped.rollbacks == 1 and not conn.in_transaction
+    assert rows(conn)[0][2] == 0
+    conn.close()
