@@ -3,9 +3,9 @@
 - `ClientSlot` caches ONE SDK client keyed by the effective client arguments (W1). A request
   checks it out as a `Lease`; only a request that produced a complete response returns it
   (W2); a concurrent request gets an untracked client closed around that request (W3).
-- A stop from another thread aborts a lease: under the slot lock it checks that the lease is
-  still the holder, shuts its sockets down (SHUT_RDWR) and poisons it; only the owning thread
-  ever closes a client (W4-W6).
+- A stop from another thread aborts a lease: under the slot lock it checks that the lease was
+  not released yet, shuts its sockets down (SHUT_RDWR) and marks it aborted, so the client is
+  never kept; only the owning thread ever closes a client (W4-W6).
 - `DrainingTransport` reads the small remainder of a finished body (the chunked terminator the
   SDKs leave unread after `[DONE]` / `message_stop`) before the response is closed, bounded in
   bytes and time, so the pool keeps the connection and streamed calls share one TCP+TLS
@@ -321,9 +321,8 @@ class Lease:
         self.key = key
         self.tracked = tracked
         self.owner = threading.get_ident()
-        self.aborted = False
+        self.aborted = False  # a stop shut its sockets down: never kept (W4)
         self.poisoned = False
-        self.detached = False
         self.released = False
 
     def abort(self, why: str = "stop") -> None:
@@ -353,7 +352,6 @@ class ClientSlot:
         self._client: Any = None
         self._key: tuple | None = None
         self._holder: Lease | None = None
-        self._poisoned = False
         self.builds = 0
         self.untracked = 0
         # Test seam for the W4 barrier test: called under the lock after the holder is read.
@@ -377,20 +375,19 @@ class ClientSlot:
         """
         key = client_key(kwargs)
         stale: Any = None
-        why = ""
         with self._lock:
             if self._holder is not None:
                 self.untracked += 1
                 lease = None
             else:
-                if self._client is not None and (self._key != key or self._poisoned):
-                    stale, why = self._client, ("poisoned" if self._poisoned else "key_changed")
+                # An aborted or poisoned client never gets here: its release dropped it.
+                if self._client is not None and self._key != key:
+                    stale = self._client
                     self._client = self._key = None
-                self._poisoned = False
                 lease = Lease(self, self._client, key, tracked=True)
                 self._holder = lease
         if stale is not None:
-            self._close(stale, why)
+            self._close(stale, "key_changed")
         if lease is None:
             log.debug("wire %s: slot busy; untracked client for a concurrent request", self.name)
             return Lease(self, self._make(kwargs), key, tracked=False)
@@ -398,16 +395,19 @@ class ClientSlot:
             client = self._make(kwargs)
             with self._lock:
                 lease.client = client
-                if self._holder is lease and not lease.detached:
+                if self._holder is lease:  # not when close() or a stranger's release let go
                     self._client, self._key = client, key
                 aborted = lease.aborted
             if aborted:
                 shutdown_sockets(client, "abort before send")
-            log.debug("wire %s: built client (%s)", self.name, why or "first use")
+            why = "key_changed" if stale is not None else "first use"  # pragma: no mutate (log)
+            log.debug("wire %s: built client (%s)", self.name, why)
         return lease
 
     def abort(self, lease: Lease, why: str = "stop") -> None:
-        """Abort a lease from any thread: holder check and shutdown under one lock (W4)."""
+        """Abort a lease from any thread: the released check and the shutdown under one lock,
+        so a late abort never reaches the client a later request checked out (W4). The
+        aborted lease is never kept: its owner's release closes the client."""
         with self._lock:
             if self.on_holder_read is not None:
                 self.on_holder_read(lease)
@@ -415,8 +415,6 @@ class ClientSlot:
                 log.debug("wire %s: late abort (%s) after release: ignored", self.name, why)
                 return
             lease.aborted = True
-            if lease.tracked and self._holder is lease:
-                self._poisoned = True
             if lease.client is not None:
                 shutdown_sockets(lease.client, why)
 
@@ -430,7 +428,7 @@ class ClientSlot:
             # sockets and detach; the file descriptors go with the client's garbage collection.
             log.warning("wire %s: release from a stranger thread; detaching", self.name)
             with self._lock:
-                lease.released = lease.detached = True
+                lease.released = True
                 if self._holder is lease:
                     self._holder = None
                 if self._client is lease.client:
@@ -445,11 +443,11 @@ class ClientSlot:
             lease.released = True
             if lease.tracked and self._holder is lease:
                 self._holder = None
-            bad = lease.aborted or lease.poisoned or lease.detached or not lease.tracked
+            # close() marks the lease it lets go of aborted, so that one is closed here too.
+            bad = lease.aborted or lease.poisoned or not lease.tracked
             close = bad or not keep
             if close and self._client is lease.client:
                 self._client = self._key = None
-                self._poisoned = False
         tag = "closed" if close else "kept"
         if lease.aborted:
             tag += ", poisoned by abort"
@@ -466,7 +464,6 @@ class ClientSlot:
         with self._lock:
             holder = self._holder
             if holder is not None:
-                holder.detached = True
                 holder.aborted = True
                 if holder.client is not None:
                     shutdown_sockets(holder.client, why)
@@ -474,7 +471,6 @@ class ClientSlot:
                 idle = self._client
             self._client = self._key = None
             self._holder = None
-            self._poisoned = False
         if idle is not None:
             self._close(idle, why)
 
