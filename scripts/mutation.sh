@@ -82,7 +82,11 @@ PY
 cd "$work"
 echo "mutation: mutmut run over ${sources[*]} with ${tests[*]}" >&2
 if ! nice -n 10 mutmut run --max-children "${MUTATION_JOBS:-1}" > mutmut.log 2>&1; then
-  tr '\r' '\n' < mutmut.log | grep -v '^⠀*[⠁-⣿] ' | tail -40 >&2
+  # The log without mutmut's spinner lines (braille characters, U+2800-U+28FF).
+  python3 -c 'import re, sys
+for line in open(sys.argv[1], errors="replace").read().replace("\r", "\n").splitlines()[-400:]:
+    if not re.match("[\u2800-\u28ff]", line):
+        print(line)' mutmut.log | tail -40 >&2
   echo "mutation: mutmut run failed" >&2
   exit 1
 fi

@@ -82,7 +82,7 @@ class _DrainStream(httpcore2.NetworkStream):
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise httpcore2.ReadTimeout("drain deadline passed")
+                raise httpcore2.ReadTimeout("drain deadline passed")  # pragma: no mutate (unread)
             timeout = left if timeout is None else min(timeout, left)
         return self._inner.read(max_bytes, timeout)
 
@@ -146,7 +146,7 @@ class _DrainingBody(httpx2.SyncByteStream):
         # Not `yield from`: closing this generator must not close the inner one (drain).
         for chunk in self._it:  # noqa: UP028
             yield chunk
-        self._done = True
+        self._done = True  # pragma: no mutate (saves a drain, which would find nothing left)
 
     def close(self) -> None:
         try:
@@ -221,13 +221,13 @@ def build_http_client(
     mounts: dict[str, Any] = {}
     if proxies:
         for pattern, url in _environment_proxies().items():
+            # None: a NO_PROXY host, reached without the proxy.
             mounts[pattern] = (
-                None
-                if url is None
-                else DrainingTransport(verify=context, limits=limits, proxy=url, trust_env=False)
+                None if url is None else DrainingTransport(verify=context, limits=limits, proxy=url)
             )
+    # The TLS context is ours, so the environment (SSL_CERT_FILE...) has no say in it.
     return httpx2.Client(
-        transport=DrainingTransport(verify=context, limits=limits, trust_env=False),
+        transport=DrainingTransport(verify=context, limits=limits),
         mounts=mounts,
         timeout=timeout,
         follow_redirects=True,
@@ -254,9 +254,8 @@ def _walk_connection(conn: Any, out: list[socket.socket], depth: int) -> None:
             sock = None
         if sock is not None and all(sock is not s for s in out):
             out.append(sock)
-    inner = getattr(conn, "_connection", None)  # HTTPConnection, proxy tunnels, forwarders
-    if inner is not None and inner is not conn:
-        _walk_connection(inner, out, depth + 1)
+    # HTTPConnection, proxy tunnels, forwarders. The depth bound ends a cycle too.
+    _walk_connection(getattr(conn, "_connection", None), out, depth + 1)
 
 
 def client_sockets(client: Any) -> list[socket.socket]:
@@ -266,10 +265,9 @@ def client_sockets(client: Any) -> list[socket.socket]:
     transports += list((getattr(http, "_mounts", None) or {}).values())
     out: list[socket.socket] = []
     for transport in transports:
-        pool = getattr(transport, "_pool", None)
         try:
-            connections = list(getattr(pool, "connections", None) or ())
-        except Exception:
+            connections = list(transport._pool.connections)
+        except Exception:  # no pool (a None mount of a NO_PROXY host), or one torn down
             connections = []
         for conn in connections:
             _walk_connection(conn, out, 0)
@@ -315,10 +313,9 @@ def client_key(kwargs: dict[str, Any]) -> tuple:
 class Lease:
     """One request's hold on a client: tracked (the slot's) or untracked (its own)."""
 
-    def __init__(self, slot: ClientSlot, client: Any, key: tuple, tracked: bool) -> None:
+    def __init__(self, slot: ClientSlot, client: Any, tracked: bool) -> None:
         self.slot = slot
         self.client = client
-        self.key = key
         self.tracked = tracked
         self.owner = threading.get_ident()
         self.aborted = False  # a stop shut its sockets down: never kept (W4)
@@ -384,13 +381,13 @@ class ClientSlot:
                 if self._client is not None and self._key != key:
                     stale = self._client
                     self._client = self._key = None
-                lease = Lease(self, self._client, key, tracked=True)
+                lease = Lease(self, self._client, tracked=True)
                 self._holder = lease
         if stale is not None:
             self._close(stale, "key_changed")
         if lease is None:
             log.debug("wire %s: slot busy; untracked client for a concurrent request", self.name)
-            return Lease(self, self._make(kwargs), key, tracked=False)
+            return Lease(self, self._make(kwargs), tracked=False)
         if lease.client is None:
             client = self._make(kwargs)
             with self._lock:
@@ -441,18 +438,20 @@ class ClientSlot:
             if lease.released:
                 return
             lease.released = True
-            if lease.tracked and self._holder is lease:
+            if self._holder is lease:
                 self._holder = None
             # close() marks the lease it lets go of aborted, so that one is closed here too.
             bad = lease.aborted or lease.poisoned or not lease.tracked
             close = bad or not keep
             if close and self._client is lease.client:
                 self._client = self._key = None
+        # pragma: no mutate start (the text of a debug log)
         tag = "closed" if close else "kept"
         if lease.aborted:
             tag += ", poisoned by abort"
         elif lease.poisoned:
             tag += ", poisoned"
+        # pragma: no mutate end
         log.debug("wire %s: %s (%s)", self.name, reason, tag)
         if close and lease.client is not None:
             self._close(lease.client, reason)

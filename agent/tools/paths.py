@@ -124,11 +124,9 @@ def changed(rel: str, what: str) -> ToolError:
 def display(workspace: Path, path: Path) -> str:
     """`path` relative to the workspace, in POSIX form ("." for the workspace itself)."""
     try:
-        rel = path.relative_to(workspace)
+        return path.relative_to(workspace).as_posix()  # "." for the workspace itself
     except ValueError:
         return str(path)
-    text = rel.as_posix()
-    return text if text else "."
 
 
 # ---------------------------------------------------------------- resolving

@@ -178,6 +178,14 @@ def test_w3_a_concurrent_request_gets_an_untracked_client_closed_after_it():
     assert slot.checkout(KW).tracked and slot.untracked == 1
 
 
+def test_w3_every_concurrent_request_is_counted():
+    slot, built = make_slot()
+    held = slot.checkout(KW)
+    others = [slot.checkout(KW) for _ in range(3)]
+    assert slot.untracked == 3 and not any(o.tracked for o in others)
+    assert len({id(o.client) for o in others}) == 3 and held.client is built[0]
+
+
 def test_w3_an_abort_of_an_untracked_lease_leaves_the_slot_alone():
     slot, built = make_slot()
     held = slot.checkout(KW)
@@ -324,6 +332,9 @@ def test_w6_close_when_checked_out_aborts_and_detaches():
     assert following.tracked and following.client is built[1]
     lease.release("stream_request_complete")
     assert client.closed_by == [ME]  # the owner closes the detached client
+    concurrent = slot.checkout(KW)  # the detached release did not free the new holder's slot
+    assert not concurrent.tracked and slot.untracked == 1
+    concurrent.release("stream_request_complete")
     following.release("stream_request_complete")
     assert slot.cached is built[1]
 
@@ -399,7 +410,10 @@ def test_w7_a_proxy_with_no_proxy_hosts_keeps_the_walk_working(monkeypatch, capl
     client = wire.build_http_client(timeout=httpx2.Timeout(5.0))
     try:
         assert None in client._mounts.values()
-        assert any(isinstance(t, wire.DrainingTransport) for t in client._mounts.values())
+        (proxied,) = [t for t in client._mounts.values() if t is not None]
+        assert isinstance(proxied, wire.DrainingTransport)
+        assert proxied._pool._keepalive_expiry == 60
+        assert proxied._pool._ssl_context is wire.tls_context()
         caplog.set_level(logging.WARNING, logger="hermes_tui.wire")
         assert client_sockets(client) == []
         assert shutdown_sockets(client, "stop") == 0
@@ -412,11 +426,16 @@ def test_w7_a_proxy_with_no_proxy_hosts_keeps_the_walk_working(monkeypatch, capl
 
 def test_w7_no_proxy_mounts_without_the_environment(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
-    client = wire.build_http_client(timeout=httpx2.Timeout(5.0), proxies=False)
+    client = wire.build_http_client(timeout=httpx2.Timeout(7.0, read=9.0), proxies=False)
     try:
         assert client._mounts == {}
         assert isinstance(client._transport, wire.DrainingTransport)
-        assert client.timeout.read == 5.0 and client.follow_redirects
+        assert (client.timeout.connect, client.timeout.read) == (7.0, 9.0)
+        assert client.follow_redirects
+        pool = client._transport._pool
+        assert (pool._max_connections, pool._max_keepalive_connections) == (100, 20)
+        assert pool._keepalive_expiry == 60
+        assert pool._ssl_context is wire.tls_context()
     finally:
         client.close()
 
@@ -461,6 +480,8 @@ def test_w1_the_client_key_is_the_effective_arguments():
         {"timeout": httpx2.Timeout(60.0, connect=15.0, read=180.0, pool=1.0)},
     ):
         assert client_key({**base, **change}) != client_key(base), change
+    assert client_key({"stop": ["a"]}) != client_key({"stop": ["b"]})
+    assert client_key({"h": {"a": ["x"]}}) != client_key({"h": {"a": ["y"]}})
     assert client_key({"t": httpx2.Timeout(1.0, connect=2.0, read=3.0, write=4.0)}) == (
         ("t", ("timeout", 2.0, 3.0, 4.0, 1.0)),
     )
@@ -590,6 +611,7 @@ def test_an_abandoned_body_is_never_drained():
     draining.close()
     assert not draining._done and draining._inner.closed
     wire.abandon(object())  # no stream at all: nothing to do
+    wire.abandon(type("Response", (), {"stream": object()})())  # a body that is not ours
 
 
 def test_abandon_looks_through_at_most_four_wrappers():
@@ -612,3 +634,151 @@ def test_a_drain_that_fails_drops_the_connection_quietly():
     assert next(iter(draining)) == b"a"
     draining.close()
     assert not draining._done and draining._net.deadline is None and draining._inner.closed
+
+
+def chain(depth_of_socket: int, sock: FakeSocket) -> FakeConnection:
+    """A connection whose socket sits `depth_of_socket` inner connections down."""
+    conn = FakeConnection(sock)
+    for _ in range(depth_of_socket):
+        conn = FakeConnection(None, inner=conn)
+    return conn
+
+
+def test_w7_the_walk_goes_eight_proxy_levels_deep_and_no_further():
+    deep, too_deep = FakeSocket(), FakeSocket()
+    client = FakeClient(0)
+    client._transport = FakeTransport([chain(8, deep), chain(9, too_deep)])
+    assert client_sockets(client) == [deep]
+
+
+def test_w7_a_client_without_pools_has_no_sockets():
+    assert client_sockets(object()) == []
+    client = FakeClient(0)
+    client._transport = FakeTransport([FakeConnection(None)])
+    client._transport._pool.connections = None
+    assert client_sockets(client) == []
+
+
+@pytest.mark.parametrize("how", ["stop", "close", "stranger", "before send"])
+def test_w7_an_abort_that_finds_no_socket_says_which_abort(caplog, how):
+    caplog.set_level(logging.WARNING, logger="hermes_tui.wire")
+    slot: ClientSlot
+
+    def build(kwargs):
+        if how == "before send":
+            on_thread(slot.close, "close")
+        return FakeClient(0)
+
+    slot = ClientSlot("test/openai", build)
+    lease = slot.checkout(KW)
+    if how == "stop":
+        lease.abort()
+    elif how == "close":
+        slot.close()
+    elif how == "stranger":
+        on_thread(lease.release, "stream_request_complete")
+    why = {"stop": "stop", "close": "close", "stranger": "stranger release"}.get(
+        how, "abort before send"
+    )
+    assert f"wire abort ({why}): found no socket to shut down" in [
+        r.getMessage() for r in caplog.records
+    ]
+
+
+# -- the network backend under the drain --------------------------------------------------
+
+
+class Recorder:
+    """Records every call made to it, and answers with a marker."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def __getattr__(self, name: str):
+        def call(*args):
+            self.calls.append((name, *args))
+            return f"<{name}>"
+
+        return call
+
+
+def test_the_drain_backend_passes_every_argument_through():
+    backend = wire._DrainBackend()
+    inner = backend._inner = Recorder()
+    options = [(1, 2, 3)]
+    tcp = backend.connect_tcp("example.com", 443, 2.5, "10.0.0.1", options)
+    unix = backend.connect_unix_socket("/run/s.sock", 1.5, options)
+    backend.sleep(0.25)
+    assert isinstance(tcp, wire._DrainStream) and tcp._inner == "<connect_tcp>"
+    assert isinstance(unix, wire._DrainStream) and unix._inner == "<connect_unix_socket>"
+    assert inner.calls == [
+        ("connect_tcp", "example.com", 443, 2.5, "10.0.0.1", options),
+        ("connect_unix_socket", "/run/s.sock", 1.5, options),
+        ("sleep", 0.25),
+    ]
+
+
+def test_the_drain_stream_passes_every_call_through():
+    inner = Recorder()
+    stream = wire._DrainStream(inner)
+    context = wire.tls_context()
+    stream.write(b"data", 3.0)
+    tls = stream.start_tls(context, "example.com", 4.0)
+    assert stream.get_extra_info("socket") == "<get_extra_info>"
+    stream.close()
+    assert isinstance(tls, wire._DrainStream) and tls._inner == "<start_tls>"
+    assert tls.deadline is None
+    assert inner.calls == [
+        ("write", b"data", 3.0),
+        ("start_tls", context, "example.com", 4.0),
+        ("get_extra_info", "socket"),
+        ("close",),
+    ]
+
+
+def test_requests_go_out_without_nagle_on_the_drain_backend():
+    from agent.scripted import Script, ScriptedServer
+
+    server = ScriptedServer(Script.from_dict({"replies": [{"text": "ok"}]})).start()
+    client = wire.build_http_client(timeout=httpx2.Timeout(5.0), proxies=False)
+    try:
+        client.post(server.openai_base_url + "/chat/completions", json={"model": "m"}).read()
+        (sock,) = client_sockets(client)
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        (conn,) = client._transport._pool.connections
+        assert isinstance(conn._connection._network_stream, wire._DrainStream)
+    finally:
+        client.close()
+        server.stop()
+
+
+def test_the_tls_context_offers_http_1_1_by_alpn(tmp_path):
+    """The server picks the protocol: it must find http/1.1 among the client's offers."""
+    from agent.scripted.certs import OpenSSLMissing, self_signed_cert
+
+    try:
+        certfile, keyfile = self_signed_cert(tmp_path)
+    except OpenSSLMissing:
+        pytest.skip("openssl is not available")
+    server_context = wire.ssl.SSLContext(wire.ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(certfile, keyfile)
+    server_context.set_alpn_protocols(["h2", "http/1.1"])
+    client_context = wire.new_tls_context(certfile)
+    assert client_context is not wire.tls_context(certfile)
+    assert wire.tls_context(certfile) is wire.tls_context(certfile)
+    assert wire.tls_context(certfile) is not wire.tls_context()
+    left, right = socket.socketpair()
+    chosen: list[str | None] = []
+
+    def serve():
+        with server_context.wrap_socket(right, server_side=True) as tls:
+            chosen.append(tls.selected_alpn_protocol())
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        with client_context.wrap_socket(left, server_hostname="127.0.0.1") as tls:
+            assert tls.selected_alpn_protocol() == "http/1.1"
+    finally:
+        thread.join(10)
+    assert chosen == ["http/1.1"]
