@@ -34,7 +34,7 @@ case "$module" in
   streaming)
     sources=(agent/providers/streaming.py)
     tests=(tests/unit/agent/providers/test_streaming.py tests/integration/test_wire_retries.py
-           tests/unit/agent/providers/test_reply_bounds.py)
+           tests/integration/test_wire_abort_drain.py)
     ;;
   paths)
     sources=(agent/tools/paths.py)

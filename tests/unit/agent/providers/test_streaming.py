@@ -11,7 +11,7 @@ import pytest
 from agent.config import ProviderConfig
 from agent.kinds import ErrorKind
 from agent.messages import Message
-from agent.providers.base import Abort, ChatRequest, FinishPart, TextPart
+from agent.providers.base import Abort, ChatRequest, FinishPart, TextPart, ToolCallPart
 from agent.providers.errors import ProviderError
 from agent.providers.factory import make_provider
 from agent.providers.sse import MAX_SSE_LINE_BYTES
@@ -87,7 +87,7 @@ def test_w11_a_chunk_that_does_not_parse_is_retryable_and_redacted(provider_for,
     assert error.kind == ErrorKind.MALFORMED and error.retryable
     assert error.message == "scripted sent a stream chunk that does not parse."
     assert KEY not in error.detail and "[redacted]" in error.detail
-    assert error.detail.startswith("{oops [redacted] xxx") and len(error.detail) < 200
+    assert error.detail == "{oops [redacted] " + "x" * (200 - len("{oops  ") - len(KEY))
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -119,6 +119,7 @@ def test_w8_a_dropped_connection_is_a_retryable_connection_error(provider_for, w
         error.message
         == f"Cannot reach scripted at {base}: is the server running and the URL right?"
     )
+    assert error.detail in ("RemoteProtocolError", "ReadError")  # what broke, by its type
     assert provider.slot.cached is None  # W2: the unwound request closed its client
 
 
@@ -198,12 +199,17 @@ def test_w1_the_client_arguments_carry_key_headers_timeouts_and_no_sdk_retries(p
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_a5_every_request_carries_the_user_agent_and_the_raw_stream_marker(provider_for, wire):
-    provider = provider_for({"replies": [{"text": "ok"}]}, wire, headers={"X-Team": "a"})
+    provider = provider_for(
+        {"loop": True, "replies": [{"text": "ok"}]}, wire, headers={"X-Team": "a"}
+    )
     parts = list(provider.stream(REQUEST, Abort()))
     assert "".join(p.text for p in parts if isinstance(p, TextPart)) == "ok"
     assert any(isinstance(p, FinishPart) for p in parts)
-    (sent,) = provider.server.requests_for()
-    assert sent.headers["user-agent"] == USER_AGENT and sent.headers["x-team"] == "a"
+    request = ChatRequest(model="m", messages=[Message("user", "hi")], headers={"X-Vision": "1"})
+    list(provider.stream(request, Abort()))
+    first, second = provider.server.requests_for()
+    assert first.headers["user-agent"] == USER_AGENT and first.headers["x-team"] == "a"
+    assert second.headers["x-vision"] == "1" and "x-vision" not in first.headers
 
 
 def test_raw_stream_call_passes_only_the_timeout_option_and_closes_its_response():
@@ -260,6 +266,9 @@ def test_k1_a_rotation_is_retryable_at_once_and_says_so(provider_for, monkeypatc
     error = failure(provider)
     assert error.rotated and error.retryable and error.retry_after == 0.0
     assert error.message.endswith(". Switched to the next key of the pool.")
+    assert error.message.startswith(f"scripted rejected the API key (HTTP {status})") or (
+        error.message.startswith("scripted is rate-limiting requests (HTTP 429)")
+    )
     a, b = provider.pool.entries
     assert (a.failures, a.last_status, b.failures) == (1, status, 0)
     assert provider.api_key == "sk-pool-key-bbbbbbbb"
@@ -343,7 +352,8 @@ def test_a_local_server_needs_no_key(serve, wire):
     assert "".join(p.text for p in parts if isinstance(p, TextPart)) == "local answer"
     assert provider.pool.entries[0].id == "ollama:local"
     (sent,) = server.requests_for()
-    assert "local" in (sent.headers.get("authorization") or sent.headers.get("x-api-key"))
+    key = sent.headers.get("x-api-key") or sent.headers["authorization"].removeprefix("Bearer ")
+    assert key == "local"
 
 
 def test_a_remote_server_without_a_key_is_refused_before_any_request():
@@ -383,3 +393,199 @@ def test_t6_a_stop_that_breaks_the_read_is_no_error(provider_for, wire):
     assert time.monotonic() - started < 5
     assert len("".join(p.text for p in parts if isinstance(p, TextPart))) < len(text)
     assert provider.slot.cached is None
+
+
+# -- W1/W2/W5: the request path keeps, closes and poisons clients ------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_w1_complete_streams_share_one_client_and_one_connection(provider_for, wire):
+    provider = provider_for({"loop": True, "replies": [{"text": "again"}]}, wire)
+    for _ in range(3):
+        parts = list(provider.stream(REQUEST, Abort()))
+        assert "".join(p.text for p in parts if isinstance(p, TextPart)) == "again"
+    assert provider.slot.builds == 1 and provider.server.connections_accepted == 1
+    assert provider.slot.name == f"scripted/{wire}"
+
+
+def test_w1_the_sdk_clients_http_client_has_the_same_timeouts(provider_for):
+    from agent.providers import wire
+
+    provider = provider_for({"replies": [{"text": "ok"}]}, idle_timeout=33, timeout_seconds=77)
+    list(provider.stream(REQUEST, Abort()))
+    http = wire._http_client_of(provider.slot.cached)
+    assert (http.timeout.connect, http.timeout.read, http.timeout.write) == (15.0, 33, 77)
+
+
+def test_w1_a_ca_file_is_trusted_for_tls(tmp_path):
+    from agent.scripted.certs import OpenSSLMissing, self_signed_cert
+
+    try:
+        certfile, keyfile = self_signed_cert(tmp_path)
+    except OpenSSLMissing:
+        pytest.skip("openssl is not available")
+    script = Script.from_dict({"replies": [{"text": "over tls"}]})
+    server = ScriptedServer(script, certfile=certfile, keyfile=keyfile).start()
+    config = ProviderConfig(
+        name="tls", base_url=server.openai_base_url, api_key=KEY, ca_file=certfile
+    )
+    provider = make_provider(config, idle_timeout=5)
+    try:
+        assert provider.client_kwargs()["ca_file"] == certfile
+        parts = list(provider.stream(REQUEST, Abort()))
+    finally:
+        provider.close()
+        server.stop()
+    assert "".join(p.text for p in parts if isinstance(p, TextPart)) == "over tls"
+
+
+def test_w5_a_stream_that_fails_to_close_poisons_its_client(provider_for, monkeypatch):
+    provider = provider_for({"loop": True, "replies": [{"text": "ok"}]})
+    real_open = provider._open
+
+    def open_with_a_broken_close(client, request, options):
+        manager = real_open(client, request, options)
+        real_exit = manager.__exit__
+
+        def broken_exit(*args):
+            real_exit(*args)
+            raise RuntimeError("close failed")
+
+        manager.__exit__ = broken_exit
+        return manager
+
+    monkeypatch.setattr(provider, "_open", open_with_a_broken_close)
+    list(provider.stream(REQUEST, Abort()))
+    assert provider.slot.cached is None
+    monkeypatch.setattr(provider, "_open", real_open)
+    list(provider.stream(REQUEST, Abort()))
+    assert provider.slot.builds == 2
+
+
+def test_w4_a_stop_after_the_stream_ended_never_reaches_the_slot(provider_for, monkeypatch):
+    provider = provider_for({"replies": [{"text": "ok"}]})
+    aborts = []
+    monkeypatch.setattr(provider.slot, "abort", lambda lease, why="stop": aborts.append(why))
+    abort = Abort()
+    list(provider.stream(REQUEST, abort))
+    abort.fire()  # the request is over: the abort was unbound from its lease
+    assert aborts == []
+
+
+def test_w8_a_timeout_before_the_response_is_a_retryable_timeout(provider_for, monkeypatch):
+    import openai
+
+    provider = provider_for({"replies": []})
+
+    class TimesOut:
+        def __enter__(self):
+            raise openai.APITimeoutError(request=httpx2.Request("POST", "http://x"))
+
+    monkeypatch.setattr(provider, "_open", lambda *args: TimesOut())
+    error = failure(provider)
+    assert error.kind == ErrorKind.TIMEOUT and error.retryable
+    assert error.detail == "APITimeoutError"
+
+
+def test_t6_a_stop_that_cut_the_sending_short_is_no_error(provider_for, monkeypatch):
+    import openai
+
+    provider = provider_for({"replies": []})
+    abort = Abort()
+
+    class Cut:
+        def __enter__(self):
+            abort.fire()
+            raise openai.APIConnectionError(request=httpx2.Request("POST", "http://x"))
+
+    monkeypatch.setattr(provider, "_open", lambda *args: Cut())
+    assert list(provider.stream(REQUEST, abort)) == []
+    assert provider.slot.cached is None
+
+
+# -- H6: the tool-call bounds of one reply --------------------------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_h6_a_reply_with_too_many_tool_calls_is_refused(provider_for, wire):
+    calls = [{"id": f"c{n}", "name": "list_dir", "arguments": {"path": "."}} for n in range(129)]
+    error = failure(provider_for({"replies": [{"tool_calls": calls}]}, wire))
+    assert error.kind == ErrorKind.MALFORMED and error.max_attempts == 2
+    assert "(more than 128 tool calls in one reply)" in error.message
+    fine = provider_for({"replies": [{"tool_calls": calls[:128]}]}, wire)
+    names = [p.name for p in fine.stream(REQUEST, Abort()) if isinstance(p, ToolCallPart)]
+    assert names.count("list_dir") == 128
+
+
+# -- K1/K3: which key failed, what is redacted ------------------------------------------------
+
+
+def test_k1_the_log_names_the_failing_entry_never_its_key(provider_for, monkeypatch, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="hermes_tui.providers")
+    script = {"replies": [{"status": 429}, {"status": 401}]}
+    provider = pool_provider(provider_for, monkeypatch, script)
+    failure(provider)
+    failure(provider)  # key A still cools down: nothing left to rotate to
+    said = [r.getMessage() for r in caplog.records if r.name == "hermes_tui.providers"]
+    assert said == [
+        "credential scripted:POOL_KEY_A failed (HTTP 429); rotated to the next usable key",
+        "credential scripted:POOL_KEY_B failed (HTTP 401); no other usable key",
+    ]
+
+
+def test_k3_every_key_of_the_pool_and_the_urls_token_are_redacted(serve, monkeypatch):
+    from agent.providers.errors import redact
+
+    monkeypatch.setenv("PLAIN_A", "plainkeyAAAA1111")
+    monkeypatch.setenv("PLAIN_B", "plainkeyBBBB2222")
+    server = serve({"replies": [{"status": 400, "error_message": "bad plainkeyBBBB2222"}]})
+    config = ProviderConfig(
+        name="plain",
+        base_url=server.openai_base_url + "?token=urltoken987654",
+        api_keys_env=("PLAIN_A", "PLAIN_B"),
+    )
+    provider = make_provider(config, idle_timeout=5)
+    try:
+        assert redact("a plainkeyAAAA1111 b plainkeyBBBB2222 c urltoken987654") == (
+            "a [redacted] b [redacted] c [redacted]"
+        )
+    finally:
+        provider.close()
+
+
+def test_k2_a_404_before_any_request_names_no_model(provider_for):
+    provider = provider_for({"replies": []})
+    assert provider.classify(404, {}, None).message == (
+        "scripted does not know model '' (HTTP 404): pick another with /model."
+    )
+
+
+class StatusError(Exception):
+    """An SDK status error as _from_status_error reads it: maybe a status, a body, a response."""
+
+    def __init__(self, **attrs) -> None:
+        super().__init__("status error")
+        self.__dict__.update(attrs)
+
+
+def test_k2_a_status_error_is_read_from_the_exception_then_its_response(provider_for):
+    provider = provider_for({"replies": []})
+    read = provider._from_status_error
+    response = httpx2.Response(404, json={"error": {"message": "from the response"}})
+    error = read(StatusError(status_code=429, body=None, response=response))
+    assert error.status == 429 and error.detail == "from the response"
+    error = read(StatusError(response=response))  # no status and no body on the exception
+    assert error.status == 404 and error.detail == "from the response"
+    body = {"error": {"message": "from the body"}}
+    assert read(StatusError(status_code=400, body=body, response=response)).detail == (
+        "from the body"
+    )
+    text = httpx2.Response(400, text="plain words, not JSON")
+    error = read(StatusError(response=text))
+    assert error.status == 400 and "plain words, not JSON" in error.message
+    bare = read(StatusError())
+    assert bare.status == 500 and bare.retry_after is None and bare.retryable
+    waited = httpx2.Response(429, headers={"Retry-After": "12"}, json={})
+    assert read(StatusError(response=waited)).retry_after == 12
