@@ -903,3 +903,24 @@ def test_s7_an_error_that_is_not_sqlites_rolls_back_and_propagates(tmp_path):
     assert wrapped.rollbacks == 1 and not conn.in_transaction
     assert rows(conn)[0][2] == 0
     conn.close()
+
+
+def test_s2_missing_values_count_as_nothing_and_numbers_are_normalised():
+    delta = make_delta(
+        7, model=None, provider=None, route=None, input_tokens=None, output_tokens=None,
+        cache_read_tokens=None, cache_write_tokens=None, reasoning_tokens=None, api_calls=None,
+        estimated_cost_usd="0.25", actual_cost_usd=1, absolute=1,
+    )  # fmt: skip
+    assert delta == Delta("7", "", "", "", 0, 0, 0, 0, 0, 0, 0.25, 1.0, True)
+    assert type(delta.actual_cost_usd) is float and delta.absolute is True
+    counted = make_delta("s", model="m", provider="p", input_tokens="3", reasoning_tokens=2.0)
+    assert (counted.input_tokens, counted.reasoning_tokens, counted.api_calls) == (3, 2, 1)
+    assert make_delta("s", model="m", provider="p").estimated_cost_usd is None
+
+
+@pytest.mark.parametrize("bad", ["many", [1], float("inf")])
+def test_s2_a_value_that_cannot_be_converted_is_dropped_alone(acct, caplog, bad):
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=bad)
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=3)
+    acct.flush_token_counts()
+    assert rows(acct.path)[0][2] == 3 and "dropped a delta with bad values" in caplog.text
