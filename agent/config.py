@@ -20,6 +20,8 @@ LOOPBACK_URL_PREFIXES = ("://127.0.0.1", "://localhost", "://[::1]")
 PROVIDER_KINDS = ("openai", "anthropic")
 DEMO_PROVIDER = "demo"
 DEMO_MODEL = "demo-model"
+DEMO_CONTEXT_WINDOW = 32_768
+"""The window the demo model says it has (the scripted server has none of its own)."""
 SETUP_HINT = (
     "Demo model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, "
     "or add a provider to {config} (see README)."

@@ -99,13 +99,20 @@ class ToolFinished(NamedTuple):
 
 
 class UsageUpdated(NamedTuple):
-    """Token usage of one model call plus the session's running totals."""
+    """Token usage of one model call plus the session's running totals.
+
+    `context_tokens`: what the call left in the model's context, its whole prompt (cached
+    tokens included, on either wire) plus its output; `context_window`: the model's window
+    (None: unknown). The context bar shows the one over the other.
+    """
 
     input_tokens: int
     output_tokens: int
     total_input_tokens: int
     total_output_tokens: int
     cost_usd: float | None = None
+    context_tokens: int = 0
+    context_window: int | None = None
 
 
 class Retrying(NamedTuple):

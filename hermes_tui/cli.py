@@ -115,11 +115,11 @@ def _log_to_file() -> None:
 
 
 def _run_tui(args: argparse.Namespace) -> int:
-    from agent.config import load_config
+    from agent.config import load_config, split_model_ref
 
     config = load_config(demo=args.demo)
     if args.model:
-        config.provider(args.model.partition(":")[0])
+        config.provider(split_model_ref(args.model)[0])
         config = config.with_model(args.model)
     from hermes_tui.app import run_tui
 

@@ -107,13 +107,13 @@ def run_headless(
 async def _run(
     task: str, model: str | None, resume: str | None, as_json: bool, yes: bool, demo: bool
 ) -> int:
-    from agent.config import load_config
+    from agent.config import load_config, split_model_ref
     from agent.demo import start_demo
     from agent.loop import Agent
 
     config = load_config(demo=demo)
     if model:
-        config.provider(model.partition(":")[0])
+        config.provider(split_model_ref(model)[0])  # the shape is checked before the name
         config = config.with_model(model)
     config, server = start_demo(config)
     printer = _Printer(as_json)
@@ -136,6 +136,9 @@ async def _run(
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
             await asyncio.to_thread(agent.resume, resume)
+            if model:
+                # A model named on the command line wins, recorded as /model records it (D1).
+                await asyncio.to_thread(agent.set_model, model)
         if task.strip():
             result = await asyncio.to_thread(agent.run_turn, task)
         elif resume and agent.interrupted:

@@ -57,7 +57,12 @@ class Persona:
 
     # -- discovery endpoints ------------------------------------------------------------------
     def get(self, path: str) -> tuple[int, Body] | None:
-        """The answer to a GET of `path`, or None when this server has no such endpoint."""
+        """The answer to a GET of `path`, or None when this server has no such endpoint.
+
+        `extra: {discovery: false}` plays a server that answers none (behind a proxy, say).
+        """
+        if not self.extra.get("discovery", True):
+            return None
         if path in ("/v1/models", "/models"):
             return self._listing()
         if self.name == LLAMA_CPP and path == "/props":
@@ -70,7 +75,7 @@ class Persona:
 
     def post(self, path: str, body: Any) -> tuple[int, Body] | None:
         """The answer to a POST of a discovery `path`, or None when it is not one."""
-        if self.name == OLLAMA and path == "/api/show":
+        if self.name == OLLAMA and path == "/api/show" and self.extra.get("discovery", True):
             model = body.get("model") or body.get("name") if isinstance(body, dict) else None
             if model not in self.models and f"{model}:latest" not in self.models:
                 return 404, {"error": f"model '{model}' not found"}
