@@ -74,10 +74,22 @@ class Draft:
 
 @dataclass
 class Usage:
-    """Running token totals of the current session in this process."""
+    """Running totals of the current session: what was stored at resume, plus this run's."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def of_session(cls, session: dict[str, Any] | None) -> Usage:
+        """The totals a stored session row holds (none for a new session)."""
+        if not session:
+            return cls()
+        return cls(
+            session.get("input_tokens") or 0,
+            session.get("output_tokens") or 0,
+            session.get("estimated_cost_usd"),
+        )
 
 
 class TurnStopped(Exception):
@@ -170,13 +182,18 @@ class Agent:
         self.usage = Usage()
         self.approvals.clear()
 
-    def attach_session(self, session_id: str, rows: list[dict[str, Any]]) -> None:
-        """Switch to a stored session from its persisted rows (no I/O here) (D3)."""
+    def attach_session(
+        self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
+    ) -> None:
+        """Switch to a stored session from its persisted rows (no I/O here) (D3).
+
+        `session`, its stored row, carries the totals the usage counts on from.
+        """
         self.session_id = session_id
         # Compacted rows are history for the transcript, never for the model (C, D3).
         self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         self._ids = ToolCallIds.from_history(self.messages)
-        self.usage = Usage()
+        self.usage = Usage.of_session(session)
         self.approvals.clear()
 
     def resume(self, ref: str) -> dict[str, Any]:
@@ -187,7 +204,7 @@ class Agent:
         if session is None:
             raise LookupError(f"No session matches {ref!r}: see `hermes-tui sessions list`.")
         rows = self.store.call(self.store.load_messages, session["id"], include_compacted=False)
-        self.attach_session(session["id"], rows)
+        self.attach_session(session["id"], rows, session)
         if session.get("model") and session.get("provider"):
             ref_model = f"{session['provider']}:{session['model']}"
             if session["provider"] in self.config.providers:
@@ -347,7 +364,7 @@ class Agent:
                     self.store.flush_threadsafe()
                 except Exception as exc:
                     log.warning("flush at turn end failed: %s", exc)
-            self._check_saving()
+            self.check_saving()
         with self._state_lock:
             self._phase = "idle"
             leftover, self._redirect = self._redirect, None
@@ -622,6 +639,8 @@ class Agent:
             cache_write_tokens=usage.cache_write_tokens,
             input_includes_cache=provider.kind != "anthropic",
         )
+        if cost is not None:
+            self.usage.cost_usd = (self.usage.cost_usd or 0.0) + cost
         if self.store is not None and self.session_id is not None:
             try:  # an append and a notify; after close it applies inline and may raise (S2, S6)
                 self.store.queue_token_counts(
@@ -639,7 +658,7 @@ class Agent:
                 )
             except Exception as exc:
                 log.warning("token usage not saved: %s", exc)
-            self._check_saving()
+            self.check_saving()
         self.sink(
             ev.UsageUpdated(
                 usage.input_tokens,
@@ -647,6 +666,7 @@ class Agent:
                 self.usage.input_tokens,
                 self.usage.output_tokens,
                 cost,
+                self.usage.cost_usd,
             )
         )
 
@@ -763,7 +783,7 @@ class Agent:
                 message.db_id = done.result()
 
         future.add_done_callback(_remember)
-        self._check_saving()
+        self.check_saving()
 
     def _flush_messages(self) -> None:
         if self.store is not None and self.session_id is not None:
@@ -772,7 +792,7 @@ class Agent:
                     self.store.flush_threadsafe(tokens=False)
                 except Exception as exc:
                     log.warning("flush before the model call failed: %s", exc)
-            self._check_saving()
+            self.check_saving()
 
     def _saving_waits(self) -> bool:
         """True while queued writes wait behind another process's lock.
@@ -782,22 +802,24 @@ class Agent:
         """
         return bool(getattr(self.store, "waiting_for_lock", False))
 
-    def _check_saving(self) -> None:
+    def check_saving(self, reason: str | None = None) -> None:
         """Tell the user once, with the reason, that the session is not being saved (S7).
 
-        Writes held up by a lock are not lost: that is said once too, as such (H7).
+        Writes held up by a lock are not lost: that is said once too, as such (H7). The
+        one teller of both, during a turn and (`reason`: what the store just reported)
+        outside one.
         """
         if self._saving_waits():
             if not self._told_saving_waits:
                 self._told_saving_waits = True
-                self.sink(ev.Notice(lock_wait_notice(self.store.path), "warning"))
+                self.sink(ev.SavingFailed(lock_wait_notice(self.store.path), waiting=True))
             return
-        reason = getattr(self.store, "last_write_error", None)
+        reason = reason or getattr(self.store, "last_write_error", None)
         if reason == str(StorageLockedError(getattr(self.store, "path", ""))):
             return  # a lock that has cleared since: its writes were retried, not lost
         if reason and not self._told_not_saved:
             self._told_not_saved = True
-            self.sink(ev.Notice(f"This session is not being saved: {reason}", "error"))
+            self.sink(ev.SavingFailed(f"This session is not being saved: {reason}"))
 
     def close(self) -> None:
         """Release provider clients."""

@@ -12,6 +12,7 @@ from ui.tui_helpers import reply, run_turn, wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 
@@ -111,7 +112,7 @@ async def test_page_keys_scroll_the_transcript_from_the_composer(make_app, scrip
 async def test_focus_keys(make_app):
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await pilot.press("ctrl+t")
         assert app.focused is app.transcript
         await pilot.press("ctrl+l")
@@ -127,7 +128,7 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
     data = yaml.safe_load(config.read_text())
     data["keys"] = {"copy.answer": "f8", "transcript.previous": "f9"}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=app.workspace, cursor_blink=False)
+    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 30)) as pilot:
         await run_turn(pilot, "hi")
         written = capture_writes(app)
