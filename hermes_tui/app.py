@@ -1,9 +1,6 @@
 """HermesApp: the layout, start-up and shutdown, and the wiring between the app's parts.
 
-Each concern lives in its own module and reaches the others through the app: the turn flow
-(turns.py), the status panel (status.py), the agent's events (presenter.py), approvals
-(approval.py), sessions (sessions.py), slash commands (commands/), keys (keys.py,
-actions.py), themes (theming.py) and the agent and store (runtime.py).
+Each concern has a module of its own (see the README's Layout); they reach each other here.
 """
 
 from __future__ import annotations
@@ -11,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -301,16 +297,3 @@ class HermesApp(KeyActions, App[int]):
 
     def on_sessions_panel_search(self, message: SessionsPanel.Search) -> None:
         self.sessions.search(message.query)
-
-
-def run_tui(
-    config: Config, *, workspace: Path | str | None = None, resume: str | None = None
-) -> int:
-    """Run the full-screen app until the user quits; `resume` opens a stored session first."""
-    app = HermesApp(config, workspace=workspace, resume=resume)
-    result = app.run()
-    for note in app.exit_notes:
-        print(f"hermes-tui: {note}", file=sys.stderr)
-    if app.exit_notes:
-        return 1
-    return result if isinstance(result, int) else (app.return_code or 0)

@@ -48,7 +48,6 @@ class Bridge:
         self._run: list[str] = []
         self._pending = False
         self._last_flush = float("-inf")
-        self.posted = 0
 
     def __call__(self, event: AgentEvent) -> None:
         """Receive one event from any thread."""
@@ -96,6 +95,5 @@ class Bridge:
         events = self.drain()
         self._last_flush = self._clock()
         if events:
-            self.posted += 1
             # Through the app's queue, so batches and other messages keep their order.
             self._app.post_message(AgentEvents(events))
