@@ -17,8 +17,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.config import CompressionSettings
@@ -26,6 +26,10 @@ from agent.messages import Message
 from agent.models import estimate_tokens, tokens_for_chars
 from agent.providers.base import Abort, ChatRequest, ReasoningPart, TextPart, ThinkingPart
 from agent.providers.errors import ProviderError
+
+if TYPE_CHECKING:
+    from agent.ports import CompactionHost
+    from agent.providers.base import Provider
 
 log = logging.getLogger("hermes_tui.compaction")
 
@@ -251,16 +255,7 @@ class CompactionResult:
     message: str = ""
     summarised: int = 0
     summary_tokens: int = 0
-    tokens_before: int = 0
     tokens_after: int = 0
-
-
-@dataclass
-class _Committed:
-    display: Message | None = None
-    summary_row: Message | None = None
-    merged_into: Message | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # -- the compressor ---------------------------------------------------------------------------
@@ -329,19 +324,19 @@ class ContextCompressor:
         )
 
     # -- measuring ----------------------------------------------------------------------------
-    def measure(self, agent: Any) -> tuple[int, int]:
+    def measure(self, host: CompactionHost) -> tuple[int, int]:
         """(estimated tokens of the next request, the model's window)."""
-        request = agent._request()
+        request = host.request()
         tokens = estimate_tokens(request.messages, request.system, request.tools)
-        return tokens, agent.context_window
+        return tokens, host.context_window
 
     def over_threshold(self, tokens: int, window: int) -> bool:
         return tokens >= self.settings.threshold * window
 
     # -- entry points -----------------------------------------------------------------------
-    def maybe_compact(self, agent: Any) -> CompactionResult | None:
+    def maybe_compact(self, host: CompactionHost) -> CompactionResult | None:
         """Before a model call: compact when over threshold and allowed; warn once if blocked."""
-        tokens, window = self.measure(agent)
+        tokens, window = self.measure(host)
         if not self.over_threshold(tokens, window):
             return None  # below the threshold: never compact, never warn (C4)
         reason = self.blocked_reason()
@@ -349,10 +344,10 @@ class ContextCompressor:
             text = self.blocked_warning(reason, tokens, window)
             if text is not None:
                 log.warning("%s", text)
-                agent.sink(ev.Notice(text, "warning"))
+                host.sink(ev.Notice(text, "warning"))
             return None
         self.turn_attempts += 1
-        return self.compact(agent, reason="auto", tokens=tokens, window=window)
+        return self.compact(host, reason="auto", tokens=tokens, window=window)
 
     def cancel(self) -> None:
         """Cancel a running compaction (the user stopped the turn)."""
@@ -363,7 +358,7 @@ class ContextCompressor:
 
     def compact(
         self,
-        agent: Any,
+        host: CompactionHost,
         *,
         focus: str | None = None,
         reason: str = "manual",
@@ -372,9 +367,9 @@ class ContextCompressor:
     ) -> CompactionResult:
         """Run one compaction on the calling thread's behalf; blocks until it ends."""
         if tokens is None or window is None:
-            tokens, window = self.measure(agent)
-        settings = agent.config.compression
-        plan = plan_cut(agent.messages, settings.protect_first, settings.keep_recent)
+            tokens, window = self.measure(host)
+        settings = self.settings
+        plan = plan_cut(host.messages, settings.protect_first, settings.keep_recent)
         if plan is None:
             result = CompactionResult(
                 False, "nothing", "Nothing to compact yet: the conversation is short."
@@ -382,21 +377,20 @@ class ContextCompressor:
             if reason == "auto":
                 # An attempt that cannot shrink the context counts like a failed one.
                 self.record_failure("nothing to summarise")
-            agent.sink(ev.Notice(result.message, "info"))
+            host.sink(ev.Notice(result.message, "info"))
             return result
-        agent.sink(ev.CompactionStarted(reason))
-        outcome = self._run(agent, plan, focus)
-        outcome.tokens_before = tokens
+        host.sink(ev.CompactionStarted(reason))
+        outcome = self._run(host, plan, focus)
         if outcome.ok:
             self.record_success()
-            after, _ = self.measure(agent)
+            after, _ = self.measure(host)
             outcome.tokens_after = after
             outcome.message = (
                 f"Compacted {outcome.summarised} messages into a summary of about "
                 f"{outcome.summary_tokens} tokens (context ~{tokens} -> ~{after} tokens)."
             )
             log.info("compaction committed: %s", outcome.message)
-            agent.sink(ev.DisplayRow("compaction", {"summarised": outcome.summarised}))
+            host.sink(ev.DisplayRow("compaction", {"summarised": outcome.summarised}))
         else:
             if outcome.reason != "cancelled":
                 cooldown = self.record_failure(outcome.reason)
@@ -405,30 +399,26 @@ class ContextCompressor:
                     f"Automatic compaction pauses for {cooldown:.0f} s."
                 )
             log.info("compaction did not commit: %s", outcome.message)
-        agent.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, outcome.message))
+        host.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, outcome.message))
         return outcome
 
     # -- one run ----------------------------------------------------------------------------
-    def _run(self, agent: Any, plan: Plan, focus: str | None) -> CompactionResult:
-        settings = agent.config.compression
-        provider = agent._provider()
+    def _run(self, host: CompactionHost, plan: Plan, focus: str | None) -> CompactionResult:
+        provider = host.provider()
         provider.call_deadline = None
-        provider_config = agent.config.provider(agent.provider_name)
-        request = ChatRequest(
-            model=agent.model_name,
+        # The model's own request (model, output limit, routing key C7), asking for a summary.
+        request = replace(
+            host.request(),
             messages=[Message("user", render_transcript(plan.summarised, focus))],
             system=SUMMARY_SYSTEM_PROMPT,
             tools=[],
-            max_tokens=provider_config.max_tokens,
-            extra_body=agent.routing_body(),
         )
         fence = CommitFence()
         abort = Abort()
         progress = _Progress()
-        committed = _Committed()
 
         def commit(summary: str) -> None:
-            self._commit(agent, plan, summary, committed)
+            self._commit(host, plan, summary)
 
         context = contextvars.copy_context()
         helper = threading.Thread(
@@ -442,7 +432,7 @@ class ContextCompressor:
         self.helper = helper
         helper.start()
         try:
-            result = self._wait(agent, progress, fence, abort, settings)
+            result = self._wait(host, progress, fence, abort, self.settings)
         finally:
             with self._active_lock:
                 self._active = None
@@ -452,7 +442,7 @@ class ContextCompressor:
 
     def _summarise(
         self,
-        provider: Any,
+        provider: Provider,
         request: ChatRequest,
         abort: Abort,
         progress: _Progress,
@@ -501,7 +491,7 @@ class ContextCompressor:
 
     def _wait(
         self,
-        agent: Any,
+        host: CompactionHost,
         progress: _Progress,
         fence: CommitFence,
         abort: Abort,
@@ -528,8 +518,8 @@ class ContextCompressor:
                 return CompactionResult(False, "error", f"Compaction failed: {progress.error}.")
             if chunks != seen:
                 seen, last = chunks, now
-                agent.activity.touch()
-                agent.sink(ev.CompactionProgress(tokens_for_chars(chars)))
+                host.touch()
+                host.sink(ev.CompactionProgress(tokens_for_chars(chars)))
             if cancel is not None:
                 kind, message = "cancelled", "Compaction cancelled."
             elif now >= ceiling:
@@ -552,9 +542,9 @@ class ContextCompressor:
             return CompactionResult(False, kind, message)
 
     # -- the commit -------------------------------------------------------------------------
-    def _commit(self, agent: Any, plan: Plan, summary: str, out: _Committed) -> None:
+    def _commit(self, host: CompactionHost, plan: Plan, summary: str) -> None:
         """Replace the middle by the summary in the database first, then in memory."""
-        messages = agent.messages
+        messages = host.messages
         head, middle, tail = (
             messages[: plan.head],
             messages[plan.head : plan.tail],
@@ -580,7 +570,7 @@ class ContextCompressor:
             merged_content = f"{text}\n\n{first.content}" if first.content else text
             merged_meta = {**(first.display_metadata or {}), SUMMARY_KEY: "merged"}
             merged_meta["summary_chars"] = len(text)
-        store, session_id = agent.store, agent.session_id
+        store, session_id = host.store, host.session_id
         if store is not None and session_id is not None:
             store.flush_threadsafe()
             rows = [display.to_row()] + ([summary_row.to_row()] if summary_row else [])
@@ -600,10 +590,8 @@ class ContextCompressor:
         if merged_content is not None:
             first.content = merged_content
             first.display_metadata = merged_meta
-            out.merged_into = first
         kept = [display] + ([summary_row] if summary_row else [])
-        agent.messages = head + kept + tail
-        out.display, out.summary_row = display, summary_row
+        host.replace_messages(head + kept + tail)
 
 
 def _role_class(message: Message | None) -> str | None:

@@ -469,20 +469,8 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
             raise ConfigError(f"{_where(path, raw, key)}: unknown key `{key}` (known: {known}).")
     providers = _env_providers(_providers(path, raw))
     sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
-    keys = raw.get("keys") or {}
-    if not isinstance(keys, dict):
-        raise ConfigError(f"{_where(path, raw, 'keys')}: `keys` must map binding ids to keys.")
-    model = raw.get("model")
-    if model is not None and not isinstance(model, str):
-        raise ConfigError(f"{_where(path, raw, 'model')}: `model` must be provider:model.")
-    if model:
-        provider_name, _ = _checked_model(path, raw, model)
-        if provider_name not in providers and provider_name != DEMO_PROVIDER:
-            known = ", ".join(sorted(providers)) or "none"
-            raise ConfigError(
-                f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "
-                f"which is not configured (configured: {known})."
-            )
+    keys = _binding_keys(path, raw)
+    model = _configured_model(path, raw, providers)
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:
         model = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
@@ -498,14 +486,33 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         problem = unsendable_key(providers[split_model_ref(model)[0]])
         if problem:
             raise ConfigError(problem)
-    return Config(
-        home=home,
-        model=model,
-        providers=providers,
-        keys={str(k): str(v) for k, v in keys.items()},
-        demo=is_demo,
-        **sections,
-    )
+    return Config(home=home, model=model, providers=providers, keys=keys, demo=is_demo, **sections)
+
+
+def _binding_keys(path: Path, raw: dict[str, Any]) -> dict[str, str]:
+    """The `keys:` section: binding id -> key."""
+    keys = raw.get("keys") or {}
+    if not isinstance(keys, dict):
+        raise ConfigError(f"{_where(path, raw, 'keys')}: `keys` must map binding ids to keys.")
+    return {str(k): str(v) for k, v in keys.items()}
+
+
+def _configured_model(
+    path: Path, raw: dict[str, Any], providers: dict[str, ProviderConfig]
+) -> str | None:
+    """The `model:` setting, checked to name a configured provider (or None)."""
+    model = raw.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError(f"{_where(path, raw, 'model')}: `model` must be provider:model.")
+    if model:
+        provider_name, _ = _checked_model(path, raw, model)
+        if provider_name not in providers and provider_name != DEMO_PROVIDER:
+            known = ", ".join(sorted(providers)) or "none"
+            raise ConfigError(
+                f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "
+                f"which is not configured (configured: {known})."
+            )
+    return model
 
 
 def _checked_model(path: Path, raw: Any, model: str) -> tuple[str, str]:

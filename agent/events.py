@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
+
+from agent.kinds import ErrorKind, TurnStatus
 
 # Events are NamedTuples: immutable like frozen dataclasses, but about ten times cheaper to
 # define (this module is on the app's start-up path) and cheaper to build per streamed chunk.
@@ -147,13 +149,13 @@ class TurnError(NamedTuple):
     """The turn ended on an error; `message` says what to do."""
 
     message: str
-    kind: str = "error"
+    kind: ErrorKind = ErrorKind.OTHER
 
 
 class TurnFinished(NamedTuple):
-    """The turn ended; `status` is one of ok | error | stopped | budget | truncated."""
+    """How the turn ended."""
 
-    status: str
+    status: TurnStatus
     text: str
     pending_steer: str | None = None
 
@@ -202,6 +204,9 @@ AgentEvent = (
     | CompactionFinished
 )
 """Any event the agent emits."""
+
+Sink = Callable[[AgentEvent], None]
+"""Where the agent sends its events; called from the worker thread."""
 
 STREAMED_TEXT = (TextDelta, ReasoningDelta)
 """The events that carry a piece of streamed text (adjacent ones of a kind may be joined)."""

@@ -19,16 +19,6 @@ class Inbox:
         self._generation = 0
         self._pending: list[str] = []
 
-    @property
-    def generation(self) -> int:
-        """The number of the latest turn's acceptance generation."""
-        return self._generation
-
-    @property
-    def is_open(self) -> bool:
-        """True while a turn accepts steers."""
-        return self._open
-
     def open_generation(self) -> int:
         """Start accepting steers for a new turn; returns the generation number."""
         with self._lock:

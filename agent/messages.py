@@ -7,8 +7,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-ROLES = ("system", "user", "assistant", "tool")
-
 
 @dataclass(slots=True)
 class ToolCall:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.messages import to_anthropic
@@ -51,6 +52,68 @@ def anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+@dataclass(slots=True)
+class _Thinking:
+    """A thinking block still streaming: its text pieces and its signature so far."""
+
+    text: list[str] = field(default_factory=list)
+    signature: str = ""
+
+
+def _thinking(blocks: dict[int, _Thinking], index: int) -> _Thinking:
+    block = blocks.get(index)
+    if block is None:
+        blocks[index] = block = _Thinking()
+    return block
+
+
+def _other_delta(
+    blocks: dict[int, _Thinking], index: int, dtype: Any, delta: dict[str, Any]
+) -> StreamPart | None:
+    """A content delta other than answer text: reasoning, a signature, tool-call arguments."""
+    if dtype == "thinking_delta":
+        text = delta.get("thinking", "")
+        _thinking(blocks, index).text.append(text)
+        return ReasoningPart(text)
+    if dtype == "signature_delta":
+        _thinking(blocks, index).signature += delta.get("signature", "")
+    elif dtype == "input_json_delta":
+        return ToolCallPart(index, None, None, delta.get("partial_json", ""))
+    return None
+
+
+def _block_start(blocks: dict[int, _Thinking], obj: dict[str, Any]) -> StreamPart | None:
+    """A content block opens: a tool call, a thinking block, redacted thinking or text."""
+    index = obj.get("index", 0)
+    block = obj.get("content_block") or {}
+    btype = block.get("type")
+    if btype == "tool_use":
+        return ToolCallPart(index, block.get("id"), block.get("name"), "")
+    if btype == "thinking":
+        blocks[index] = _Thinking([block.get("thinking", "")], block.get("signature", "") or "")
+    elif btype == "redacted_thinking":
+        return ThinkingPart("", "", block.get("data", ""))
+    elif btype == "text" and block.get("text"):
+        return TextPart(block["text"])
+    return None
+
+
+def _start_usage(usage: UsagePart, u: dict[str, Any]) -> None:
+    """`message_start`'s usage: the input side, and the output counted so far."""
+    usage.input_tokens = u.get("input_tokens") or 0
+    usage.cache_read_tokens = u.get("cache_read_input_tokens") or 0
+    usage.cache_write_tokens = u.get("cache_creation_input_tokens") or 0
+    usage.output_tokens = u.get("output_tokens") or 0
+
+
+def _delta_usage(usage: UsagePart, u: dict[str, Any]) -> None:
+    """`message_delta`'s usage: the output total, and the input when it is given again."""
+    if u.get("output_tokens") is not None:
+        usage.output_tokens = u["output_tokens"]
+    if u.get("input_tokens"):
+        usage.input_tokens = u["input_tokens"]
+
+
 class AnthropicMessagesProvider(SDKCall):
     """Streams messages through the official anthropic SDK's request path."""
 
@@ -91,69 +154,47 @@ class AnthropicMessagesProvider(SDKCall):
     def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
         usage = UsagePart()
         stop_reason: str | None = None
-        blocks: dict[int, dict[str, Any]] = {}
+        blocks: dict[int, _Thinking] = {}  # thinking blocks still streaming, by index
         for event, data in events:
             obj = self.decode(data)
             kind = obj.get("type") or event
             if kind == "content_block_delta":
-                index = obj.get("index", 0)
                 delta = obj.get("delta") or {}
                 dtype = delta.get("type")
-                if dtype == "text_delta":
+                if dtype == "text_delta":  # the hot path: one part per answer chunk
                     yield TextPart(delta.get("text", ""))
-                elif dtype == "thinking_delta":
-                    text = delta.get("thinking", "")
-                    blocks.setdefault(index, {"type": "thinking", "text": [], "sig": ""})
-                    blocks[index]["text"].append(text)
-                    yield ReasoningPart(text)
-                elif dtype == "signature_delta":
-                    blocks.setdefault(index, {"type": "thinking", "text": [], "sig": ""})
-                    blocks[index]["sig"] += delta.get("signature", "")
-                elif dtype == "input_json_delta":
-                    yield ToolCallPart(index, None, None, delta.get("partial_json", ""))
+                else:
+                    part = _other_delta(blocks, obj.get("index", 0), dtype, delta)
+                    if part is not None:
+                        yield part
             elif kind == "content_block_start":
-                index = obj.get("index", 0)
-                block = obj.get("content_block") or {}
-                btype = block.get("type")
-                if btype == "tool_use":
-                    yield ToolCallPart(index, block.get("id"), block.get("name"), "")
-                elif btype == "thinking":
-                    blocks[index] = {
-                        "type": "thinking",
-                        "text": [block.get("thinking", "")],
-                        "sig": block.get("signature", "") or "",
-                    }
-                elif btype == "redacted_thinking":
-                    yield ThinkingPart("", "", block.get("data", ""))
-                elif btype == "text" and block.get("text"):
-                    yield TextPart(block["text"])
+                part = _block_start(blocks, obj)
+                if part is not None:
+                    yield part
             elif kind == "content_block_stop":
                 block = blocks.pop(obj.get("index", 0), None)
                 if block is not None:
-                    yield ThinkingPart("".join(block["text"]), block["sig"])
+                    yield ThinkingPart("".join(block.text), block.signature)
             elif kind == "message_start":
-                u = (obj.get("message") or {}).get("usage") or {}
-                usage.input_tokens = u.get("input_tokens") or 0
-                usage.cache_read_tokens = u.get("cache_read_input_tokens") or 0
-                usage.cache_write_tokens = u.get("cache_creation_input_tokens") or 0
-                usage.output_tokens = u.get("output_tokens") or 0
+                _start_usage(usage, (obj.get("message") or {}).get("usage") or {})
             elif kind == "message_delta":
                 stop_reason = (obj.get("delta") or {}).get("stop_reason") or stop_reason
-                u = obj.get("usage") or {}
-                if u.get("output_tokens") is not None:
-                    usage.output_tokens = u["output_tokens"]
-                if u.get("input_tokens"):
-                    usage.input_tokens = u["input_tokens"]
+                _delta_usage(usage, obj.get("usage") or {})
             elif kind == "message_stop":
-                if stop_reason is None:
-                    raise self.truncated()
+                finish = self._finish(stop_reason)  # before the usage: a truncated call has none
                 yield usage
-                yield FinishPart(_STOP.get(stop_reason, "other"))
+                yield finish
                 return
             elif kind == "error":
                 raise self._stream_error(obj)
         # The SDK raises nothing for a stream cut short: no message_stop means truncated (W10).
         raise self.truncated()
+
+    def _finish(self, stop_reason: str | None) -> FinishPart:
+        """The finish of a stream that said `message_stop`; truncated without a stop reason."""
+        if stop_reason is None:
+            raise self.truncated()
+        return FinishPart(_STOP.get(stop_reason, "other"))
 
     def _stream_error(self, obj: dict[str, Any]) -> ProviderError:
         err = obj.get("error") or {}

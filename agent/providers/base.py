@@ -119,6 +119,8 @@ class Provider(Protocol):
     """A wire adapter: streams one model call as normalised parts."""
 
     name: str
+    call_deadline: float | None
+    """W9: the one cumulative deadline (monotonic) of a call's retries after a stall, or None."""
 
     def stream(self, request: ChatRequest, abort: Abort) -> Iterator[StreamPart]:
         """Yield the parts of one streamed call; raise ProviderError on failure."""

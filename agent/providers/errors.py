@@ -9,20 +9,20 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-NOT_RETRYABLE_STATUS = frozenset({400, 401, 403, 404, 413, 422})
+from agent.kinds import ErrorKind
 
 
 @dataclass
 class ProviderError(Exception):
     """A classified provider failure.
 
-    `kind` is one of: auth, rate_limit, context_length, not_found, server, connection,
-    timeout, truncated, malformed, bad_request, output_cap, gemini_legacy_key, config.
-    `message` is the one sentence the user sees; `retryable` says whether retrying can help;
+    `kind` says why (agent.kinds.ErrorKind). `message` is the one sentence the user sees;
+    `retryable` says whether retrying can help: the one decision the agent's retries follow
+    (W8: never 400, 401, 403, 404, 422, unless a key pool rotated to another key, K1);
     `max_attempts`, when set, caps the attempts below the agent's own retry budget.
     """
 
-    kind: str
+    kind: ErrorKind
     message: str
     retryable: bool = False
     status: int | None = None
@@ -134,7 +134,7 @@ def classify_status(
         "ACCESS_TOKEN_TYPE_UNSUPPORTED" in text_blob or "Expected OAuth 2 access token" in text_blob
     ):
         return ProviderError(
-            "gemini_legacy_key",
+            ErrorKind.GEMINI_LEGACY_KEY,
             f"{provider} rejected this Gemini key type: mint a new Gemini API key in "
             "Google AI Studio and put it in your config.",
             status=status,
@@ -142,7 +142,7 @@ def classify_status(
         )
     if status in (401, 403):
         return ProviderError(
-            "auth",
+            ErrorKind.AUTH,
             f"{provider} rejected the API key (HTTP {status}): check the key in your "
             "config or environment.",
             status=status,
@@ -151,7 +151,7 @@ def classify_status(
     if status == 429:
         wait = f" in {retry_after:.0f} s" if retry_after else " in a moment"
         return ProviderError(
-            "rate_limit",
+            ErrorKind.RATE_LIMIT,
             f"{provider} is rate-limiting requests (HTTP 429): try again{wait}.",
             retryable=True,
             status=status,
@@ -160,14 +160,14 @@ def classify_status(
         )
     if status == 404:
         return ProviderError(
-            "not_found",
+            ErrorKind.NOT_FOUND,
             f"{provider} does not know model {model!r} (HTTP 404): pick another with /model.",
             status=status,
             detail=detail,
         )
     if status in (400, 413, 422) and _looks_like_context_overflow(text_blob):
         return ProviderError(
-            "context_length",
+            ErrorKind.CONTEXT_LENGTH,
             f"The conversation is too long for {model}: run /compact or start a /new session.",
             status=status,
             detail=detail,
@@ -175,14 +175,14 @@ def classify_status(
     if status in (400, 413, 422):
         summary = f": {detail}" if detail else ""
         return ProviderError(
-            "bad_request",
+            ErrorKind.BAD_REQUEST,
             f"{provider} refused the request (HTTP {status}){summary}.",
             status=status,
             detail=detail,
         )
     if status >= 500 or status in (408, 409):
         return ProviderError(
-            "server",
+            ErrorKind.SERVER,
             f"{provider} is having trouble (HTTP {status}): try again shortly.",
             retryable=True,
             status=status,
@@ -190,7 +190,7 @@ def classify_status(
             detail=detail,
         )
     return ProviderError(
-        "bad_request",
+        ErrorKind.BAD_REQUEST,
         f"{provider} answered HTTP {status}{': ' + detail if detail else ''}.",
         retryable=False,
         status=status,
@@ -201,7 +201,7 @@ def classify_status(
 def connection_error(provider: str, base_url: str, exc: BaseException) -> ProviderError:
     """A connection that could not be made or broke mid-stream."""
     return ProviderError(
-        "connection",
+        ErrorKind.CONNECTION,
         f"Cannot reach {provider} at {base_url}: is the server running and the URL right?",
         retryable=True,
         detail=type(exc).__name__,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from agent.config import ProviderConfig
+from agent.kinds import ErrorKind
+from agent.providers.base import Provider
 from agent.providers.errors import ProviderError
-from agent.providers.streaming import SDKCall
 from agent.secrets import unsendable_key
 
 
-def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
+def make_provider(config: ProviderConfig, *, idle_timeout: float) -> Provider:
     """The adapter for `config`'s wire; a ProviderError that says which key is missing."""
     key = config.resolved_key()
     if not key:
@@ -17,14 +18,14 @@ def make_provider(config: ProviderConfig, *, idle_timeout: float) -> SDKCall:
         else:
             where = config.api_key_env or ", ".join(config.api_keys_env) or "api_key"
             raise ProviderError(
-                "auth",
+                ErrorKind.AUTH,
                 f"No API key for provider {config.name}: set {where} in your environment "
                 "or api_key in config.yaml.",
             )
     problem = unsendable_key(config)
     if problem:
         # Before any request: an SDK would fail deep in its header code (H5).
-        raise ProviderError("config", problem)
+        raise ProviderError(ErrorKind.CONFIG, problem)
     if config.kind == "anthropic":
         from agent.providers.anthropic_messages import AnthropicMessagesProvider
 

@@ -44,6 +44,27 @@ def normalise_finish(reason: str) -> str:
     return _FINISH.get(reason, "other")
 
 
+def usage_part(usage: dict[str, Any]) -> UsagePart:
+    """The `usage` object of a chunk (sent once, near the end) as a UsagePart."""
+    details = usage.get("prompt_tokens_details") or {}
+    out_details = usage.get("completion_tokens_details") or {}
+    return UsagePart(
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        cache_read_tokens=details.get("cached_tokens") or 0,
+        reasoning_tokens=out_details.get("reasoning_tokens") or 0,
+    )
+
+
+def tool_call_parts(calls: list[dict[str, Any]]) -> Iterator[ToolCallPart]:
+    """A delta's `tool_calls` pieces as ToolCallParts, one at a time (the bounds check each)."""
+    for call in calls:
+        fn = call.get("function") or {}
+        yield ToolCallPart(
+            call.get("index", 0), call.get("id"), fn.get("name"), fn.get("arguments") or ""
+        )
+
+
 class OpenAIChatProvider(SDKCall):
     """Streams chat completions through the official openai SDK's request path."""
 
@@ -89,14 +110,7 @@ class OpenAIChatProvider(SDKCall):
                 raise self.stream_error(obj)
             usage = obj.get("usage")
             if usage:
-                details = usage.get("prompt_tokens_details") or {}
-                out_details = usage.get("completion_tokens_details") or {}
-                yield UsagePart(
-                    input_tokens=usage.get("prompt_tokens") or 0,
-                    output_tokens=usage.get("completion_tokens") or 0,
-                    cache_read_tokens=details.get("cached_tokens") or 0,
-                    reasoning_tokens=out_details.get("reasoning_tokens") or 0,
-                )
+                yield usage_part(usage)
             for choice in obj.get("choices") or ():
                 delta = choice.get("delta") or {}
                 reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -105,14 +119,9 @@ class OpenAIChatProvider(SDKCall):
                 content = delta.get("content")
                 if content:
                     yield TextPart(content)
-                for call in delta.get("tool_calls") or ():
-                    fn = call.get("function") or {}
-                    yield ToolCallPart(
-                        call.get("index", 0),
-                        call.get("id"),
-                        fn.get("name"),
-                        fn.get("arguments") or "",
-                    )
+                calls = delta.get("tool_calls")
+                if calls:
+                    yield from tool_call_parts(calls)
                 reason = choice.get("finish_reason")
                 if reason:
                     finished = True

@@ -25,6 +25,28 @@ class SSELimitError(ValueError):
         super().__init__(f"a stream line over {cap // (1024 * 1024)} MB")
 
 
+def _lf_only(chunk: bytes, after_cr: bool) -> tuple[bytes, bool]:
+    """`chunk` with `\r\n` and lone `\r` as `\n`, and whether it ended on a `\r` (whose
+    `\n`, if it opens the next chunk, belongs to it)."""
+    if after_cr and chunk:
+        after_cr = False
+        if chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+    if b"\r" in chunk:
+        after_cr = chunk.endswith(b"\r")
+        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return chunk, after_cr
+
+
+def _line_over(pending_size: int, lines: list[bytes], rest: bytes, max_line: int) -> bool:
+    """True when a line of this chunk (the first one joined to what was pending) passes the cap."""
+    return (
+        pending_size + len(lines[0]) > max_line
+        or len(rest) > max_line
+        or any(len(raw) > max_line for raw in lines[1:])
+    )
+
+
 def iter_sse(response: Any) -> Iterator[tuple[str, str]]:
     """Yield (event, data) pairs; multi-line data joined with newlines; comments skipped."""
     return parse_sse(response.iter_bytes())
@@ -45,13 +67,8 @@ def parse_sse(
     after_cr = False  # the last chunk ended with \r: a \n opening this one completes a \r\n
     # A last newline ends an unterminated last line the same way as any other.
     for chunk in itertools.chain(chunks, (b"\n",)):
-        if after_cr and chunk:
-            after_cr = False
-            if chunk.startswith(b"\n"):
-                chunk = chunk[1:]
-        if b"\r" in chunk:
-            after_cr = chunk.endswith(b"\r")
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if after_cr or b"\r" in chunk:
+            chunk, after_cr = _lf_only(chunk, after_cr)
         end = chunk.rfind(b"\n")
         if end < 0:
             pending_size += len(chunk)
@@ -62,11 +79,7 @@ def parse_sse(
         # Splitting bytes at \n never cuts a UTF-8 character, so each line decodes whole.
         lines = chunk[:end].split(b"\n")
         rest = chunk[end + 1 :]
-        if pending_size + len(chunk) > max_line and (
-            pending_size + len(lines[0]) > max_line
-            or len(rest) > max_line
-            or any(len(raw) > max_line for raw in lines[1:])
-        ):
+        if pending_size + len(chunk) > max_line and _line_over(pending_size, lines, rest, max_line):
             raise SSELimitError(max_line)
         if pending:
             pending.append(lines[0])

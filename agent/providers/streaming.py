@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent.config import ProviderConfig
+from agent.kinds import ErrorKind
 from agent.providers.base import Abort, ChatRequest, StreamPart, ToolCallPart
 from agent.providers.bounds import ToolCallBounds
 from agent.providers.credentials import Credential, CredentialPool
@@ -95,10 +96,6 @@ class SDKCall:
         """Close the slot's client (or, when a request has it, abort and detach it) (W6)."""
         self.slot.close("close")
 
-    def release(self) -> None:
-        """Same as close(): drop the cached client between sessions."""
-        self.slot.close("release")
-
     def _build_client(self, kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
 
@@ -134,21 +131,21 @@ class SDKCall:
             obj = json.loads(data)
         except ValueError:
             raise ProviderError(
-                "malformed",
+                ErrorKind.MALFORMED,
                 f"{self.name} sent a stream chunk that does not parse.",
                 retryable=True,
                 detail=redact(data[:200], self.pool.secrets),
             ) from None
         if not isinstance(obj, dict):
             raise ProviderError(
-                "malformed", f"{self.name} sent a stream chunk that is not an object.", True
+                ErrorKind.MALFORMED, f"{self.name} sent a stream chunk that is not an object.", True
             )
         return obj
 
     def oversized(self, what: str) -> ProviderError:
         """A reply over a bound (H6): malformed, and retried once only, as a repeat is likely."""
         return ProviderError(
-            "malformed",
+            ErrorKind.MALFORMED,
             f"{self.name} sent a reply over a safety limit ({what}), so it was refused; "
             "ask again, or switch models if it keeps happening.",
             retryable=True,
@@ -158,7 +155,7 @@ class SDKCall:
     def truncated(self) -> ProviderError:
         """A stream that ended without a finish reason (W10)."""
         return ProviderError(
-            "truncated",
+            ErrorKind.TRUNCATED,
             f"{self.name} ended the stream before the answer was complete.",
             retryable=True,
         )
@@ -180,7 +177,6 @@ class SDKCall:
         """Send the request and yield normalised parts; stops quietly when aborted."""
         import httpx2
 
-        status_error, conn_error, timeout_error = self._sdk_errors()
         self._model = request.model
         entry = self.pool.current()
         lease = self.slot.checkout(self.client_kwargs(entry.key, request))
@@ -191,22 +187,10 @@ class SDKCall:
         try:
             if abort.fired:
                 return
-            try:
-                manager = self._open(lease.client, request, self.request_options())
-                response = manager.__enter__()
-            except status_error as exc:
-                manager = None
-                raise self._from_status_error(exc, entry) from None
-            except timeout_error as exc:
-                manager = None
-                if abort.fired:
-                    return
-                raise self._timeout(exc) from None
-            except conn_error as exc:
-                manager = None
-                if abort.fired:
-                    return
-                raise connection_error(self.name, self.base_url, exc) from None
+            opened = self._send(lease, request, entry, abort)
+            if opened is None:
+                return
+            manager, response = opened
             http = response.http_response
             reason = "stream_error_cleanup"
             if abort.fired:
@@ -214,6 +198,7 @@ class SDKCall:
                 # down yet, so make sure the body is dropped, never drained.
                 abandon(http)
                 return
+            failures = (SSELimitError, ProviderError, httpx2.HTTPError, OSError)
             bounds = ToolCallBounds()
             try:
                 for part in self._parse(iter_sse(http), abort):
@@ -228,41 +213,63 @@ class SDKCall:
                         # drain it; the inner generators close after this flag is set.
                         abandon(http)
                         raise
-            except SSELimitError as exc:
+            except failures as exc:
                 if abort.fired:
                     return
-                raise self.oversized(str(exc)) from None
-            except ProviderError:
-                if abort.fired:
-                    return
-                raise
-            except (httpx2.TimeoutException, TimeoutError) as exc:
-                if abort.fired:
-                    return
-                raise self._timeout(exc) from None
-            except (httpx2.HTTPError, OSError) as exc:
-                if abort.fired:
-                    return
-                raise connection_error(self.name, self.base_url, exc) from None
+                if isinstance(exc, ProviderError):
+                    raise
+                raise self._stream_failure(exc) from None
             reason = "stream_request_complete"
             self.pool.report_success(entry.id)
         finally:
             abort.unbind(lease)
             if manager is not None:
-                if reason not in COMPLETE_REASONS and http is not None:
-                    abandon(http)
-                # Closed here, on the thread that owns the response, before the caller builds
-                # a partial answer; a close that fails poisons the client (W5).
-                try:
-                    manager.__exit__(None, None, None)
-                except Exception as exc:
-                    log.debug("closing the stream failed: %s", type(exc).__name__)
-                    lease.poison()
+                self._close_response(manager, http, reason, lease)
             lease.release(reason)
+
+    def _send(
+        self, lease: Any, request: ChatRequest, entry: Credential, abort: Abort
+    ) -> tuple[Any, Any] | None:
+        """Open the streamed response: (its context manager, the entered response), or None
+        when a stop cut the sending short; an SDK failure becomes a ProviderError."""
+        status_error, conn_error, timeout_error = self._sdk_errors()
+        try:
+            manager = self._open(lease.client, request, self.request_options())
+            return manager, manager.__enter__()
+        except status_error as exc:
+            raise self._from_status_error(exc, entry) from None
+        except conn_error as exc:  # the SDKs' timeout error is a connection error too
+            if abort.fired:
+                return None
+            if isinstance(exc, timeout_error):
+                raise self._timeout(exc) from None
+            raise connection_error(self.name, self.base_url, exc) from None
+
+    def _stream_failure(self, exc: BaseException) -> ProviderError:
+        """What a failure while reading the stream means: a bound passed, a stall, a drop."""
+        import httpx2
+
+        if isinstance(exc, SSELimitError):
+            return self.oversized(str(exc))
+        if isinstance(exc, httpx2.TimeoutException | TimeoutError):
+            return self._timeout(exc)
+        return connection_error(self.name, self.base_url, exc)
+
+    def _close_response(self, manager: Any, http: Any, reason: str, lease: Any) -> None:
+        """Close the response on the thread that owns it, before the caller builds a partial
+        answer: an unfinished body is dropped, never drained; a close that fails poisons the
+        client (W5)."""
+        if reason not in COMPLETE_REASONS and http is not None:
+            abandon(http)
+        try:
+            manager.__exit__(None, None, None)
+        except Exception as exc:
+            log.debug("closing the stream failed: %s", type(exc).__name__)
+            lease.poison()
 
     def _timeout(self, exc: BaseException) -> ProviderError:
         return ProviderError(
-            "timeout",
+            ErrorKind.TIMEOUT,
             f"{self.name} went silent for {self.idle_timeout:.0f} s.",
             retryable=True,
             detail=type(exc).__name__,

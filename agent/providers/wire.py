@@ -364,11 +364,6 @@ class ClientSlot:
         """The cached client (idle or checked out), or None."""
         return self._client
 
-    @property
-    def in_use(self) -> bool:
-        """True while a tracked lease is out."""
-        return self._holder is not None
-
     def _make(self, kwargs: dict[str, Any]) -> Any:
         client = self._build(kwargs)
         with self._lock:
@@ -482,8 +477,6 @@ class ClientSlot:
             self._poisoned = False
         if idle is not None:
             self._close(idle, why)
-
-    release_idle = close
 
     def _close(self, client: Any, reason: str) -> None:
         try:

@@ -242,32 +242,10 @@ class RequestInfo:
         body = body if isinstance(body, dict) else {}
         messages = body.get("messages") or []
         messages = [m for m in messages if isinstance(m, dict)]
-        last_role = ""
-        last_user = ""
-        system_parts: list[str] = []
         if wire == "anthropic":
-            system_parts.append(_text_of(body.get("system")))
-            if messages:
-                last = messages[-1]
-                last_role = str(last.get("role", ""))
-                if last_role == "user" and _has_tool_result(last.get("content")):
-                    last_role = "tool"
-            for m in reversed(messages):
-                if m.get("role") == "user":
-                    text = _text_of(m.get("content"))
-                    if text or not _has_tool_result(m.get("content")):
-                        last_user = text
-                        break
+            last_role, last_user, system_parts = _anthropic_view(body, messages)
         else:
-            for m in messages:
-                if m.get("role") in ("system", "developer"):
-                    system_parts.append(_text_of(m.get("content")))
-            if messages:
-                last_role = str(messages[-1].get("role", ""))
-            for m in reversed(messages):
-                if m.get("role") == "user":
-                    last_user = _text_of(m.get("content"))
-                    break
+            last_role, last_user, system_parts = _openai_view(messages)
         try:
             raw_text = raw.decode("utf-8", errors="replace")
         except AttributeError:
@@ -287,6 +265,38 @@ class RequestInfo:
                 isinstance(stream_options, dict) and stream_options.get("include_usage")
             ),
         )
+
+
+def _anthropic_view(
+    body: dict[str, Any], messages: list[dict[str, Any]]
+) -> tuple[str, str, list[str]]:
+    """(last role, last user text, system texts) of a messages-API body; a user turn that
+    only carries tool results counts as a `tool` turn."""
+    last_role = last_user = ""
+    if messages:
+        last = messages[-1]
+        last_role = str(last.get("role", ""))
+        if last_role == "user" and _has_tool_result(last.get("content")):
+            last_role = "tool"
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            text = _text_of(m.get("content"))
+            if text or not _has_tool_result(m.get("content")):
+                last_user = text
+                break
+    return last_role, last_user, [_text_of(body.get("system"))]
+
+
+def _openai_view(messages: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
+    """(last role, last user text, system texts) of a chat-completions body."""
+    system_parts = [
+        _text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
+    ]
+    last_role = str(messages[-1].get("role", "")) if messages else ""
+    last_user = next(
+        (_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+    )
+    return last_role, last_user, system_parts
 
 
 def _has_tool_result(content: Any) -> bool:

@@ -427,11 +427,6 @@ class ScriptedServer:
         """Release every stream waiting on gate `name` (and later ones)."""
         self._gate(name).set()
 
-    def close_gate(self, name: str) -> None:
-        """Make gate `name` block again."""
-        if not self._stop.is_set():
-            self._gate(name).clear()
-
     def requests_for(self, wire: str | None = None) -> list[RecordedRequest]:
         """A snapshot of the recorded POST requests (optionally of one wire)."""
         with self._lock:

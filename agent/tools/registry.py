@@ -137,43 +137,67 @@ _TYPE_NAMES = {
 }
 
 
-def _coerce(value: Any, kind: str) -> Any:
-    """Return `value` as JSON-schema type `kind`, leniently; raise ValueError if impossible."""
-    if kind == "string":
-        if isinstance(value, str):
-            return value
-    elif kind == "integer":
-        if isinstance(value, bool):
-            raise ValueError
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-            return int(value.strip())
-    elif kind == "number":
-        if isinstance(value, bool):
-            raise ValueError
-        if isinstance(value, int | float) and math.isfinite(value):
-            return value
-        if isinstance(value, str):
-            number = float(value.strip())
-            if math.isfinite(number):
-                return number
-    elif kind == "boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
-    elif kind == "object":
-        if isinstance(value, dict):
-            return value
-    elif kind == "array":
-        if isinstance(value, list):
-            return value
-    else:
+def _as_string(value: Any) -> Any:
+    if isinstance(value, str):
         return value
     raise ValueError
+
+
+def _as_integer(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value.strip())
+    raise ValueError
+
+
+def _as_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int | float) and math.isfinite(value):
+        return value
+    if isinstance(value, str):
+        number = float(value.strip())
+        if math.isfinite(number):
+            return number
+    raise ValueError
+
+
+def _as_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError
+
+
+def _of_type(kind: type) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, kind):
+            return value
+        raise ValueError
+
+    return check
+
+
+_COERCERS: dict[str, Callable[[Any], Any]] = {
+    "string": _as_string,
+    "integer": _as_integer,
+    "number": _as_number,
+    "boolean": _as_boolean,
+    "object": _of_type(dict),
+    "array": _of_type(list),
+}
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    """Return `value` as JSON-schema type `kind`, leniently; raise ValueError if impossible."""
+    coerce = _COERCERS.get(kind)
+    return value if coerce is None else coerce(value)
 
 
 def validate_args(tool: Tool, args: Any) -> dict[str, Any]:

@@ -187,6 +187,113 @@ def child_env(hidden: Collection[str]) -> dict[str, str]:
     return env
 
 
+class _Running:
+    """A started command: its process, and its output pipe read into a capture."""
+
+    def __init__(self, proc: subprocess.Popen, capture: _Capture) -> None:
+        assert proc.stdout is not None
+        self.proc = proc
+        self.capture = capture
+        self.fd = proc.stdout.fileno()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.fd, selectors.EVENT_READ)
+        self.eof = False
+        self.exited_at: float | None = None
+
+    def read_chunk(self) -> None:
+        """Read what the pipe holds (it is readable); an empty read is its end."""
+        chunk = os.read(self.fd, 65536)
+        if chunk:
+            self.capture.feed(chunk)
+        else:
+            self.eof = True
+            self.selector.unregister(self.fd)
+
+    def step(self, wait: float) -> None:
+        """Read output for up to `wait` seconds, or wait for the exit once the pipe ended."""
+        if not self.eof:
+            for _key, _mask in self.selector.select(timeout=wait):
+                self.read_chunk()
+            return
+        try:
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def ended(self) -> str | None:
+        """ "" once the shell exited and its output ended; "orphans" when background children
+        still hold the pipe after ORPHAN_GRACE; None while it runs."""
+        if self.proc.poll() is None:
+            return None
+        if self.eof:
+            return ""
+        # The shell exited but a background child still holds the output pipe.
+        self.exited_at = self.exited_at or time.monotonic()
+        if time.monotonic() - self.exited_at > ORPHAN_GRACE:
+            return "orphans"
+        return None
+
+    def wait_for_end(self, cancel: threading.Event | None, deadline: float) -> str:
+        """Read until the command ends: "" (it did), "orphans", "cancelled" or "timeout"."""
+        while True:
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            self.step(min(POLL, deadline - now))
+            ended = self.ended()
+            if ended is not None:
+                return ended
+
+    def kill_and_drain(self) -> None:
+        """Kill the command's group, then collect what it had already written."""
+        _kill_groups([self.proc.pid], reap=self.proc)
+        drain_until = time.monotonic() + 0.2
+        while not self.eof and time.monotonic() < drain_until:
+            if self.selector.select(timeout=0.02):
+                self.read_chunk()
+
+    def close(self) -> None:
+        """Close the pipe; kill the group if the shell still runs; forget a finished group."""
+        self.selector.close()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        if self.proc.poll() is None:
+            _signal_group(self.proc.pid, signal.SIGKILL)
+        CHILDREN.settle(self.proc.pid)
+
+
+def _exit_status(code: int | None) -> str:
+    if code is None:
+        return "[exit status unknown]"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"[killed by signal {name}]"
+    return f"[exit code {code}]"
+
+
+def _status_line(reason: str, code: int | None, timeout: float, elapsed: float) -> tuple[str, bool]:
+    """The line after the output that says how the command ended, and whether it is ok."""
+    if reason == "cancelled":
+        return "[cancelled by the user; the command and its process group were killed]", False
+    if reason == "timeout":
+        return (
+            f"[timed out after {timeout:g} s; the command and its process group were killed]",
+            False,
+        )
+    status = _exit_status(code)
+    if reason == "orphans":
+        status += (
+            f"\n[background processes still holding the output after {elapsed:.1f} s "
+            "were killed; redirect their output to a file to keep them running]"
+        )
+    return status, code == 0
+
+
 def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     """Run `command` in the workspace and report its combined output and exit status."""
     if ctx.cancel is not None and ctx.cancel.is_set():
@@ -205,95 +312,21 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     except OSError as exc:
         raise ToolError(f"Could not start the shell: {describe_os_error(exc)}.") from None
     CHILDREN.add(proc.pid)  # start_new_session: the shell's pid is its group's id
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
     capture = _Capture(ctx.output_cap)
-    selector = selectors.DefaultSelector()
-    selector.register(fd, selectors.EVENT_READ)
-    eof = False
-    reason = ""  # "" | "timeout" | "cancelled" | "orphans"
     start = time.monotonic()
-    deadline = start + timeout
-    exited_at: float | None = None
+    running = _Running(proc, capture)
     try:
-        while True:
-            if ctx.cancel is not None and ctx.cancel.is_set():
-                reason = "cancelled"
-                break
-            now = time.monotonic()
-            if now >= deadline:
-                reason = "timeout"
-                break
-            wait = min(POLL, deadline - now)
-            if not eof:
-                for _key, _mask in selector.select(timeout=wait):
-                    chunk = os.read(fd, 65536)
-                    if chunk:
-                        capture.feed(chunk)
-                    else:
-                        eof = True
-                        selector.unregister(fd)
-            else:
-                try:
-                    proc.wait(timeout=wait)
-                except subprocess.TimeoutExpired:
-                    pass
-            if proc.poll() is not None:
-                if eof:
-                    break
-                # The shell exited but a background child still holds the output pipe.
-                exited_at = exited_at or time.monotonic()
-                if time.monotonic() - exited_at > ORPHAN_GRACE:
-                    reason = "orphans"
-                    break
+        reason = running.wait_for_end(ctx.cancel, start + timeout)
         if reason:
-            _kill_groups([proc.pid], reap=proc)
-            # Collect whatever the killed processes had already written.
-            drain_until = time.monotonic() + 0.2
-            while not eof and time.monotonic() < drain_until:
-                events = selector.select(timeout=0.02)
-                if not events:
-                    continue
-                chunk = os.read(fd, 65536)
-                if chunk:
-                    capture.feed(chunk)
-                else:
-                    eof = True
+            running.kill_and_drain()
         try:
             proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             pass
     finally:
-        selector.close()
-        proc.stdout.close()
-        if proc.poll() is None:
-            _signal_group(proc.pid, signal.SIGKILL)
-        CHILDREN.settle(proc.pid)
+        running.close()
     body = capture.text(max(ctx.output_cap - STATUS_ROOM, 100))
-    elapsed = time.monotonic() - start
-    code = proc.returncode
-    if reason == "cancelled":
-        status, ok = "[cancelled by the user; the command and its process group were killed]", False
-    elif reason == "timeout":
-        status = f"[timed out after {timeout:g} s; the command and its process group were killed]"
-        ok = False
-    else:
-        if code is None:
-            status = "[exit status unknown]"
-        elif code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = str(-code)
-            status = f"[killed by signal {name}]"
-        else:
-            status = f"[exit code {code}]"
-        ok = code == 0
-        if reason == "orphans":
-            status += (
-                f"\n[background processes still holding the output after {elapsed:.1f} s "
-                "were killed; redirect their output to a file to keep them running]"
-            )
+    status, ok = _status_line(reason, proc.returncode, timeout, time.monotonic() - start)
     if not body.strip():
         body = "(no output)"
     return ToolResult(ok, f"{body.rstrip()}\n{status}")

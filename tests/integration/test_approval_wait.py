@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import agent.loop
+import agent.tool_batch
 from agent import events as ev
 from agent.tools.approvals import Verdict
 
@@ -37,7 +37,7 @@ class ThinkingClock:
 def clock(monkeypatch):
     """The loop's clock, which the approvers below move on instead of sleeping."""
     fake = ThinkingClock()
-    monkeypatch.setattr(agent.loop, "time", fake)
+    monkeypatch.setattr(agent.tool_batch, "time", fake)
     return fake
 
 

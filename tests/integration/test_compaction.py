@@ -110,7 +110,7 @@ def test_manual_compact_keeps_history_and_resume_replays_the_same_view(harness):
     assert [(r["role"], r["content"], r["display_kind"]) for r in live] == view(agent.messages)
     other = harness.agent()
     other.resume(sid)
-    system = agent._request().system
+    system = agent.request().system
     assert to_openai(other.messages, system) == to_openai(agent.messages, system)
     # The next turn sends the summary and not the summarised messages.
     assert agent.run_turn("go on").status == "ok"

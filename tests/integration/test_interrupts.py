@@ -332,10 +332,9 @@ def test_stop_right_after_a_redirect_wins_and_returns_the_redirect_text(harness)
     wait_for(streamed(harness))
     agent.hooks["before_seal"] = lambda: None
     # The redirect lands first and aborts the stream; the stop arrives before the loop reacts.
-    with agent._state_lock:
-        agent._redirect = "redirected text"
-        agent._stop.set()
-        agent._abort.fire()
+    with agent.control.lock:
+        assert agent.redirect("redirected text")
+        agent.stop()
     result = join()
     assert result.status == "stopped"
     assert result.pending_steer == "redirected text"

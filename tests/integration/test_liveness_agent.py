@@ -67,7 +67,7 @@ def test_new_turns_are_refused_after_the_code_changed(harness):
 
 def test_attribute_error_in_own_code_ends_the_turn_at_once(harness):
     agent = harness.start({"replies": [{"text": "x"}] * 5}, agent={"max_retries": 5})
-    provider = agent._provider()
+    provider = agent.provider()
     provider.config = None  # the next call raises AttributeError inside agent/providers/
     result = agent.run_turn("go")
     assert result.status == "error"

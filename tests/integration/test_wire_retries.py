@@ -133,7 +133,7 @@ def test_a_pool_rotates_on_401_and_429(harness, wire, status, monkeypatch):
     assert "aaaaaaaa" in key_of(first) and "bbbbbbbb" in key_of(second)
     (retry,) = of(harness, ev.Retrying)
     assert retry.delay == 0.0
-    pool = agent._provider().pool
+    pool = agent.provider().pool
     a, b = pool.entries
     assert (a.id, a.failures, a.last_status) == ("scripted:POOL_KEY_A", 1, status)
     assert b.failures == 0

@@ -5,6 +5,7 @@ a swapping thread. Nothing may land outside, and nothing from outside may be rea
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import threading
@@ -100,13 +101,17 @@ class Swapper:
         # The tools may create `d` again while it is away, so each round puts the directory
         # aside under a fresh name and brings in a new one rather than moving it back.
         d, link, fresh = (self.workspace / n for n in ("d", "d.link", "d.fresh"))
+        # A fresh aside name for every attempt: one named after the swap count was taken by
+        # the last round whenever a round failed (the tools had made `d` again), so every
+        # later rename failed too and the swapper stalled for the rest of the run.
+        asides = itertools.count()
         while not self._stop.is_set():
             with contextlib.suppress(OSError):
                 os.symlink(self.outside, link)
             with contextlib.suppress(OSError):
                 os.mkdir(fresh)
             with contextlib.suppress(OSError):
-                os.rename(d, self.workspace / f"d.aside{self.swaps}")
+                os.rename(d, self.workspace / f"d.aside{next(asides)}")
             try:
                 os.rename(link, d)
             except OSError:

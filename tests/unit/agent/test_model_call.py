@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
-import pytest
-
-from agent.config import Config, ProviderConfig
-from agent.loop import Agent, Draft
+from agent.drafts import Draft
+from agent.model_call import stream_into
 from agent.providers.base import Abort, TextPart
 
 
@@ -29,27 +28,23 @@ class SinkFailed(Exception):
     pass
 
 
-@pytest.fixture
-def agent_with(tmp_path):
-    def make(sink) -> tuple[Agent, RecordingProvider]:
-        provider = ProviderConfig("p", api_key="k", base_url="http://127.0.0.1:9")
-        config = Config(home=tmp_path, model="p:m", providers={"p": provider})
-        agent = Agent(config, sink=sink, workspace=tmp_path)
-        fake = RecordingProvider()
-        agent._provider = lambda: fake
-        agent._request = lambda: None
-        return agent, fake
+def stream_with(sink, abort: Abort) -> tuple[Callable[[], None], RecordingProvider]:
+    """A RecordingProvider and the call that streams it into a Draft through `sink`."""
+    fake = RecordingProvider()
 
-    return make
+    def read() -> None:
+        stream_into(Draft(), fake.stream(None, abort), abort, sink, lambda: None, lambda _u: None)
+
+    return read, fake
 
 
-def test_an_error_in_the_loop_closes_the_stream_before_it_propagates(agent_with):
+def test_an_error_in_the_loop_closes_the_stream_before_it_propagates():
     def sink(event) -> None:
         raise SinkFailed
 
-    agent, fake = agent_with(sink)
+    read, fake = stream_with(sink, Abort())
     try:
-        agent._stream_into(Draft(), Abort())
+        read()
     except SinkFailed:
         # The traceback still holds the loop's frame (and so the generator): without an
         # explicit close, the connection would stay checked out until it is collected.
@@ -58,7 +53,7 @@ def test_an_error_in_the_loop_closes_the_stream_before_it_propagates(agent_with)
         raise AssertionError("the sink's error was swallowed")
 
 
-def test_a_stop_closes_the_stream_on_the_worker_thread(agent_with):
+def test_a_stop_closes_the_stream_on_the_worker_thread():
     abort = Abort()
     seen: list[object] = []
 
@@ -67,8 +62,8 @@ def test_a_stop_closes_the_stream_on_the_worker_thread(agent_with):
         if len(seen) == 3:
             abort.fire()
 
-    agent, fake = agent_with(sink)
-    worker = threading.Thread(target=agent._stream_into, args=(Draft(), abort), name="worker")
+    read, fake = stream_with(sink, abort)
+    worker = threading.Thread(target=read, name="worker")
     worker.start()
     worker.join(5)
     assert fake.closed_on == ["worker"]

@@ -1,0 +1,58 @@
+"""One model call's output as it streams in: text, tool-call drafts, signed thinking, finish."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent.messages import ThinkingBlock, ToolCall, ToolCallIds
+from agent.providers.base import ToolCallPart, UsagePart
+
+
+@dataclass(slots=True)
+class ToolCallDraft:
+    """A tool call still streaming: the first piece of its index brings id and name."""
+
+    id: str | None
+    name: str | None
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Draft:
+    """One model call's output as it streams in."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, ToolCallDraft] = field(default_factory=dict)
+    thinking: list[ThinkingBlock] = field(default_factory=list)
+    finish: str | None = None
+    usage: UsagePart | None = None
+    produced: bool = False
+    """True once anything visible streamed (text, reasoning or a tool call)."""
+
+    @property
+    def visible_text(self) -> str:
+        """The answer text streamed so far (never reasoning)."""
+        return "".join(self.text)
+
+    def add_call_part(self, part: ToolCallPart) -> bool:
+        """Add a tool-call piece; True when it opened a new call."""
+        draft = self.calls.get(part.index)
+        opened = draft is None
+        if draft is None:
+            self.calls[part.index] = draft = ToolCallDraft(part.id, part.name)
+            self.produced = True
+        else:
+            draft.id = draft.id or part.id
+            draft.name = draft.name or part.name
+        draft.arguments.append(part.arguments)
+        return opened
+
+    def tool_calls(self, ids: ToolCallIds) -> list[ToolCall]:
+        """The finished calls in stream order, their ids made unique in the session (A3)."""
+        calls = []
+        for position, index in enumerate(sorted(self.calls)):
+            draft = self.calls[index]
+            arguments = "".join(draft.arguments)
+            call_id = ids.claim(draft.id, draft.name or "", arguments, position)
+            calls.append(ToolCall(call_id, draft.name or "unknown_tool", arguments))
+        return calls

@@ -1,0 +1,159 @@
+"""One model call: stream it into a Draft, and retry what retrying can fix (W8-W11).
+
+`stream_into` is the streaming hot path: one clock touch, one abort check and one type test
+per part. `call_model` wraps it in the retry loop; what is retried is decided by the
+classified `ProviderError` (`retryable`, `max_attempts`, `retry_after`), never by the SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+
+from agent import events as ev
+from agent.config import AgentSettings
+from agent.control import TurnControl
+from agent.drafts import Draft
+from agent.kinds import ErrorKind
+from agent.messages import ThinkingBlock
+from agent.providers.base import (
+    Abort,
+    ChatRequest,
+    FinishPart,
+    Provider,
+    ReasoningPart,
+    StreamPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    UsagePart,
+)
+from agent.providers.errors import ProviderError, summarize
+
+log = logging.getLogger("hermes_tui.agent")
+
+MAX_BACKOFF_SECONDS = 60.0
+
+
+def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
+    """Exponential backoff with jitter, never shorter than Retry-After (W8)."""
+    delay = base * (2 ** (attempt - 1))
+    delay = min(delay, MAX_BACKOFF_SECONDS) * (0.5 + random.random() / 2)
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return delay
+
+
+def stream_into(
+    draft: Draft,
+    parts: Iterator[StreamPart],
+    abort: Abort,
+    sink: ev.Sink,
+    touch: Callable[[], None],
+    on_usage: Callable[[UsagePart], None],
+) -> None:
+    """Read a call's parts into `draft`, emitting the deltas; closes `parts` when it ends."""
+    try:
+        for part in parts:
+            touch()
+            if abort.fired:
+                # Belt and braces: even when no socket could be shut down, stop reading.
+                break
+            kind = type(part)
+            if kind is TextPart:
+                draft.text.append(part.text)
+                draft.produced = True
+                sink(ev.TextDelta(part.text))
+            elif kind is ReasoningPart:
+                draft.produced = True
+                sink(ev.ReasoningDelta(part.text))
+            elif kind is ToolCallPart:
+                if draft.add_call_part(part):
+                    sink(ev.ToolCallDelta(part.index, part.name or ""))
+            elif kind is ThinkingPart:
+                # Only complete, signed blocks are kept, and only for this turn (A7).
+                if part.signature or part.redacted_data:
+                    draft.thinking.append(
+                        ThinkingBlock(part.thinking, part.signature, part.redacted_data)
+                    )
+            elif kind is UsagePart:
+                draft.usage = part
+                on_usage(part)
+            elif kind is FinishPart:
+                draft.finish = part.reason
+    finally:
+        # Closed here, on the worker's own thread, the moment the loop ends (a stop's break
+        # included): the stream's cleanup releases its connection now rather than whenever
+        # the generator happens to be collected (W5).
+        close = getattr(parts, "close", None)
+        if close is not None:
+            close()
+
+
+def attempts_for(
+    exc: ProviderError, attempts: int, provider: Provider, settings: AgentSettings
+) -> int:
+    """How many attempts this call may take after `exc`; 0 when retrying cannot help.
+
+    A stall (W9) starts one cumulative deadline for the call's retries; once it passed, a
+    further stall is final.
+    """
+    if exc.kind == ErrorKind.TIMEOUT:
+        if provider.call_deadline is None:
+            idle = settings.stream_idle_timeout_seconds
+            provider.call_deadline = time.monotonic() + idle
+        if time.monotonic() >= provider.call_deadline:
+            return 0
+    if not exc.retryable:
+        return 0
+    return min(attempts, exc.max_attempts or attempts)
+
+
+def call_model(
+    provider: Provider,
+    request: Callable[[], ChatRequest],
+    control: TurnControl,
+    settings: AgentSettings,
+    *,
+    started: ev.RequestStarted,
+    sink: ev.Sink,
+    touch: Callable[[], None],
+    on_usage: Callable[[UsagePart], None],
+) -> Draft:
+    """One model call with retries (W8-W11); returns what streamed, partial on abort.
+
+    Returns an empty Draft at once when a stop or a redirect is waiting; raises the
+    ProviderError that cannot be retried, or the last one when the attempts are spent.
+    """
+    attempts = max(1, settings.max_retries)
+    attempt = 0
+    # W9: after a first stall, every retry of this call shares one more idle period.
+    provider.call_deadline = None
+    while True:
+        attempt += 1
+        abort = control.new_call()
+        if abort is None:
+            return Draft()
+        draft = Draft()
+        sink(started)
+        try:
+            stream_into(draft, provider.stream(request(), abort), abort, sink, touch, on_usage)
+            return draft
+        except ProviderError as exc:
+            if abort.fired:
+                return draft
+            most = attempts_for(exc, attempts, provider, settings)
+            if attempt >= most:
+                raise
+            if exc.rotated:
+                delay = 0.0  # K1: the pool moved to another usable key
+            else:
+                delay = backoff_delay(attempt, settings.retry_base_seconds, exc.retry_after)
+            log.info("retrying after %s (%d/%d)", exc.kind, attempt, most)
+            if draft.produced:
+                sink(ev.StreamReset(summarize(exc)))
+            sink(ev.Retrying(attempt + 1, most, delay, summarize(exc)))
+            if control.wait_for_stop(delay):
+                return draft

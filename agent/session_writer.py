@@ -1,0 +1,104 @@
+"""The agent's side of the session store: queued writes, flushes, and the saving notices.
+
+Writes are queued, never awaited, on the worker's path (S2, S8); a failure is told to the
+user once, with its reason (S7), and writes held up by another process's lock are told
+once as such: they are retried, not lost (H7).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from agent import events as ev
+from agent.messages import Message
+from agent.ports import SessionStore
+from storage.errors import StorageLockedError, lock_wait_notice
+
+log = logging.getLogger("hermes_tui.agent")
+
+
+class SessionWriter:
+    """Queues a session's rows and token counts in the store and watches that they land.
+
+    Every method is a no-op without a store or without a session id (a session that has
+    not started yet, or an agent run with no database).
+    """
+
+    def __init__(
+        self, store: SessionStore | None, notify: Callable[[ev.SavingFailed], None]
+    ) -> None:
+        self.store = store
+        self._notify = notify
+        self._told_not_saved = False
+        self._told_saving_waits = False
+
+    def persist(self, session_id: str | None, message: Message) -> None:
+        """Queue `message`; its `db_id` is filled in once the row is written."""
+        if self.store is None or session_id is None:
+            return
+        future = self.store.enqueue_message(session_id, message.to_row())
+
+        def remember(done: Any, message: Message = message) -> None:
+            if not done.cancelled() and done.exception() is None:
+                message.db_id = done.result()
+
+        future.add_done_callback(remember)
+        self.check()
+
+    def update_session(self, session_id: str | None, **fields: Any) -> None:
+        """Queue a change of the session's row (its model, its heartbeat...)."""
+        if self.store is not None and session_id is not None:
+            self.store.enqueue_session_update(session_id, **fields)
+
+    def queue_tokens(self, session_id: str | None, **delta: Any) -> None:
+        """Queue one call's token and cost delta: an append and a notify (S2)."""
+        if self.store is None or session_id is None:
+            return
+        try:  # after close it applies inline and may raise (S6)
+            self.store.queue_token_counts(session_id, **delta)
+        except Exception as exc:
+            log.warning("token usage not saved: %s", exc)
+        self.check()
+
+    def flush(self, session_id: str | None, *, tokens: bool, when: str) -> None:
+        """Wait for the queued writes (`tokens`: token counts too), unless a lock holds them.
+
+        `when` names the moment in the log line of a failed flush.
+        """
+        if self.store is None or session_id is None:
+            return
+        if not self.saving_waits():
+            try:
+                self.store.flush_threadsafe(tokens=tokens)
+            except Exception as exc:
+                log.warning("flush %s failed: %s", when, exc)
+        self.check()
+
+    def saving_waits(self) -> bool:
+        """True while queued writes wait behind another process's lock.
+
+        Then a flush would only spend another lock window before it failed: the writer
+        retries on its own, and the turn goes on without waiting for it (H7).
+        """
+        return bool(getattr(self.store, "waiting_for_lock", False))
+
+    def check(self, reason: str | None = None) -> None:
+        """Tell the user once, with the reason, that the session is not being saved (S7).
+
+        Writes held up by a lock are not lost: that is said once too, as such (H7).
+        `reason`: a failure the store just reported (else the store's last one).
+        """
+        store = self.store
+        if self.saving_waits():
+            if not self._told_saving_waits:
+                self._told_saving_waits = True
+                self._notify(ev.SavingFailed(lock_wait_notice(store.path), waiting=True))
+            return
+        reason = reason or getattr(store, "last_write_error", None)
+        if reason == str(StorageLockedError(getattr(store, "path", ""))):
+            return  # a lock that has cleared since: its writes were retried, not lost
+        if reason and not self._told_not_saved:
+            self._told_not_saved = True
+            self._notify(ev.SavingFailed(f"This session is not being saved: {reason}"))

@@ -1,0 +1,119 @@
+"""One batch of tool calls: ask, run, redact, keep and announce each result, in order.
+
+Every call gets a result, even after a stop (a call without one makes the next request
+malformed); tool errors are results for the model, never a crash of the turn (A4).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agent import events as ev
+from agent.control import TurnControl, TurnStopped
+from agent.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from agent.ports import ApprovalPolicy
+    from agent.tools.registry import ToolContext, ToolRegistry, ToolResult
+
+STOPPED_RESULT = "Cancelled: the user stopped the turn."
+
+
+@dataclass
+class ToolBatch:
+    """What a batch runs with: the tools, the context, the approver and where results go."""
+
+    registry: ToolRegistry
+    control: TurnControl
+    context: ToolContext
+    approve: ApprovalPolicy | None
+    sink: ev.Sink
+    touch: Callable[[], None]
+    redact: Callable[[str], str]
+    keep: Callable[[Message], None]
+    """Appends a result to the conversation and persists it."""
+
+    def run(self, calls: list[ToolCall], *, stopped: bool = False) -> None:
+        """Run `calls` in order; raises TurnStopped after the batch when the turn was stopped."""
+        from agent.tools.registry import ToolResult
+
+        for call in calls:
+            if stopped or self.control.stopped:
+                # Every call needs a result or the next request is malformed.
+                self.result(call, ToolResult(False, STOPPED_RESULT), 0.0, announce=False)
+                stopped = True
+                continue
+            self.run_one(call)
+        if stopped:
+            raise TurnStopped
+
+    def run_one(self, call: ToolCall) -> None:
+        """Announce, ask if needed, run and keep one call; its duration leaves out the asking."""
+        from agent.tools.registry import ToolResult
+
+        try:
+            args = call.parsed_arguments()
+        except ValueError as exc:
+            args = None
+            result = ToolResult(
+                False, f"Invalid arguments for {call.name}: {exc}. Send a JSON object."
+            )
+        summary = self.registry.summary(call.name, args or {})
+        self.touch()
+        self.sink(ev.ToolStarted(call.id, call.name, args or {}, summary))
+        started = time.monotonic()
+        waited = [0.0]
+        if args is not None:
+            self.context.approve = self.asking_for(call, waited)
+            result = self.registry.run(call.name, args, self.context)
+        self.touch()
+        self.result(call, result, time.monotonic() - started - waited[0])
+
+    def asking_for(self, call: ToolCall, waited: list[float]) -> Callable[[Any], Any] | None:
+        """The approver for `call`: tells the UI the call waits, and adds the wait to `waited`."""
+        from agent.tools.approvals import Verdict
+
+        if self.approve is None:
+            return None
+        approve = self.approve
+
+        def ask(request: Any) -> Any:
+            self.sink(ev.ToolAwaitingApproval(call.id, call.name))
+            asked = time.monotonic()
+            answer: Any = False
+            try:
+                answer = approve(request)
+                return answer
+            finally:
+                wait = time.monotonic() - asked
+                waited[0] += wait
+                # The user's think time is not silence from the model or a tool.
+                self.touch()
+                self.sink(ev.ToolApprovalAnswered(call.id, Verdict.of(answer).approved, wait))
+
+        return ask
+
+    def result(self, call: ToolCall, result: ToolResult, duration: float, *, announce=True):
+        """The one path of every tool result: redacted, kept, and shown."""
+        # What is stored, shown and sent next is redacted the way errors are (a `cat .env`,
+        # an `env`) (H5).
+        output = self.redact(result.output)
+        message = Message("tool", output, tool_call_id=call.id, name=call.name)
+        declined = bool(getattr(result, "declined", False))
+        outcome = "declined" if declined else ("ok" if result.ok else "error")
+        # Kept for the transcript of a resumed session (ok, error or declined, how long the
+        # call itself took); providers only ever see the content (display metadata never
+        # reaches a payload, D1).
+        message.display_metadata = {
+            "ok": bool(result.ok),
+            "outcome": outcome,
+            "duration": round(duration, 3),
+        }
+        self.keep(message)
+        if announce:
+            self.sink(
+                ev.ToolFinished(call.id, call.name, result.ok, output, duration, declined=declined)
+            )

@@ -1,0 +1,101 @@
+"""Token usage: each model call's counts and cost, the session's running totals, the event.
+
+The one place a call's usage goes: `UsageRecorder.record` adds it to the totals, queues the
+store's token-count delta (with its cost, S2) and emits `UsageUpdated`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent import events as ev
+from agent.config import ProviderConfig
+from agent.pricing import call_cost, prices_for
+from agent.providers.base import UsagePart
+from agent.secrets import safe_url
+from agent.session_writer import SessionWriter
+
+
+@dataclass
+class Usage:
+    """Running totals of the current session: what was stored at resume, plus this run's."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def of_session(cls, session: dict[str, Any] | None) -> Usage:
+        """The totals a stored session row holds (none for a new session)."""
+        if not session:
+            return cls()
+        return cls(
+            session.get("input_tokens") or 0,
+            session.get("output_tokens") or 0,
+            session.get("estimated_cost_usd"),
+        )
+
+
+def token_delta(
+    usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str
+) -> dict[str, Any]:
+    """The store's token-count delta of one call: its counts, its route and its cost."""
+    cost = call_cost(
+        prices_for(provider.pricing, model),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        input_includes_cache=provider.kind != "anthropic",
+    )
+    return {
+        "model": model,
+        "provider": provider_name,
+        "route": safe_url(provider.base_url),  # no URL credentials (H5)
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "api_calls": 1,
+        "estimated_cost_usd": cost,
+    }
+
+
+class UsageRecorder:
+    """The session's usage totals and the path every call's usage takes."""
+
+    def __init__(self) -> None:
+        self.totals = Usage()
+
+    def record(
+        self,
+        usage: UsagePart,
+        *,
+        provider_name: str,
+        provider: ProviderConfig,
+        model: str,
+        session_id: str | None,
+        writer: SessionWriter,
+        sink: ev.Sink,
+    ) -> None:
+        """Add one call's usage to the totals, queue it for the store, and announce it."""
+        totals = self.totals
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        delta = token_delta(usage, provider_name, provider, model)
+        cost = delta["estimated_cost_usd"]
+        if cost is not None:
+            totals.cost_usd = (totals.cost_usd or 0.0) + cost
+        writer.queue_tokens(session_id, **delta)
+        sink(
+            ev.UsageUpdated(
+                usage.input_tokens,
+                usage.output_tokens,
+                totals.input_tokens,
+                totals.output_tokens,
+                cost,
+                totals.cost_usd,
+            )
+        )
