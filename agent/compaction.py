@@ -109,8 +109,8 @@ def is_summary_row(message: Message | dict[str, Any]) -> bool:
 def override_text(message: Message, text: str) -> bool:
     """Replace a message's text with a clean version, unless it carries a summary (C5).
 
-    Every in-memory "clean text" override goes through here; the database twin is
-    `SessionDB.override_message_content`. Returns False when the row is protected.
+    Every "clean text" override goes through here; the store has no way to rewrite a
+    message's text but the compaction's own merge. Returns False when the row is protected.
     """
     if is_summary_row(message):
         log.info("refused to overwrite a row that carries the compaction summary")

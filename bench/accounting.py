@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
         # The usage upsert updates a row too: count it as an UPDATE.
         updates += head.startswith("UPDATE") or head.startswith("INSERT INTO SESSION_MODEL")
 
-    backlog._connection().set_trace_callback(trace)
+    backlog.set_trace_callback(trace)
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     for _ in range(1000):

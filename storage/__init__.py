@@ -13,11 +13,15 @@ from .errors import (
     StorageVersionError,
     UnknownSessionError,
 )
+from .rows import MessageRow, SearchHit, SessionRow
 from .schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",
+    "MessageRow",
+    "SearchHit",
     "SessionDB",
+    "SessionRow",
     "StorageClosedError",
     "StorageCorruptError",
     "StorageError",

@@ -1,4 +1,4 @@
-"""Token and cost accounting: deltas, their coalescing rules, and the queued writer (S2-S7).
+"""Token and cost accounting: the synchronous apply, the queue and its writer thread (S2-S7).
 
 `update_token_counts(...)` applies one delta synchronously on the caller's thread: a
 BEGIN IMMEDIATE transaction (jittered retry while another process holds the lock) that
@@ -6,243 +6,40 @@ updates the session's totals and upserts its (model, provider, route) row in
 `session_model_usage`. `queue_token_counts(...)` takes the same arguments, but on the caller
 it costs a check of the keyword names, a deque append of the raw arguments and (at most) one
 lock release that wakes the writer; a lazily started daemon thread normalises the deltas and
-applies them in enqueue order through the same apply path.
+applies them in enqueue order through the same apply path. What a delta is and how deltas
+coalesce under a backlog (S3) is storage/deltas.py.
 
 Why a thread and not the message writer's asyncio task: the accounting path must keep working
 where no event loop runs any more (a drain at interpreter exit, an inline apply after close,
 a flush from a thread while the loop is busy), and it has its own plain sqlite3 connection, so
 a reader on the loop never waits on the loop to flush it.
-
-Coalescing (S3): when a backlog forms, adjacent incremental deltas of the same session and
-route (model, provider, route) merge into one apply: token and call counts sum; costs sum
-None-preservingly (all None stays None, so the stored value is kept). `absolute=True` deltas
-never merge and are barriers. A merged apply leaves exactly the rows sequential applies would.
-
-No Textual, agent or hermes_tui imports here.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
-import random
 import sqlite3
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from pathlib import Path
 
-from .errors import (
-    StorageClosedError,
-    StorageError,
-    StorageLockedError,
-    UnknownSessionError,
-    is_busy,
-    translate,
+from .deltas import (
+    DELTA_FIELDS,
+    REQUIRED_FIELDS,
+    Delta,
+    apply_in_transaction,
+    coalesce,
+    make_delta,
+    normalise,
 )
-from .schema import USAGE_COUNTERS
+from .errors import StorageClosedError, StorageError, StorageLockedError, translate
+from .sqlite import LockWindow, begin_immediate, connect
 
 log = logging.getLogger("hermes_tui.storage")
-
-_BUSY_TIMEOUT_MS = 50
-_COSTS = ("estimated_cost_usd", "actual_cost_usd")
-
-
-@dataclass(slots=True)
-class Delta:
-    """One token/cost delta for one session and route; `absolute` sets instead of adds."""
-
-    session_id: str
-    model: str
-    provider: str
-    route: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    api_calls: int = 1
-    estimated_cost_usd: float | None = None
-    actual_cost_usd: float | None = None
-    absolute: bool = False
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        """The attribution key: session and route. Only equal keys may merge."""
-        return (self.session_id, self.model, self.provider, self.route)
-
-
-def make_delta(
-    session_id: str,
-    *,
-    model: str,
-    provider: str,
-    route: str | None = "",
-    input_tokens: int = 0,
-    output_tokens: int = 0,
-    cache_read_tokens: int = 0,
-    cache_write_tokens: int = 0,
-    reasoning_tokens: int = 0,
-    api_calls: int = 1,
-    estimated_cost_usd: float | None = None,
-    actual_cost_usd: float | None = None,
-    absolute: bool = False,
-) -> Delta:
-    """Validate and normalise the arguments of update/queue_token_counts into a Delta."""
-    if not session_id:
-        raise ValueError("a token delta needs a session id")
-    return Delta(
-        str(session_id),
-        model or "",
-        provider or "",
-        route or "",
-        int(input_tokens or 0),
-        int(output_tokens or 0),
-        int(cache_read_tokens or 0),
-        int(cache_write_tokens or 0),
-        int(reasoning_tokens or 0),
-        int(api_calls or 0),
-        None if estimated_cost_usd is None else float(estimated_cost_usd),
-        None if actual_cost_usd is None else float(actual_cost_usd),
-        bool(absolute),
-    )
-
-
-# queue_token_counts checks on the caller only what is cheap: a session id and the keyword
-# names (the TypeError make_delta would raise). The values are normalised by make_delta on
-# the writer thread.
-_FIELDS = frozenset(Delta.__slots__) - {"session_id"}
-_REQUIRED = frozenset({"model", "provider"})
-
-
-def as_delta(item: Delta | tuple[str, dict]) -> Delta:
-    """A queued item as a Delta: either one already, or raw (session_id, fields)."""
-    if type(item) is Delta:
-        return item
-    session_id, fields = item
-    return make_delta(session_id, **fields)
-
-
-def sum_costs(a: float | None, b: float | None) -> float | None:
-    """None-preserving sum: None + None is None (keep the stored value), else None counts 0."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
-def can_merge(a: Delta, b: Delta) -> bool:
-    """Two adjacent deltas merge only when both are incremental and their keys are equal."""
-    return not a.absolute and not b.absolute and a.key == b.key
-
-
-def merge(a: Delta, b: Delta) -> Delta:
-    """The one delta whose apply equals applying a, then b (requires can_merge(a, b))."""
-    return replace(
-        a,
-        input_tokens=a.input_tokens + b.input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        cache_read_tokens=a.cache_read_tokens + b.cache_read_tokens,
-        cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
-        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
-        api_calls=a.api_calls + b.api_calls,
-        estimated_cost_usd=sum_costs(a.estimated_cost_usd, b.estimated_cost_usd),
-        actual_cost_usd=sum_costs(a.actual_cost_usd, b.actual_cost_usd),
-    )
-
-
-def coalesce(deltas: Iterable[Delta]) -> list[Delta]:
-    """Merge runs of adjacent mergeable deltas, keeping order; absolute deltas stand alone."""
-    out: list[Delta] = []
-    for delta in deltas:
-        if out and can_merge(out[-1], delta):
-            out[-1] = merge(out[-1], delta)
-        else:
-            out.append(delta)
-    return out
-
-
-# ---------------------------------------------------------------------------------- SQL
-
-_COUNTER_ASSIGN = ", ".join(f"{c} = {c} + :{c}" for c in USAGE_COUNTERS)
-_COUNTER_SET = ", ".join(f"{c} = :{c}" for c in USAGE_COUNTERS)
-# A None cost delta keeps the stored value; a number adds to it (a stored NULL counts as 0).
-_COST_ADD = ", ".join(
-    f"{c} = CASE WHEN :{c} IS NULL THEN {c} ELSE coalesce({c}, 0) + :{c} END" for c in _COSTS
-)
-_COST_SET = ", ".join(f"{c} = coalesce(:{c}, {c})" for c in _COSTS)
-# The first accounted call (api_call_count still 0) says which model and provider actually
-# served the session: it backfills them. This is why a delta queued before a model switch
-# must be applied before the switch is written (S5): applied after it, it would put the
-# previous model back.
-_BACKFILL = (
-    "model = CASE WHEN api_call_count = 0 OR coalesce(model, '') = '' THEN :model ELSE model END,"
-    " provider = CASE WHEN api_call_count = 0 OR coalesce(provider, '') = ''"
-    " THEN :provider ELSE provider END"
-)
-
-SESSION_ADD_SQL = (
-    f"UPDATE sessions SET {_BACKFILL}, {_COUNTER_ASSIGN},"
-    f" api_call_count = api_call_count + :api_calls, {_COST_ADD} WHERE id = :session_id"
-)
-SESSION_SET_SQL = (
-    f"UPDATE sessions SET {_BACKFILL}, {_COUNTER_SET}, api_call_count = :api_calls,"
-    f" {_COST_SET} WHERE id = :session_id"
-)
-_USAGE_INSERT = (
-    "INSERT INTO session_model_usage (session_id, model, provider, route,"
-    f" {', '.join(USAGE_COUNTERS)}, api_call_count, estimated_cost_usd, actual_cost_usd)"
-    " VALUES (:session_id, :model, :provider, :route,"
-    f" {', '.join(':' + c for c in USAGE_COUNTERS)}, :api_calls,"
-    " :estimated_cost_usd, :actual_cost_usd)"
-    " ON CONFLICT (session_id, model, provider, route) DO UPDATE SET "
-)
-USAGE_ADD_SQL = _USAGE_INSERT + ", ".join(
-    [f"{c} = {c} + excluded.{c}" for c in USAGE_COUNTERS]
-    + ["api_call_count = api_call_count + excluded.api_call_count"]
-    + [
-        f"{c} = CASE WHEN excluded.{c} IS NULL THEN {c} ELSE coalesce({c}, 0) + excluded.{c} END"
-        for c in _COSTS
-    ]
-)
-USAGE_SET_SQL = _USAGE_INSERT + ", ".join(
-    [f"{c} = excluded.{c}" for c in USAGE_COUNTERS]
-    + ["api_call_count = excluded.api_call_count"]
-    + [f"{c} = coalesce(excluded.{c}, {c})" for c in _COSTS]
-)
-
-
-def _params(delta: Delta) -> dict:
-    return {
-        "session_id": delta.session_id,
-        "model": delta.model,
-        "provider": delta.provider,
-        "route": delta.route,
-        "input_tokens": delta.input_tokens,
-        "output_tokens": delta.output_tokens,
-        "cache_read_tokens": delta.cache_read_tokens,
-        "cache_write_tokens": delta.cache_write_tokens,
-        "reasoning_tokens": delta.reasoning_tokens,
-        "api_calls": delta.api_calls,
-        "estimated_cost_usd": delta.estimated_cost_usd,
-        "actual_cost_usd": delta.actual_cost_usd,
-    }
-
-
-def apply_delta(conn: sqlite3.Connection, delta: Delta) -> None:
-    """Apply one delta inside the caller's open transaction: the sessions row, then usage."""
-    params = _params(delta)
-    cur = conn.execute(SESSION_SET_SQL if delta.absolute else SESSION_ADD_SQL, params)
-    if cur.rowcount == 0:
-        raise UnknownSessionError(delta.session_id)
-    conn.execute(USAGE_SET_SQL if delta.absolute else USAGE_ADD_SQL, params)
-
-
-# ---------------------------------------------------------------------------------- writer
 
 
 class TokenAccounting:
@@ -290,7 +87,6 @@ class TokenAccounting:
         self.lost = 0  # deltas dropped because the lock outlasted the exit wait
         self._inflight = 0  # deltas popped by the writer and not yet applied
         self._atexit: Callable[[], None] | None = None
-        self.statements = 0  # UPDATE/upsert statements issued (for benchmarks and tests)
 
     # ------------------------------------------------------------------ connection
 
@@ -298,71 +94,32 @@ class TokenAccounting:
         if self._closed:
             raise StorageClosedError(self.path)
         if self._conn is None:
+            # The same pragmas as the session store's connection: every commit is fsynced,
+            # which is why the agent loop queues its deltas instead of waiting.
             try:
-                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-                conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA foreign_keys = ON")
-                # The same durability as the session store (storage/db.py): every commit is
-                # fsynced, which is why the agent loop queues its deltas instead of waiting.
-                conn.execute("PRAGMA synchronous = FULL")
+                self._conn = connect(self.path)
             except sqlite3.Error as exc:
                 raise translate(exc, self.path) from exc
-            self._conn = conn
         return self._conn
 
-    def _apply_batch(self, deltas: list[Delta]) -> list[tuple[Delta, StorageError]]:
-        """Apply deltas in one BEGIN IMMEDIATE transaction, one SAVEPOINT each.
+    def set_trace_callback(self, trace: Callable[[str], None] | None) -> None:
+        """Call trace(sql) for every statement the accounting connection runs (benchmarks)."""
+        with self._db_lock:
+            self._connection().set_trace_callback(trace)
 
-        Returns the deltas that failed on their own (e.g. an unknown session), which are
-        dropped. Raises StorageLockedError (nothing applied) when the lock stays held, and
-        any other StorageError when the whole transaction failed.
+    def _apply_batch(self, deltas: list[Delta]) -> list[tuple[Delta, StorageError]]:
+        """Apply deltas in one BEGIN IMMEDIATE transaction (see deltas.apply_in_transaction).
+
+        Raises StorageLockedError (nothing applied) when the lock stays held past the window,
+        which the exit wait (give_up_at) bounds once close() has begun.
         """
-        failed: list[tuple[Delta, StorageError]] = []
         with self._db_lock:
             conn = self._connection()
-            self._begin_immediate(conn)
             try:
-                for delta in deltas:
-                    conn.execute("SAVEPOINT delta")
-                    try:
-                        self.statements += 2
-                        apply_delta(conn, delta)
-                    except (sqlite3.Error, StorageError) as exc:
-                        if not conn.in_transaction:
-                            raise
-                        conn.execute("ROLLBACK TO delta")
-                        failed.append((delta, translate(exc, self.path)))
-                    conn.execute("RELEASE delta")
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        log.debug("rollback failed", exc_info=True)
-                if isinstance(exc, sqlite3.Error):
-                    raise translate(exc, self.path) from exc
-                raise
-        return failed
-
-    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
-        deadline = time.monotonic() + self.lock_timeout
-        if self._give_up_at is not None:
-            deadline = min(deadline, self._give_up_at)  # the exit wait bounds every window
-        delay = 0.01
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise translate(exc, self.path) from exc
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise StorageLockedError(self.path) from exc
-                # Jitter so two waiting processes do not retry in lockstep.
-                time.sleep(min(remaining, random.uniform(delay / 2, delay)))
-                delay = min(delay * 2, 0.2)
+                begin_immediate(conn, LockWindow(self.path, self.lock_timeout, self._give_up_at))
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path) from exc
+            return apply_in_transaction(conn, deltas, self.path)
 
     def _report(self, err: StorageError) -> None:
         log.warning("token accounting write failed: %s", err)
@@ -390,7 +147,7 @@ class TokenAccounting:
         writer the delta is applied inline instead of parking on a queue nothing drains
         (and raises where update_token_counts would).
         """
-        if not (session_id and _REQUIRED <= fields.keys() <= _FIELDS):
+        if not (session_id and REQUIRED_FIELDS <= fields.keys() <= DELTA_FIELDS):
             make_delta(session_id, **fields)  # raises what update_token_counts would
         if self._stopped:
             failed = self._apply_batch([make_delta(session_id, **fields)])
@@ -603,7 +360,7 @@ class TokenAccounting:
         dropped; when the database stays locked the batch goes back to the front of the
         queue (nothing lost) unless requeue is False.
         """
-        merged = coalesce(self._deltas(batch))
+        merged = coalesce(normalise(batch))
         try:
             failed = self._apply_batch(merged)
         except StorageLockedError as exc:
@@ -626,16 +383,6 @@ class TokenAccounting:
         for _delta, err in failed:
             self._report(err)
         return False
-
-    @staticmethod
-    def _deltas(batch: list[Delta | tuple[str, dict]]) -> list[Delta]:
-        deltas = []
-        for item in batch:
-            try:
-                deltas.append(as_delta(item))
-            except (TypeError, ValueError, OverflowError):
-                log.exception("token accounting: dropped a delta with bad values %r", item)
-        return deltas
 
     def _drain_inline(self) -> None:
         with self._cond:

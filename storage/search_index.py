@@ -11,13 +11,12 @@ plain tables they have become.
 from __future__ import annotations
 
 import logging
-import random
 import sqlite3
-import time
 from pathlib import Path
 
-from .errors import StorageLockedError, is_busy, is_index_damaged, translate
+from .errors import is_index_damaged, translate
 from .schema import FTS_FILL, FTS_TABLE
+from .sqlite import LockWindow, begin_immediate, connect
 
 log = logging.getLogger("hermes_tui.storage")
 
@@ -27,7 +26,6 @@ SHADOW_TABLES = (
     "messages_fts_docsize",
     "messages_fts_config",
 )
-_BUSY_TIMEOUT_MS = 50
 
 
 def rebuild_search_index(path: Path, lock_timeout: float) -> int:
@@ -49,30 +47,10 @@ def rebuild_search_index(path: Path, lock_timeout: float) -> int:
         raise translate(exc, path) from exc
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-    return conn
-
-
-def _begin_immediate(conn: sqlite3.Connection, path: Path, lock_timeout: float) -> None:
-    deadline = time.monotonic() + lock_timeout
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc) or time.monotonic() >= deadline:
-                if is_busy(exc):
-                    raise StorageLockedError(path) from exc
-                raise
-            time.sleep(random.uniform(0.01, 0.05))
-
-
 def _rebuild(path: Path, lock_timeout: float) -> int:
-    conn = _connect(path)
+    conn = connect(path)
     try:
-        _begin_immediate(conn, path, lock_timeout)
+        begin_immediate(conn, LockWindow(path, lock_timeout))
         try:
             conn.execute("DROP TABLE IF EXISTS messages_fts")
             for table in SHADOW_TABLES:  # left behind by _forget_index_table
@@ -95,9 +73,9 @@ def _forget_index_table(path: Path, lock_timeout: float) -> None:
     process dies before the rebuild, the triggers name a missing table, which the next write
     reports as a damaged index and rebuilds.
     """
-    conn = _connect(path)
+    conn = connect(path)
     try:
-        _begin_immediate(conn, path, lock_timeout)
+        begin_immediate(conn, LockWindow(path, lock_timeout))
         try:
             conn.execute("PRAGMA writable_schema = ON")
             conn.execute("DELETE FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts'")

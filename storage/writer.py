@@ -17,17 +17,18 @@ import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .accounting import TokenAccounting
+from .connection import StoreConnection
 from .errors import (
     StorageClosedError,
     StorageError,
     StorageIndexCorruptError,
     StorageLockedError,
 )
-
-if TYPE_CHECKING:
-    from .db import SessionDB
+from .lifecycle import ExitWait
+from .rows import FLUSH_FIRST_FIELDS
 
 log = logging.getLogger("hermes_tui.storage")
 
@@ -61,9 +62,25 @@ def _fail(fut: concurrent.futures.Future | asyncio.Future, exc: BaseException) -
 class Writer:
     """The write queue of one SessionDB and the task that drains it on the owning loop."""
 
-    def __init__(self, db: SessionDB, loop: asyncio.AbstractEventLoop) -> None:
-        self._db = db
+    def __init__(
+        self,
+        conn: StoreConnection,
+        loop: asyncio.AbstractEventLoop,
+        apply: Callable[[Op], Awaitable[Any]],
+        *,
+        tokens: TokenAccounting,
+        report: Callable[[StorageError], None],
+        exit_wait: ExitWait,
+    ) -> None:
+        """`apply(op)` writes one op inside the open transaction; `tokens` is flushed before
+        a route switch (S5); `report(err)` tells of a failed write; `exit_wait` hears what a
+        stopping writer waits for and gives up on."""
+        self._conn = conn
         self._loop = loop
+        self._apply_op = apply
+        self._tokens = tokens
+        self._report = report
+        self._exit_wait = exit_wait
         self._queue: deque[Op] = deque()
         # Guards queue mutation against iteration (requeue after a lock timeout) and the
         # closed flag against late enqueues; held for a few bytecodes only.
@@ -98,7 +115,7 @@ class Writer:
         """Queue one op; callable from any thread. Raises StorageClosedError after close."""
         with self._lock:
             if self._closed:
-                raise StorageClosedError(self._db.path)
+                raise StorageClosedError(self._conn.path)
             self._queue.append(op)
         if self._notify_pending:
             return  # a wake-up is already scheduled and will see this op
@@ -112,7 +129,7 @@ class Writer:
                     self._queue.remove(op)
                 except ValueError:
                     pass
-            raise StorageClosedError(self._db.path) from None
+            raise StorageClosedError(self._conn.path) from None
 
     def _on_notify(self) -> None:
         self._notify_pending = False
@@ -169,10 +186,7 @@ class Writer:
                         await self._apply(batch)
                     except Exception as exc:  # a bug here must not kill the writer
                         log.exception("session writer: unexpected failure")
-                        err = self._db._translate(exc)
-                        self._db._record_write_error(err)
-                        for op in batch:
-                            _fail(op.future, err)
+                        self._fail_all(batch, self._conn.translate(exc))
                 finally:
                     with self._lock:
                         self._inflight = []
@@ -183,74 +197,103 @@ class Writer:
                 left = list(self._queue)
                 self._queue.clear()
             for op in left:
-                _fail(op.future, StorageClosedError(self._db.path))
+                _fail(op.future, StorageClosedError(self._conn.path))
             raise
 
     async def _apply(self, batch: list[Op]) -> None:
-        db = self._db
-        if any(_switches_route(op) for op in batch) and not db.accounting.idle:
+        if any(_switches_route(op) for op in batch) and not self._tokens.idle:
             # SPEC S5: token deltas queued before a model/route/metadata change are written
             # before it; applied after it, an old delta would resurrect the previous model.
             try:
-                await asyncio.to_thread(db.accounting.flush_token_counts)
+                await asyncio.to_thread(self._tokens.flush_token_counts)
             except StorageLockedError as exc:
                 self._after_lock_timeout(batch, exc)
                 return
-        async with db._write_lock:
+        conn = self._conn
+        async with conn.write_lock:
             try:
-                await db._begin_immediate()
+                await conn.begin_immediate()
             except StorageLockedError as exc:
                 self._after_lock_timeout(batch, exc)
                 return
             except Exception as exc:
-                err = db._translate(exc)
-                db._record_write_error(err)
-                for op in batch:
-                    _fail(op.future, err)
+                self._fail_all(batch, conn.translate(exc))
                 return
-            applied: list[tuple[Op, Any]] = []
-            for i, op in enumerate(batch):
-                if op.kind == BARRIER:
-                    applied.append((op, None))
-                    continue
-                if op.future.cancelled():
-                    continue
-                await db._execute("SAVEPOINT queued_write")
-                try:
-                    value = await db._apply_op(op)
-                except Exception as exc:
-                    err = db._translate(exc)
-                    if isinstance(err, StorageIndexCorruptError) and db._may_repair_index():
-                        # The index is derived from the messages: rebuild it and apply the
-                        # whole batch again rather than lose a message to it.
-                        await db._rollback_quietly()
-                        self._requeue_front(batch)
-                        await db._repair_index(err)
-                        return
-                    db._record_write_error(err)
-                    _fail(op.future, err)
-                    if db._in_transaction():
-                        await db._execute("ROLLBACK TO queued_write")
-                        await db._execute("RELEASE queued_write")
-                        continue
-                    # SQLite rolled the whole transaction back (disk full, I/O error): the
-                    # writes before this one are gone too, so queue them again, in order.
-                    self._requeue_front([o for o, _ in applied] + batch[i + 1 :])
-                    return
-                await db._execute("RELEASE queued_write")
-                applied.append((op, value))
+            applied = await self._apply_each(batch)
+            if applied is None:
+                return  # put back in the queue, to be applied again
             try:
-                await db._execute("COMMIT")
+                await conn.execute("COMMIT")
             except Exception as exc:
-                err = db._translate(exc)
-                db._record_write_error(err)
-                await db._rollback_quietly()
+                err = conn.translate(exc)
+                self._report(err)
+                await conn.rollback_quietly()
                 for op, _ in applied:
                     _fail(op.future, err)
                 return
         self.lock_blocked = False
         for op, value in applied:
             _resolve(op.future, value)
+
+    async def _apply_each(self, batch: list[Op]) -> list[tuple[Op, Any]] | None:
+        """Apply the batch's ops, one SAVEPOINT each, inside the open transaction.
+
+        Returns the applied ops with their values, or None when the batch went back to the
+        queue (the transaction was lost, or the search index must be rebuilt first).
+        """
+        conn = self._conn
+        applied: list[tuple[Op, Any]] = []
+        for i, op in enumerate(batch):
+            if op.kind == BARRIER:
+                applied.append((op, None))
+                continue
+            if op.future.cancelled():
+                continue
+            await conn.execute("SAVEPOINT queued_write")
+            try:
+                value = await self._apply_op(op)
+            except Exception as exc:
+                err = conn.translate(exc)
+                if await self._failed_alone(op, err, applied, batch, rest=batch[i + 1 :]):
+                    continue
+                return None
+            await conn.execute("RELEASE queued_write")
+            applied.append((op, value))
+        return applied
+
+    async def _failed_alone(
+        self,
+        op: Op,
+        err: StorageError,
+        applied: list[tuple[Op, Any]],
+        batch: list[Op],
+        *,
+        rest: list[Op],
+    ) -> bool:
+        """Deal with one op's failure; True when only that op is lost and the batch goes on."""
+        conn = self._conn
+        if isinstance(err, StorageIndexCorruptError) and conn.may_repair_index():
+            # The index is derived from the messages: rebuild it and apply the whole batch
+            # again rather than lose a message to it.
+            await conn.rollback_quietly()
+            self._requeue_front(batch)
+            await conn.repair_index(err)
+            return False
+        self._report(err)
+        _fail(op.future, err)
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK TO queued_write")
+            await conn.execute("RELEASE queued_write")
+            return True
+        # SQLite rolled the whole transaction back (disk full, I/O error): the writes before
+        # this one are gone too, so queue them again, in order.
+        self._requeue_front([o for o, _ in applied] + rest)
+        return False
+
+    def _fail_all(self, batch: list[Op], err: StorageError) -> None:
+        self._report(err)
+        for op in batch:
+            _fail(op.future, err)
 
     def _requeue_front(self, ops: list[Op]) -> None:
         with self._lock:
@@ -264,7 +307,7 @@ class Writer:
         """
         first, self.lock_blocked = not self.lock_blocked, True
         if first:  # once per episode, not once per retry window
-            self._db._record_write_error(exc)
+            self._report(exc)
         give_up = self._stopping and time.monotonic() >= self._give_up_at
         with self._lock:
             pending = batch + list(self._queue)
@@ -278,36 +321,10 @@ class Writer:
         if give_up:
             for op in writes:
                 _fail(op.future, exc)
-            self._db._note_unsaved(Counter(op.kind for op in writes))
+            self._exit_wait.note_unsaved(Counter(op.kind for op in writes))
         elif self._stopping:
-            self._db._announce_exit_wait()
+            self._exit_wait.announce()
 
 
 def _switches_route(op: Op) -> bool:
-    from .db import FLUSH_FIRST_FIELDS
-
     return op.kind == "session_update" and bool(FLUSH_FIRST_FIELDS & op.payload.keys())
-
-
-def run_threadsafe(
-    loop: asyncio.AbstractEventLoop,
-    loop_thread: int | None,
-    coro_fn: Callable[..., Awaitable[Any]],
-    args: tuple,
-    kwargs: dict,
-    timeout: float,
-) -> Any:
-    """Run coro_fn(*args, **kwargs) on loop from another thread and return its result."""
-    if threading.get_ident() == loop_thread:
-        raise RuntimeError(
-            "SessionDB.call/flush_threadsafe would deadlock on the loop that owns the database; "
-            "await the async method instead"
-        )
-    if loop.is_closed():
-        raise StorageError("the event loop that owns the session database has stopped")
-    fut = asyncio.run_coroutine_threadsafe(coro_fn(*args, **kwargs), loop)
-    try:
-        return fut.result(timeout)
-    except concurrent.futures.TimeoutError:
-        fut.cancel()
-        raise

@@ -257,23 +257,24 @@ def test_tool_errors_go_back_to_the_model(harness, wire):
     assert "Invalid arguments" in outputs[2]
 
 
-def test_the_user_message_is_on_disk_before_the_model_is_called(harness):
+def test_the_user_message_is_on_disk_before_the_model_is_called(harness, monkeypatch):
     """S8: a crash during the model call cannot lose what the model was sent."""
     import asyncio
     import threading
+
+    from storage.messages import Messages
 
     agent = harness.start({"replies": [{"text": "warm"}, {"text": "hi"}]})
     agent.run_turn("warm up")  # the SDK import and the first connection are out of the way
     held = asyncio.Event()
     seen_before_request = {}
-    original = harness.db._apply_op
+    original = Messages.insert_tx
 
-    async def slow_apply(op):
-        if op.kind == "message":
-            await held.wait()  # the writer is slow (a big database, a busy disk)
-        return await original(op)
+    async def slow_insert(self, session_id, values):
+        await held.wait()  # the writer is slow (a big database, a busy disk)
+        return await original(self, session_id, values)
 
-    harness.db._apply_op = slow_apply
+    monkeypatch.setattr(Messages, "insert_tx", slow_insert)
     worker = threading.Thread(target=agent.run_turn, args=("remember me",))
     worker.start()
     # The agent waits for the writer instead of calling the model with unsaved input.

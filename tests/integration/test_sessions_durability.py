@@ -45,8 +45,14 @@ def test_display_rows_are_stripped_from_payloads_and_resume_exactly(harness, wir
     # S5 through the agent: the session row follows the switch, not the old queued delta.
     session = harness.loop.run(harness.db.get_session(sid))
     assert (session["model"], session["api_call_count"]) == ("other-model", 2)
-    usage = harness.loop.run(harness.db.usage(sid))
-    assert sorted(u["model"] for u in usage) == ["other-model", "test-model"]
+    conn = sqlite3.connect(harness.home / "state.db")
+    try:
+        usage = conn.execute(
+            "SELECT model FROM session_model_usage WHERE session_id = ?", (sid,)
+        ).fetchall()
+    finally:
+        conn.close()
+    assert sorted(model for (model,) in usage) == ["other-model", "test-model"]
 
     body = harness.server.requests[1].body
     sent = [

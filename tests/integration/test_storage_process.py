@@ -32,7 +32,7 @@ _CRASHING_TURN = textwrap.dedent(
                 "tool_calls": [{"id": "c1", "function": {"name": "read_file", "arguments": "{}"}}]})
             db.enqueue_message("crash1", {"role": "tool", "content": "file body",
                                           "tool_call_id": "c1", "name": "read_file"})
-            db.enqueue_usage("crash1", model="m", provider="p", input_tokens=100)
+            db.queue_token_counts("crash1", model="m", provider="p", input_tokens=100)
             db.flush_threadsafe()
             print("persisted", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from storage import SessionDB, StorageClosedError, UnknownSessionError
@@ -141,39 +143,56 @@ async def test_fts_in_step_after_update_and_delete(db):
     await db.add_message(a["id"], {"role": "assistant", "content": "x", "display_kind": "hidden"})
 
     # A direct UPDATE (as a compaction rewrite would do) re-indexes the row.
-    await db._write(
-        lambda: db._execute("UPDATE messages SET content = 'mango pizza' WHERE id = ?", (mid,))
+    await db._conn.write(
+        lambda: db._conn.execute("UPDATE messages SET content = 'mango pizza' WHERE id = ?", (mid,))
     )
     assert [h["message_id"] for h in await db.search("mango")] == [mid]
     assert {h["session_id"] for h in await db.search("pineapple")} == {b["id"]}
 
-    assert await db.delete_session(a["id"]) is True
-    assert await db.delete_session(a["id"]) is False
+    # Deleting a session (another process's clean-up) takes its messages out of the index.
+    conn = sqlite3.connect(db.path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("DELETE FROM sessions WHERE id = ?", (a["id"],))
+    conn.commit()
+    conn.close()
     assert await db.search("mango") == []
     assert await db.search("pizza") == []
     assert len(await db.search("pineapple")) == 1
     assert await db.load_messages(a["id"]) == []
     # The external-content index agrees with its table.
-    await db._write(
-        lambda: db._execute(
+    await db._conn.write(
+        lambda: db._conn.execute(
             "INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)"
         )
     )
 
 
-async def test_add_usage_sums_and_keeps_costs_when_none(db, session):
+def usage_rows(path, session_id: str) -> dict[tuple[str, str, str], dict]:
+    """The session's session_model_usage rows by (model, provider, route), read from the file."""
+    conn = sqlite3.connect(path)
+    conn.row_factory = sqlite3.Row
+    try:
+        found = conn.execute(
+            "SELECT * FROM session_model_usage WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    finally:
+        conn.close()
+    return {(r["model"], r["provider"], r["route"]): dict(r) for r in found}
+
+
+async def test_token_counts_sum_and_keep_costs_when_none(db, session):
     sid = session["id"]
-    await db.add_usage(sid, model="gpt", provider="openai", input_tokens=10, output_tokens=5)
+    db.queue_token_counts(sid, model="gpt", provider="openai", input_tokens=10, output_tokens=5)
     s = await db.get_session(sid)
     assert (s["input_tokens"], s["output_tokens"], s["api_call_count"]) == (10, 5, 1)
     assert s["estimated_cost_usd"] is None and s["actual_cost_usd"] is None
 
-    await db.add_usage(sid, model="gpt", provider="openai", estimated_cost_usd=0.25)
-    await db.add_usage(sid, model="gpt", provider="openai", input_tokens=1)  # None keeps 0.25
-    await db.add_usage(
+    db.queue_token_counts(sid, model="gpt", provider="openai", estimated_cost_usd=0.25)
+    db.queue_token_counts(sid, model="gpt", provider="openai", input_tokens=1)  # None keeps 0.25
+    db.queue_token_counts(
         sid, model="gpt", provider="openai", estimated_cost_usd=0.5, actual_cost_usd=0.4
     )
-    await db.add_usage(
+    db.queue_token_counts(
         sid,
         model="claude",
         provider="anthropic",
@@ -190,7 +209,7 @@ async def test_add_usage_sums_and_keeps_costs_when_none(db, session):
     assert s["actual_cost_usd"] == pytest.approx(1.4)
     assert (s["cache_read_tokens"], s["cache_write_tokens"], s["reasoning_tokens"]) == (7, 3, 2)
 
-    rows = {(r["model"], r["provider"], r["route"]): r for r in await db.usage(sid)}
+    rows = usage_rows(db.path, sid)
     assert set(rows) == {("gpt", "openai", ""), ("claude", "anthropic", "direct")}
     gpt = rows["gpt", "openai", ""]
     assert (gpt["input_tokens"], gpt["api_call_count"]) == (11, 4)
@@ -200,8 +219,8 @@ async def test_add_usage_sums_and_keeps_costs_when_none(db, session):
     assert claude["estimated_cost_usd"] is None and claude["actual_cost_usd"] == 1.0
     assert claude["api_call_count"] == 2
 
-    with pytest.raises(UnknownSessionError):
-        await db.add_usage("missing", model="m", provider="p")
+    with pytest.raises(UnknownSessionError):  # the synchronous apply raises (S2)
+        db.accounting.update_token_counts("missing", model="m", provider="p")
 
 
 async def test_use_after_close_raises(tmp_path):

@@ -46,7 +46,7 @@ async def test_enqueue_from_many_threads_keeps_per_thread_order(db, session):
 async def test_flush_gives_read_your_writes(db, session):
     sid = session["id"]
     futures = [db.enqueue_message(sid, {"role": "user", "content": str(i)}) for i in range(20)]
-    db.enqueue_usage(sid, model="m", provider="p", input_tokens=3, estimated_cost_usd=0.5)
+    db.queue_token_counts(sid, model="m", provider="p", input_tokens=3, estimated_cost_usd=0.5)
     db.enqueue_session_update(sid, title="renamed", last_activity_at=123.0)
     await db.flush()
     assert all(f.done() for f in futures)
@@ -62,14 +62,14 @@ async def test_flush_gives_read_your_writes(db, session):
 
 async def test_writes_are_batched_into_one_transaction(db, session):
     commits = 0
-    real_execute = db._execute
+    real_execute = db._conn.execute
 
     async def counting(sql, params=()):
         nonlocal commits
         commits += sql == "COMMIT"
         return await real_execute(sql, params)
 
-    db._execute = counting
+    db._conn.execute = counting
     for i in range(30):
         db.enqueue_message(session["id"], {"role": "user", "content": str(i)})
     await db.flush()
@@ -101,7 +101,7 @@ async def test_close_drains_pending_enqueues(tmp_path):
     db = await SessionDB.open(path)
     sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
     futures = [db.enqueue_message(sid, {"role": "user", "content": str(i)}) for i in range(100)]
-    db.enqueue_usage(sid, model="m", provider="p", output_tokens=9)
+    db.queue_token_counts(sid, model="m", provider="p", output_tokens=9)
     await db.close()
     assert all(f.done() and f.exception() is None for f in futures)
 
@@ -154,8 +154,6 @@ async def test_bad_rows_fail_their_future_without_raising(db, session):
     )
     fut = db.enqueue_session_update(session["id"], bogus=1)
     assert isinstance(fut.exception(), ValueError)
-    fut = db.enqueue_usage(session["id"], model="m", provider="p", tokens=1)
-    assert isinstance(fut.exception(), TypeError)
     with pytest.raises(TypeError):
         db.queue_token_counts(session["id"], model="m", provider="p", tokens=1)
 
@@ -166,13 +164,13 @@ async def test_disk_full_is_reported_and_later_writes_land(db, session):
     async with db._conn.execute("PRAGMA page_count") as cur:
         pages = (await cur.fetchone())[0]
     # A page cap is a real SQLITE_FULL without filling the test machine's disk.
-    await db._execute(f"PRAGMA max_page_count = {pages + 2}")
+    await db._conn.execute(f"PRAGMA max_page_count = {pages + 2}")
     ok = db.enqueue_message(sid, {"role": "user", "content": "fits"})
     huge = db.enqueue_message(sid, {"role": "user", "content": "x" * 200_000})
     await db.flush()
     assert isinstance(huge.exception(), StorageFullError)
     assert "is full" in db.last_write_error
-    await db._execute("PRAGMA max_page_count = 1073741823")
+    await db._conn.execute("PRAGMA max_page_count = 1073741823")
     assert ok.exception() is None
     again = db.enqueue_message(sid, {"role": "user", "content": "after space freed"})
     await db.flush()
