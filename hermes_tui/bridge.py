@@ -68,6 +68,11 @@ class Bridge:
         # call_later posts a Callback message, which is safe from another thread.
         self._app.call_later(self._schedule_flush)
 
+    @property
+    def pending(self) -> bool:
+        """True while received events wait for their flush."""
+        return self._pending
+
     def drain(self) -> list[AgentEvent]:
         """Take every buffered event now (UI thread), clearing the pending flag."""
         with self._lock:

@@ -155,7 +155,7 @@ async def test_the_key_bar_lists_what_can_act_and_a_click_presses_the_key(make_a
         # Steer and queue keys show only while they can act (check_action).
         assert "steer" not in idle and "queue" not in idle
         # A click on "f1 help" presses f1: the help screen opens.
-        start = next(span[0] for span in bar._spans if span[2] == "f1")
+        start = bar.column_of("f1")
         await pilot.click(KeyBar, offset=(start + 1, 0))
         await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
         await pilot.press("escape")

@@ -60,7 +60,7 @@ async def test_bridge_coalesces_a_fast_stream_into_few_messages():
         thread = threading.Thread(target=stream)
         thread.start()
         thread.join()
-        await wait_until(pilot, lambda: app.query(AnswerBlock) and not app.bridge._pending)
+        await wait_until(pilot, lambda: app.query(AnswerBlock) and not app.bridge.pending)
         streamed = [e for batch in app.batches for e in batch if isinstance(e, ev.TextDelta)]
         assert "".join(e.text for e in streamed) == "".join(f"{i} " for i in range(2000))
         assert len(app.batches) < 50
