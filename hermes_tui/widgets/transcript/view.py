@@ -61,10 +61,6 @@ class Transcript(VerticalScroll):
         await self.live.end_message()
         await self.add(ErrorBlock(message))
 
-    async def end_message(self) -> None:
-        """Close the message being written, keeping its text (a stop, an error)."""
-        await self.live.end_message()
-
     async def clear(self) -> None:
         """Remove every row (a new or another session)."""
         await self.live.end_message()
