@@ -174,17 +174,21 @@ class Agent:
         self.compressor.restore_cooldown(None)
 
     def attach_session(
-        self, session_id: str, rows: list[dict[str, Any]], metadata: dict[str, Any] | None = None
+        self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
     ) -> None:
-        """Switch to a stored session from its persisted rows and metadata (no I/O) (D3)."""
+        """Switch to a stored session from its persisted rows (no I/O here) (D3).
+
+        `session`, its stored row, carries the totals the usage counts on from, and its
+        metadata (compaction's cooldown).
+        """
         self.session_id = session_id
         # Compacted rows are history for the transcript, never for the model (C, D3).
         self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         mark_withheld(self.messages)
         self._ids = ToolCallIds.from_history(self.messages)
-        self.usage = Usage()
+        self.usage = Usage.of_session(session)
         self.approvals.clear()
-        self.session_metadata = dict(metadata or {})
+        self.session_metadata = dict((session or {}).get("metadata") or {})
         # The cooldown belongs to the session: it survives across runs (C3).
         self.compressor.restore_cooldown(self.session_metadata.get(COOLDOWN_KEY))
 
@@ -197,7 +201,7 @@ class Agent:
         if session is None:
             raise LookupError(f"No session matches {ref!r}: see `hermes-tui sessions list`.")
         rows = store.call(store.load_messages, session["id"], include_compacted=False)
-        self.attach_session(session["id"], rows, session.get("metadata"))
+        self.attach_session(session["id"], rows, session)
         if session.get("model") and session.get("provider"):
             ref_model = f"{session['provider']}:{session['model']}"
             if session["provider"] in self.config.providers:
@@ -656,6 +660,11 @@ class Agent:
         self.messages.append(message)
         if (persist or message.is_display) and not message.ephemeral:
             self.writer.persist(self.session_id, message)
+
+    def check_saving(self, reason: str | None = None) -> None:
+        """Tell the user, once, that the session's writes fail (`reason`: one the store just
+        reported, outside a turn) or wait for a lock (S7, H7): the one teller of both."""
+        self.writer.check(reason)
 
     def close(self) -> None:
         """Release provider clients."""

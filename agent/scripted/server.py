@@ -21,6 +21,9 @@ _ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 _COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
 DISCOVERY_PATHS = frozenset({"/api/show", "/api/tags", "/props", "/api/v0/models", "/v1/models"})
 """Where clients ask a server what it serves: recorded in `probes`, never in `requests`."""
+# POST here opens a gate from outside the process (a test driving `hermes-tui
+# scripted-server` in its own process); it is not recorded as a model request.
+_OPEN_GATE_PREFIX = "/_control/open_gate/"
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes ----------------------------------------------------------------------------
 
+    def _control(self, path: str) -> bool:
+        """Serve a control route (open a gate); False when `path` is not one."""
+        gate = path.removeprefix(_OPEN_GATE_PREFIX)
+        if not gate or gate == path:
+            return False
+        self.owner.open_gate(gate)
+        self._send_json(200, {"opened": gate})
+        return True
+
     def do_GET(self) -> None:
         """Health, and the discovery endpoints of the server the script plays."""
         path = self.path.split("?", 1)[0]
@@ -280,9 +292,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.flush_headers()
 
     def do_POST(self) -> None:
-        """Chat completions, messages and count_tokens."""
+        """Chat completions, messages, count_tokens, and opening a gate from outside."""
         raw = self._read_body()
         path = self.path.split("?", 1)[0]
+        if self._control(path):
+            return
         wire = _wire_of(path)
         try:
             body = json.loads(raw) if raw else None
