@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -66,9 +67,21 @@ def may_probe(config: ProviderConfig) -> bool:
     return config.is_local
 
 
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+"""Where each wire's SDK sends requests when a provider names no base_url."""
+
+
+def base_url(config: ProviderConfig) -> str:
+    """The provider's base_url, or its SDK's default."""
+    return config.base_url or DEFAULT_BASE_URLS.get(config.kind, "")
+
+
 def server_root(config: ProviderConfig) -> str:
     """The server's own root URL: `base_url` without a trailing `/v1`."""
-    url = (config.base_url or "").rstrip("/")
+    url = base_url(config).rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
@@ -76,7 +89,7 @@ def models_url(config: ProviderConfig) -> str:
     """Where the server lists its models (the OpenAI SDK's base_url already ends in /v1)."""
     if config.kind == "anthropic":
         return f"{server_root(config)}/v1/models"
-    return f"{(config.base_url or '').rstrip('/')}/models"
+    return f"{base_url(config).rstrip('/')}/models"
 
 
 def model_listed(models: tuple[str, ...], model: str) -> bool:
@@ -252,6 +265,48 @@ def list_models(config: ProviderConfig, timeout: float = PROBE_TIMEOUT_SECONDS) 
         return listed_ids(entries)
     finally:
         asker.close()
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    """One provider's models for `/model`, or why there are none to show (`problem`)."""
+
+    provider: str
+    models: tuple[str, ...] = ()
+    problem: str | None = None
+
+
+def list_provider_models(
+    providers: dict[str, ProviderConfig], timeout: float = PROBE_TIMEOUT_SECONDS
+) -> list[ModelListing]:
+    """Every configured provider's models, asked side by side with a short timeout each.
+
+    For `/model` with no argument: the user asked, so hosted providers are listed too.
+    """
+    results: dict[str, ModelListing] = {}
+
+    def ask(name: str, config: ProviderConfig) -> None:
+        try:
+            models = list_models(config, timeout)
+        except Unreachable:
+            results[name] = ModelListing(name, problem="the server did not answer")
+            return
+        except Exception as exc:  # one provider's failure never hides the others
+            results[name] = ModelListing(name, problem=type(exc).__name__)
+            return
+        results[name] = ModelListing(name, models, None if models else "the server lists no models")
+
+    threads = [
+        threading.Thread(target=ask, args=(name, config), name="hermes-models", daemon=True)
+        for name, config in providers.items()
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout * 3  # one listing asks two endpoints at most
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    late = ModelListing("", problem="the server did not answer in time")
+    return [results.get(name, replace(late, provider=name)) for name in providers]
 
 
 def probe(

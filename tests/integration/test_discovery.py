@@ -16,9 +16,11 @@ import pytest
 from agent.config import ProviderConfig
 from agent.providers.discovery import (
     SERVERS,
+    ModelListing,
     ServerCache,
     ServerFacts,
     list_models,
+    list_provider_models,
     probe,
     window_from_listing,
     window_from_ollama_show,
@@ -203,3 +205,25 @@ def test_a_window_the_server_named_in_an_error_wins():
     cache.facts(local, "m")
     cache.learn_window(local, "m", 2048, "overflow")
     assert cache.known(local, "m").context_window == 2048
+
+
+def test_every_configured_provider_is_listed_side_by_side(serve):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    dead_port = sock.getsockname()[1]
+    sock.close()
+    providers = {
+        "vllm": serve({"persona": "vllm", "models": ["Qwen/Qwen2.5-7B-Instruct"]}),
+        "ollama": serve({"persona": "ollama", "models": ["qwen2.5:7b"]}),
+        "plain": serve({}),
+        "dead": ProviderConfig("dead", base_url=f"http://127.0.0.1:{dead_port}/v1"),
+    }
+    started = time.monotonic()
+    listings = list_provider_models(providers, timeout=0.5)
+    assert time.monotonic() - started < 2.0
+    by_name = {listing.provider: listing for listing in listings}
+    assert [listing.provider for listing in listings] == list(providers)
+    assert by_name["vllm"].models == ("Qwen/Qwen2.5-7B-Instruct",)
+    assert by_name["ollama"].models == ("qwen2.5:7b",)
+    assert by_name["plain"] == ModelListing("plain", (), "the server lists no models")
+    assert by_name["dead"].problem == "the server did not answer"
