@@ -94,7 +94,9 @@ install_log_context()
 
 
 def _model_visible(m: Message) -> bool:
-    return not m.is_display and not m.ephemeral
+    # A withheld message (its turn failed unanswered) is never sent: it can anchor no cut,
+    # take no merged summary (C5), and is not summarised as if the model had seen it.
+    return not m.is_display and not m.ephemeral and not m.withheld
 
 
 def is_summary_row(message: Message | dict[str, Any]) -> bool:

@@ -173,6 +173,27 @@ def test_failed_turns_never_pile_up_into_one_user_message(harness):
     assert [m.content for m in model_visible(agent.messages)] == ["third try", "finally"]
 
 
+def test_a_summary_never_merges_into_a_withheld_message(harness):
+    """C5 with a withheld message where the kept tail would start: the summary stays sent."""
+    down = {"status": 500, "error_message": "model crashed"}
+    answers = [{"text": f"answer {i}"} for i in range(3)]
+    agent = harness.start(
+        {"replies": [summary_reply("THE-SUMMARY"), *answers, down, {"text": "answer 3"}]},
+        agent={"max_retries": 1},
+        compression={"protect_first": 2, "keep_recent": 3},
+    )
+    for i in range(3):
+        assert agent.run_turn(f"question {i}").status == "ok"
+    assert agent.run_turn("this one fails").status == "error"
+    assert agent.run_turn("question 3").status == "ok"
+    assert agent.compact().ok
+    sent = to_openai(agent.messages, "system")
+    assert "THE-SUMMARY" in json.dumps(sent)
+    assert "this one fails" not in json.dumps(sent)
+    roles = [m["role"] for m in sent[1:]]
+    assert all(a != b for a, b in itertools.pairwise(roles))
+
+
 def test_a_wrong_base_url_path_says_the_url_looks_wrong(harness):
     agent = harness.start({"replies": [{"text": "never"}], "server": persona()})
     name = agent.provider_name
