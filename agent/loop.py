@@ -642,6 +642,7 @@ class Agent:
                 return CompactionResult(False, "nothing", "Nothing to compact yet.")
             self.control.begin_compaction()
             with log_session(self.session_id):
+                self._ask_server()  # the summary's budget needs the server's window too
                 return self.compressor.compact(self, focus=focus, reason="manual")
         finally:
             self.control.end()
