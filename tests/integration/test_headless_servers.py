@@ -77,6 +77,7 @@ def test_log_records_go_to_the_log_file_never_to_stderr(hermes_home, server):
 
 
 def test_the_compaction_cooldown_survives_into_the_next_run_of_the_session(hermes_home, server):
+    """C3: the one cooldown ladder holds across processes; C4: blocked, it warns once."""
     configure(hermes_home, server, window=60)
     first = run_cli(hermes_home, "run", "hello " * 40)
     sid = session_id(first)
@@ -91,6 +92,7 @@ def test_the_compaction_cooldown_survives_into_the_next_run_of_the_session(herme
 
 
 def test_resume_with_another_model_records_the_switch(hermes_home, server):
+    """D1: a `model_switch` row, as /model records it."""
     configure(hermes_home, server, model="scripted:a")
     first = run_cli(hermes_home, "run", "hello")
     sid = session_id(first)

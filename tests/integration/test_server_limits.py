@@ -135,6 +135,7 @@ def test_an_overflow_compacts_once_and_the_retry_answers(harness, wire):
 
 
 def test_an_overflow_that_compaction_cannot_cure_advises_and_is_never_merged(harness):
+    """K2: the /compact advice; T7: the failed text is withheld, roles alternate; D3 on resume."""
     overflow = {"server_error": "context_overflow"}
     agent = seeded(harness, [overflow, overflow, {"text": "short one answered"}])
     result = agent.run_turn("paste of a huge file " + FILL)
@@ -164,6 +165,7 @@ def test_an_overflow_that_compaction_cannot_cure_advises_and_is_never_merged(har
 
 
 def test_failed_turns_never_pile_up_into_one_user_message(harness):
+    """T7: payload alternation holds without merging a failed turn's text into the next."""
     down = {"status": 500, "error_message": "model crashed"}
     agent = harness.start({"replies": [down] * 2 + [{"text": "finally"}]}, agent={"max_retries": 1})
     assert agent.run_turn("first try").status == "error"
@@ -195,6 +197,7 @@ def test_a_summary_never_merges_into_a_withheld_message(harness):
 
 
 def test_a_wrong_base_url_path_says_the_url_looks_wrong(harness):
+    """K2: a 404 at a wrong path is about the URL, not the model; W8: it is not retried."""
     agent = harness.start({"replies": [{"text": "never"}], "server": persona()})
     name = agent.provider_name
     base = agent.config.providers[name].base_url
@@ -266,6 +269,7 @@ def test_a_listed_model_gets_no_warning(harness, name, model):
 
 # -- item 7: a wrong port reports at once ------------------------------------------------------
 def test_a_wrong_port_on_loopback_reports_in_under_three_seconds(hermes_home, tmp_path):
+    """W8 bounds retries; nothing listening on loopback is worth one retry, not five."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
