@@ -68,6 +68,43 @@ def test_the_meter_counts_cached_tokens_on_the_anthropic_wire(harness):
     assert round(event.context_tokens / event.context_window * 100) == 33  # not 1 %
 
 
+def sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def test_the_meter_counts_cached_tokens_given_again_in_message_delta(harness):
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "usage": {"input_tokens": 5},
+        },
+    }
+    text = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "hi"},
+    }
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn"},
+        "usage": {"input_tokens": 5, "cache_read_input_tokens": 1000, "output_tokens": 2},
+    }
+    raw = [
+        sse("message_start", start),
+        sse("content_block_delta", text),
+        sse("message_delta", delta),
+        sse("message_stop", {"type": "message_stop"}),
+    ]
+    agent = harness.start({"replies": [{"raw_sse": raw}]}, wire="anthropic")
+    assert agent.run_turn("hello").status == "ok"
+    (event,) = of(harness, ev.UsageUpdated)
+    assert event.context_tokens == 5 + 1000 + 2
+
+
 def test_the_meter_takes_the_openai_wires_prompt_tokens_whole(harness):
     usage = {"prompt_tokens": 1342, "cached_tokens": 1324, "completion_tokens": 10}
     agent = harness.start(
