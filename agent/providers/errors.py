@@ -289,10 +289,10 @@ def classify_status(
     )
 
 
-LOCAL_REFUSED_ATTEMPTS = 2
-"""A refused connection on this machine is retried once: nothing listens at that port, and a
-server that is starting up gets one backoff to come up; five tries would only make a wrong
-port take half a minute to report."""
+LOCAL_REFUSED_ATTEMPTS = 1
+"""A refused connection on this machine is not retried: nothing listens at that port (a
+server that is loading its model already listens, and answers 503, which is retried), and
+five tries would only make a wrong port take ten seconds or more to report."""
 
 
 def refused(exc: BaseException) -> bool:

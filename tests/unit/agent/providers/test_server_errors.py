@@ -134,12 +134,12 @@ def test_a_404_about_the_model_still_says_so(persona):
     assert "does not know model 'llama9'" in error.message
 
 
-def test_refused_on_loopback_is_retried_once_with_a_sentence_about_the_port():
+def test_refused_on_loopback_is_not_retried_and_says_to_fix_the_port():
     refused = ConnectionRefusedError(111, "Connection refused")
     wrapped = OSError("connect failed")
     wrapped.__cause__ = refused
     local = connection_error("local", "http://127.0.0.1:9/v1", wrapped, local=True)
-    assert local.max_attempts == 2
+    assert local.max_attempts == 1
     assert "Nothing is listening at http://127.0.0.1:9/v1" in local.message
     remote = connection_error("far", "https://example.invalid/v1", wrapped, local=False)
     assert remote.max_attempts is None  # a remote server's refusal may pass: full retries
