@@ -99,13 +99,23 @@ class ToolFinished(NamedTuple):
 
 
 class UsageUpdated(NamedTuple):
-    """Token usage of one model call plus the session's running totals."""
+    """Token usage of one model call plus the session's running totals.
+
+    The totals are the session's: what was stored when it was resumed plus this run's calls.
+
+    `context_tokens`: what the call left in the model's context, its whole prompt (cached
+    tokens included, on either wire) plus its output; `context_window`: the model's window
+    (None: unknown). The context bar shows the one over the other.
+    """
 
     input_tokens: int
     output_tokens: int
     total_input_tokens: int
     total_output_tokens: int
     cost_usd: float | None = None
+    total_cost_usd: float | None = None
+    context_tokens: int = 0
+    context_window: int | None = None
 
 
 class Retrying(NamedTuple):
@@ -122,6 +132,16 @@ class Notice(NamedTuple):
 
     text: str
     level: str = "info"
+
+
+class SavingFailed(NamedTuple):
+    """The session's writes fail (S7), or only wait for another process's lock (H7): `waiting`.
+
+    Said once per kind of trouble; `message` is the sentence for the user.
+    """
+
+    message: str
+    waiting: bool = False
 
 
 class DisplayRow(NamedTuple):
@@ -181,6 +201,7 @@ AgentEvent = (
     | UsageUpdated
     | Retrying
     | Notice
+    | SavingFailed
     | DisplayRow
     | TurnError
     | TurnFinished

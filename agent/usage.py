@@ -19,10 +19,34 @@ from agent.session_writer import SessionWriter
 
 @dataclass
 class Usage:
-    """Running token totals of the current session in this process."""
+    """Running totals of the current session: what was stored at resume, plus this run's."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def of_session(cls, session: dict[str, Any] | None) -> Usage:
+        """The totals a stored session row holds (none for a new session)."""
+        if not session:
+            return cls()
+        return cls(
+            session.get("input_tokens") or 0,
+            session.get("output_tokens") or 0,
+            session.get("estimated_cost_usd"),
+        )
+
+
+def context_tokens(usage: UsagePart, provider_kind: str) -> int:
+    """The tokens a call leaves in the model's context: its whole prompt and its output.
+
+    The OpenAI wire's `prompt_tokens` include the cached ones; Anthropic's `input_tokens`
+    leave them out (`cache_read_input_tokens`, `cache_creation_input_tokens` count apart).
+    """
+    prompt = usage.input_tokens
+    if provider_kind == "anthropic":
+        prompt += usage.cache_read_tokens + usage.cache_write_tokens
+    return prompt + usage.output_tokens
 
 
 def token_delta(
@@ -67,12 +91,16 @@ class UsageRecorder:
         session_id: str | None,
         writer: SessionWriter,
         sink: ev.Sink,
+        context_window: int | None = None,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
         delta = token_delta(usage, provider_name, provider, model)
+        cost = delta["estimated_cost_usd"]
+        if cost is not None:
+            totals.cost_usd = (totals.cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
         sink(
             ev.UsageUpdated(
@@ -80,6 +108,9 @@ class UsageRecorder:
                 usage.output_tokens,
                 totals.input_tokens,
                 totals.output_tokens,
-                delta["estimated_cost_usd"],
+                cost,
+                totals.cost_usd,
+                context_tokens(usage, provider.kind),
+                context_window,
             )
         )

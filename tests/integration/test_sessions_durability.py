@@ -172,10 +172,10 @@ def test_user_is_told_once_that_the_session_is_not_being_saved(harness):
     conn.close()
     assert agent.run_turn("two").text == "b"  # the turn's text still arrives
     agent.run_turn("three")
-    notices = [e for e in harness.events if isinstance(e, ev.Notice) and e.level == "error"]
+    notices = [e for e in harness.events if isinstance(e, ev.SavingFailed) and not e.waiting]
     assert len(notices) == 1
-    assert notices[0].text.startswith("This session is not being saved: ")
-    assert "does not exist" in notices[0].text
+    assert notices[0].message.startswith("This session is not being saved: ")
+    assert "does not exist" in notices[0].message
 
 
 TURN_EXITS = {

@@ -306,7 +306,7 @@ async def test_resume_at_startup_by_title(make_app, scripted):
     again = make_app(server)
     again.resume_ref = "remember"
     async with again.run_test(size=(120, 40)) as pilot:
-        await again._agent_ready.wait()
+        await again.ready()
         await pilot.pause()
         assert again.agent.session_id == session_id
         assert kinds(again) == ["UserMessage", "AnswerBlock"]
@@ -335,7 +335,7 @@ async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scr
         session_id = app.agent.session_id
         await app.submit("/new")
         await pilot.pause()
-        await app.command_resume(session_id)
+        await app.run_command(f"/resume {session_id}")
         await wait_until(pilot, lambda: len(app.transcript.query(ToolBlock)) == 2, what="resume")
         blocks = {block.call_id: block for block in app.transcript.query(ToolBlock)}
         assert {call_id: block.state for call_id, block in blocks.items()} == live
@@ -354,6 +354,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
 
     from agent.config import load_config
     from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
 
     server = scripted({"replies": [reply("priced answer")]})
     make_app(server)
@@ -361,7 +362,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
     data = yaml.safe_load(config.read_text())
     data["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=hermes_home, cursor_blink=False)
+    app = HermesApp(load_config(), workspace=hermes_home, probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "what does it cost")
         # 1,200 input tokens at $2/M and 80 output tokens at $8/M.
@@ -375,7 +376,7 @@ async def test_the_start_up_heap_is_frozen_while_running_and_released_on_exit(ma
 
     app = make_app()
     async with app.run_test(size=(100, 30)):
-        await app._agent_ready.wait()
+        await app.ready()
         assert gc.get_freeze_count() > 0
     # Frozen objects are never collected: an app that exits must hand them back.
     assert gc.get_freeze_count() == 0

@@ -16,7 +16,7 @@ def test_empty_app_on_the_demo_model(snap_compare, make_app):
     app = make_app()
 
     async def ready(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)
 
@@ -178,7 +178,7 @@ def test_sessions_panel_with_several_sessions(snap_compare, make_app):
     ]
 
     async def seeded(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
         for title, age in reversed(seeds):
             session = await app.db.create_session(
                 model="gpt-4.1", provider="openai", workspace="/w", title=title
@@ -243,7 +243,7 @@ def test_command_completion(snap_compare, make_app):
     app = make_app()
 
     async def typing(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
         await pilot.press(*"/s")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=typing)
