@@ -29,7 +29,7 @@ def _lf_only(chunk: bytes, after_cr: bool) -> tuple[bytes, bool]:
     """`chunk` with `\r\n` and lone `\r` as `\n`, and whether it ended on a `\r` (whose
     `\n`, if it opens the next chunk, belongs to it)."""
     if after_cr and chunk:
-        after_cr = False
+        after_cr = False  # pragma: no mutate (read as a truth value only)
         if chunk.startswith(b"\n"):
             chunk = chunk[1:]
     if b"\r" in chunk:
@@ -82,7 +82,8 @@ def parse_sse(
         # Splitting bytes at \n never cuts a UTF-8 character, so each line decodes whole.
         lines = chunk[:end].split(b"\n")
         rest = chunk[end + 1 :]
-        # A cheap pre-filter first: only a chunk longer than the cap can hold a line over it.
+        # A cheap pre-filter first: only a chunk longer than the cap can hold a line over it
+        # (so its `>` made `>=` only runs the exact check once more: an equivalent mutant).
         if pending_size + len(chunk) > max_line and _line_over(pending_size, lines, rest, max_line):
             raise SSELimitError(max_line)
         if pending:
