@@ -577,6 +577,13 @@ def test_a_file_with_the_longest_name_can_be_replaced(reg, ws, yolo):
     assert (ws / name).read_text() == "two" and len(os.listdir(ws)) == 1
 
 
+def test_a_long_name_of_wide_characters_can_be_replaced(reg, ws, yolo):
+    name = "\u00e9" * 127  # 254 bytes in UTF-8: the temporary name is cut in bytes, not characters
+    assert reg.run("write_file", {"path": name, "content": "one"}, yolo).ok
+    assert reg.run("write_file", {"path": name, "content": "two"}, yolo).ok
+    assert (ws / name).read_text() == "two" and len(os.listdir(ws)) == 1
+
+
 def test_a_failed_write_leaves_no_temporary_file(reg, ws, yolo, monkeypatch):
     (ws / "d").mkdir()
     (ws / "d" / "a.txt").write_text("old")
