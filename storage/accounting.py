@@ -41,6 +41,12 @@ from .sqlite import LockWindow, begin_immediate, connect
 
 log = logging.getLogger("hermes_tui.storage")
 
+# How often a waiter looks again on its own; a notify wakes it sooner, so the value only
+# bounds a missed wake-up (any other would do as well).
+POLL_SECONDS = 0.5  # pragma: no mutate
+# How much longer than one lock window the exit drain waits for the writer to finish.
+EXIT_JOIN_SLACK_SECONDS = 1.0  # pragma: no mutate
+
 
 class TokenAccounting:
     """The accounting path of one database file: sync apply, queue, writer thread, drains."""
@@ -202,13 +208,12 @@ class TokenAccounting:
                     assert self._lock_error is not None
                     raise self._lock_error
                 if self._writer_alive() or self._busy:
-                    # The writer (or another flusher draining) will notify when it is done.
-                    if self._sleeping and self._queue:
-                        self._wake()  # belt and braces: a queue call always wakes it
-                    wait = 0.5 if deadline is None else deadline - time.monotonic()
+                    # The writer (or another flusher draining) will notify when it is done;
+                    # it is never asleep on a queued delta: the queue call woke it.
+                    wait = POLL_SECONDS if deadline is None else deadline - time.monotonic()
                     if wait <= 0:
                         raise TimeoutError("token accounting flush timed out")
-                    self._cond.wait(min(wait, 0.5))
+                    self._cond.wait(min(wait, POLL_SECONDS))
                     continue
                 # A dead writer: drain on this thread, as the writer would.
                 self._busy = True
@@ -386,7 +391,7 @@ class TokenAccounting:
             if not self._queue:
                 return
             while self._busy:
-                self._cond.wait(0.5)
+                self._cond.wait(POLL_SECONDS)
             self._busy = True
             batch = self._pop_batch()
         try:
@@ -403,7 +408,7 @@ class TokenAccounting:
 
     def _drain_at_exit(self) -> None:
         try:
-            self.stop_writer(timeout=self.lock_timeout + 1)
+            self.stop_writer(timeout=self.lock_timeout + EXIT_JOIN_SLACK_SECONDS)
             self._drain_inline()
         except Exception:
             log.exception("token accounting: drain at exit failed")
