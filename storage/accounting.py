@@ -154,7 +154,9 @@ class TokenAccounting:
         (and raises where update_token_counts would).
         """
         if not (session_id and REQUIRED_FIELDS <= fields.keys() <= DELTA_FIELDS):
-            make_delta(session_id, **fields)  # raises what update_token_counts would
+            # Raises what update_token_counts would (a wrong keyword raises before the body
+            # runs, so the session id given makes no difference to which error).
+            make_delta(session_id, **fields)  # pragma: no mutate
         if self._stopped:
             failed = self._apply_batch([make_delta(session_id, **fields)])
             if failed:

@@ -229,6 +229,12 @@ def apply_delta(conn: sqlite3.Connection, delta: Delta) -> None:
     conn.execute(USAGE_SET_SQL if delta.absolute else USAGE_ADD_SQL, params)
 
 
+# SQL keywords and savepoint names are case-blind, so these texts are not mutated.
+_SAVEPOINT = "SAVEPOINT delta"  # pragma: no mutate
+_ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO delta"  # pragma: no mutate
+_RELEASE_SAVEPOINT = "RELEASE delta"  # pragma: no mutate
+
+
 def apply_in_transaction(
     conn: sqlite3.Connection, deltas: list[Delta], path: Path
 ) -> list[tuple[Delta, StorageError]]:
@@ -240,15 +246,15 @@ def apply_in_transaction(
     failed: list[tuple[Delta, StorageError]] = []
     try:
         for delta in deltas:
-            conn.execute("SAVEPOINT delta")
+            conn.execute(_SAVEPOINT)
             try:
                 apply_delta(conn, delta)
             except (sqlite3.Error, StorageError) as exc:
                 if not conn.in_transaction:
                     raise
-                conn.execute("ROLLBACK TO delta")
+                conn.execute(_ROLLBACK_TO_SAVEPOINT)
                 failed.append((delta, translate(exc, path)))
-            conn.execute("RELEASE delta")
+            conn.execute(_RELEASE_SAVEPOINT)
         conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:

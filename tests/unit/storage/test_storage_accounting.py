@@ -994,3 +994,56 @@ def test_s6_the_exit_drain_waits_a_bounded_time_for_a_busy_writer(tmp_path):
     assert 1.0 < elapsed < 4
     accounting.close()
     assert rows(path)[0][2] == 5
+
+
+def test_s6_after_the_writer_stopped_a_delta_that_fails_alone_raises_its_error(acct):
+    refuse_large_counts(acct.path)
+    acct.stop_writer()
+    with pytest.raises(StorageError, match="too many tokens"):
+        acct.queue_token_counts("s1", model="m", provider="p", input_tokens=500)
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=5)  # applied inline
+    assert rows(acct.path)[0][2] == 5
+
+
+def test_the_writer_is_one_named_daemon_thread_even_for_racing_first_calls(acct):
+    """Two first queue calls that both saw no writer start one between them; a daemon, so
+    it never holds the interpreter's exit (the exit drain saves what it had)."""
+    both_checked = threading.Barrier(2, timeout=5)
+    real = acct._cond
+
+    class MeetFirst:
+        """The first two entries of the writer's lock wait for each other: both queue
+        calls have made their lock-free check by then."""
+
+        entries = 0
+
+        def __enter__(self):
+            MeetFirst.entries += 1
+            if MeetFirst.entries <= 2:
+                both_checked.wait()
+            return real.__enter__()
+
+        def __exit__(self, *exc):
+            return real.__exit__(*exc)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    before = set(threading.enumerate())
+    acct._cond = MeetFirst()
+    callers = [
+        threading.Thread(
+            target=acct.queue_token_counts, args=("s1",), kwargs=dict(model="m", provider="p")
+        )
+        for _ in range(2)
+    ]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(5)
+    acct._cond = real
+    writers = [t for t in set(threading.enumerate()) - before if t not in callers]
+    assert writers == [acct._thread] and writers[0].daemon
+    assert writers[0].name == "hermes-token-accounting"
+    acct.flush_token_counts()
+    assert rows(acct.path)[0][7] == 2
