@@ -154,7 +154,8 @@ def coalesce(deltas: Iterable[Delta]) -> list[Delta]:
 
 
 # ---------------------------------------------------------------------------------- SQL
-
+# pragma: no mutate start (SQL text: keywords and names are case-blind, so changing their
+# case changes nothing, and any other change to the text breaks every apply)
 _COUNTER_ASSIGN = ", ".join(f"{c} = {c} + :{c}" for c in USAGE_COUNTERS)
 _COUNTER_SET = ", ".join(f"{c} = :{c}" for c in USAGE_COUNTERS)
 # A None cost delta keeps the stored value; a number adds to it (a stored NULL counts as 0).
@@ -201,6 +202,7 @@ USAGE_SET_SQL = _USAGE_INSERT + ", ".join(
     + ["api_call_count = excluded.api_call_count"]
     + [f"{c} = coalesce(excluded.{c}, {c})" for c in _COSTS]
 )
+# pragma: no mutate end
 
 
 def _params(delta: Delta) -> dict:
