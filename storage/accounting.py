@@ -46,6 +46,8 @@ log = logging.getLogger("hermes_tui.storage")
 POLL_SECONDS = 0.5  # pragma: no mutate
 # How much longer than one lock window the exit drain waits for the writer to finish.
 EXIT_JOIN_SLACK_SECONDS = 1.0  # pragma: no mutate
+# The writer's pause between two lock windows, a moment for the other process.
+LOCK_RETRY_PAUSE_SECONDS = 0.05  # pragma: no mutate
 
 
 class TokenAccounting:
@@ -313,12 +315,15 @@ class TokenAccounting:
             self._sleeping = True
             while not self._queue and not self._stopping:
                 self._wakeup.acquire()
-            self._sleeping = False
+            # A stale True only costs a queue call one spare wake-up.
+            self._sleeping = False  # pragma: no mutate
             with self._cond:
                 if not self._queue:
                     if self._stopping:
                         return  # stopping, and everything is drained
-                    continue  # drained by someone else meanwhile
+                    # Only a stop empties the queue under a live writer, and a stop returns
+                    # above: this look again is a safety net no run reaches.
+                    continue  # pragma: no mutate
                 self._busy = True  # before the pop: see flush_token_counts
                 batch = self._pop_batch()
                 self._inflight = len(batch)
@@ -341,7 +346,7 @@ class TokenAccounting:
                         return
                     waiting_at_exit = self._stopping
                     # Give the other process a moment before the next full retry window.
-                    self._cond.wait(0.05)
+                    self._cond.wait(LOCK_RETRY_PAUSE_SECONDS)
                 if waiting_at_exit and self.on_exit_wait is not None:
                     try:
                         self.on_exit_wait()

@@ -1047,3 +1047,20 @@ def test_the_writer_is_one_named_daemon_thread_even_for_racing_first_calls(acct)
     assert writers[0].name == "hermes-token-accounting"
     acct.flush_token_counts()
     assert rows(acct.path)[0][7] == 2
+
+
+def test_s6_the_exit_wait_is_announced_only_while_stopping(tmp_path):
+    """on_exit_wait says "waiting for another process" once close() waits on a lock, and
+    never for the ordinary lock retries of a running writer."""
+    path = make_db(tmp_path / "state.db")
+    announced: list[bool] = []
+    accounting = TokenAccounting(
+        path, lock_timeout=0.05, on_exit_wait=lambda: announced.append(accounting._stopping)
+    )
+    with held_write_lock(path):
+        accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+        wait_until(lambda: accounting._lock_failures >= 2, timeout=5)
+        assert announced == []  # retrying while running: nothing to announce
+        with pytest.raises(StorageLockedError):
+            accounting.close(give_up_at=time.monotonic() + 0.3)
+    assert announced and all(announced)
