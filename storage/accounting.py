@@ -86,7 +86,8 @@ class TokenAccounting:
         # lock-free fast path of flush (`not queue and not busy`) never misses a batch.
         self._busy = False
         self._sleeping = False  # the writer is (about to be) blocked on _wakeup
-        self._lock_failures = 0  # bumped each time a batch gives up on a held lock
+        # The error of the last batch that gave up on a held lock: a new one each time, so a
+        # flush sees that a batch gave up meanwhile by its identity.
         self._lock_error: StorageLockedError | None = None
         self._lost_error: StorageError | None = None  # deltas dropped by a stopping writer
         # While stopping, a held lock is retried until this monotonic time (None: at once).
@@ -206,10 +207,9 @@ class TokenAccounting:
             return
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            failures = self._lock_failures
+            seen = self._lock_error
             while self._queue or self._busy:
-                if self._lock_failures != failures:
-                    assert self._lock_error is not None
+                if self._lock_error is not seen:
                     raise self._lock_error
                 if self._writer_alive() or self._busy:
                     # The writer (or another flusher draining) will notify when it is done;
@@ -233,8 +233,7 @@ class TokenAccounting:
                 self._busy = False
                 self._cond.notify_all()
         with self._cond:
-            if self._lock_failures != failures and self._queue:
-                assert self._lock_error is not None
+            if self._lock_error is not seen and self._queue:
                 raise self._lock_error
 
     def close(self, give_up_at: float | None = None) -> None:
@@ -382,7 +381,6 @@ class TokenAccounting:
                 if requeue:
                     self._queue.extendleft(reversed(merged))
                 self._lock_error = exc
-                self._lock_failures += 1
                 self._cond.notify_all()
             return True
         except StorageError as exc:

@@ -1059,8 +1059,51 @@ def test_s6_the_exit_wait_is_announced_only_while_stopping(tmp_path):
     )
     with held_write_lock(path):
         accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
-        wait_until(lambda: accounting._lock_failures >= 2, timeout=5)
+        wait_until(lambda: accounting._lock_error is not None, timeout=5)
+        first = accounting._lock_error
+        wait_until(lambda: accounting._lock_error is not first, timeout=5)  # a second window
         assert announced == []  # retrying while running: nothing to announce
         with pytest.raises(StorageLockedError):
             accounting.close(give_up_at=time.monotonic() + 0.3)
     assert announced and all(announced)
+
+
+def test_s6_the_exit_wait_cuts_the_lock_window_short(tmp_path):
+    """close(give_up_at) bounds the drain's lock window, however long lock_timeout is."""
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path, lock_timeout=3)
+    kill_writer(accounting)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+    started = time.monotonic()
+    with held_write_lock(path), pytest.raises(StorageLockedError) as caught:
+        accounting.close(give_up_at=time.monotonic() + 0.2)
+    assert time.monotonic() - started < 2  # the 3 s window would take longer
+    assert str(path) in str(caught.value) and accounting.lost == 1
+
+
+class BeginFails(FailingConnection):
+    """BEGIN IMMEDIATE fails with an error that is not another process's lock."""
+
+    def execute(self, sql: str, *args):
+        if sql == "BEGIN IMMEDIATE":
+            raise sqlite3.OperationalError("disk I/O error")
+        return super().execute(sql, *args)
+
+
+def test_s7_a_begin_that_fails_is_the_error_in_the_databases_words(acct):
+    acct._conn = BeginFails(acct._connection(), None)
+    with pytest.raises(StorageError) as caught:
+        acct.update_token_counts("s1", model="m", provider="p", input_tokens=1)
+    assert str(caught.value) == f"the session database {acct.path} failed: disk I/O error"
+
+
+def test_s7_a_database_that_cannot_be_opened_or_is_closed_says_which(tmp_path):
+    path = tmp_path / "no-such-dir" / "state.db"
+    accounting = TokenAccounting(path)
+    with pytest.raises(StorageError) as caught:
+        accounting.update_token_counts("s1", model="m", provider="p")
+    assert str(caught.value).startswith(f"the session database {path} cannot be opened")
+    accounting.close()
+    with pytest.raises(StorageClosedError) as closed:
+        accounting.update_token_counts("s1", model="m", provider="p")
+    assert str(closed.value) == f"the session database {path} is closed"
