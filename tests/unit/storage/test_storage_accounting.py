@@ -559,7 +559,7 @@ def test_a_writer_that_falls_asleep_during_a_queue_call_is_woken(acct):
 
 
 def test_queue_call_checks_names_at_once_and_the_writer_drops_bad_values(acct, caplog):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^a token delta needs a session id$"):
         acct.queue_token_counts("", model="m", provider="p")
     with pytest.raises(TypeError):
         acct.queue_token_counts("s1", model="m", provider="p", tokens=1)
@@ -917,6 +917,7 @@ def test_s2_missing_values_count_as_nothing_and_numbers_are_normalised():
     counted = make_delta("s", model="m", provider="p", input_tokens="3", reasoning_tokens=2.0)
     assert (counted.input_tokens, counted.reasoning_tokens, counted.api_calls) == (3, 2, 1)
     assert make_delta("s", model="m", provider="p").estimated_cost_usd is None
+    assert make_delta("s", model="m", provider="p").route == ""  # the default route
 
 
 @pytest.mark.parametrize("bad", ["many", [1], float("inf")])
@@ -1107,3 +1108,18 @@ def test_s7_a_database_that_cannot_be_opened_or_is_closed_says_which(tmp_path):
     with pytest.raises(StorageClosedError) as closed:
         accounting.update_token_counts("s1", model="m", provider="p")
     assert str(closed.value) == f"the session database {path} is closed"
+
+
+def test_s6_close_without_an_exit_wait_still_waits_one_lock_window(tmp_path):
+    """close() with no give_up_at retries a held lock for one lock window, then saves."""
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path, lock_timeout=3)
+    kill_writer(accounting)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+    with held_write_lock(path) as release:
+        # The other process lets go well inside the window (which a past give-up would cut).
+        letting_go = threading.Timer(0.2, release.set)
+        letting_go.start()
+        accounting.close()
+        letting_go.cancel()
+    assert rows(path)[0][2] == 5 and accounting.lost == 0
