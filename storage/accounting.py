@@ -37,7 +37,7 @@ from .deltas import (
     normalise,
 )
 from .errors import StorageClosedError, StorageError, StorageLockedError, translate
-from .sqlite import LockWindow, begin_immediate, connect
+from .sqlite import DEFAULT_LOCK_TIMEOUT, LockWindow, begin_immediate, connect
 
 log = logging.getLogger("hermes_tui.storage")
 
@@ -57,7 +57,7 @@ class TokenAccounting:
         self,
         path: str | Path,
         *,
-        lock_timeout: float = 5.0,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         on_error: Callable[[StorageError], None] | None = None,
         on_exit_wait: Callable[[], None] | None = None,
     ) -> None:
@@ -72,7 +72,7 @@ class TokenAccounting:
         # _wakeup, a Lock used as a binary semaphore: released (by a queue call that sees
         # _sleeping, or by stop_writer) = one pending wake-up. A release is one C call on
         # the caller, where Condition.notify is a Python-level lock dance.
-        self._cond = threading.Condition(threading.Lock())
+        self._cond = threading.Condition(threading.Lock())  # pragma: no mutate (never re-entered)
         self._wakeup = threading.Lock()
         self._wakeup.acquire()
         # Serialises use of the one sqlite3 connection (writer thread, sync callers, drains).

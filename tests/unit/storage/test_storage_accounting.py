@@ -791,6 +791,7 @@ def test_s6_a_delta_queued_as_the_writer_stops_is_applied_inline(acct):
     acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
     assert race.before_append is None and not acct._thread.is_alive()
     assert rows(acct.path)[0][2] == 11 and not acct._queue  # no flush: applied inline
+    assert acct.idle  # and the drain let go of the busy flag
 
 
 def test_s6_the_exit_drain_saves_what_a_dead_writer_left(tmp_path):
@@ -1123,3 +1124,61 @@ def test_s6_close_without_an_exit_wait_still_waits_one_lock_window(tmp_path):
         accounting.close()
         letting_go.cancel()
     assert rows(path)[0][2] == 5 and accounting.lost == 0
+
+
+def test_s6_stop_writer_waits_for_a_stuck_writer_only_as_long_as_told(acct):
+    with gated(acct):
+        acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+        wait_until(lambda: acct._busy, timeout=5)
+        started = time.monotonic()
+        acct.stop_writer(timeout=0.2)  # the gate holds the writer for 30 s
+        assert time.monotonic() - started < 3 and acct._thread.is_alive()
+    acct._thread.join(5)
+    assert rows(acct.path)[0][2] == 1  # it still drained before exiting
+
+
+def test_s6_a_flush_during_closes_drain_waits_for_it(tmp_path):
+    """close()'s drain claims the busy flag: a flush meanwhile reads what it wrote."""
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path)
+    kill_writer(accounting)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+    applying, gate, flusher_waits = threading.Event(), threading.Event(), threading.Event()
+    real_apply, real_cond = accounting._apply_batch, accounting._cond
+
+    def held_apply(deltas):
+        applying.set()
+        gate.wait(5)
+        return real_apply(deltas)
+
+    class Watched:
+        """The condition, telling when a thread other than close()'s starts waiting."""
+
+        def __enter__(self):
+            return real_cond.__enter__()
+
+        def __exit__(self, *exc):
+            return real_cond.__exit__(*exc)
+
+        def wait(self, timeout=None):
+            if threading.current_thread() is flusher:
+                flusher_waits.set()
+            return real_cond.wait(timeout)
+
+        def __getattr__(self, name):
+            return getattr(real_cond, name)
+
+    accounting._apply_batch, accounting._cond = held_apply, Watched()
+    closer = threading.Thread(target=accounting.close)
+    closer.start()
+    assert applying.wait(5)
+    seen: list[int] = []
+    flusher = threading.Thread(
+        target=lambda: (accounting.flush_token_counts(), seen.append(rows(path)[0][2]))
+    )
+    flusher.start()
+    wait_until(lambda: flusher_waits.is_set() or not flusher.is_alive(), timeout=5)
+    gate.set()
+    for thread in (closer, flusher):
+        thread.join(5)
+    assert seen == [5]
