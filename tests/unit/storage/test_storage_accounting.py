@@ -1182,3 +1182,36 @@ def test_s6_a_flush_during_closes_drain_waits_for_it(tmp_path):
     for thread in (closer, flusher):
         thread.join(5)
     assert seen == [5]
+
+
+def test_s4_a_delta_queued_during_a_flushs_drain_is_no_error(tmp_path):
+    """A flush that drained a dead writer returns quietly when more was queued meanwhile
+    (only a lock that won meanwhile raises)."""
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path)
+    kill_writer(accounting)
+    real_apply = accounting._apply_batch
+
+    def apply_and_queue_more(deltas):
+        accounting._apply_batch = real_apply
+        accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=2)
+        return real_apply(deltas)
+
+    accounting._apply_batch = apply_and_queue_more
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    accounting.flush_token_counts()  # drains the 1; the 2 came after it started
+    assert rows(path)[0][2] == 1 and accounting.pending() == 1
+    accounting.close()
+    assert rows(path)[0][2] == 3
+
+
+def test_s6_a_stopping_writer_retries_the_lock_until_the_exit_wait_ends(tmp_path):
+    """With an exit wait longer than one lock window, the writer keeps trying: here the
+    other process lets go when the writer announces its wait, and nothing is lost."""
+    path = make_db(tmp_path / "state.db")
+    with held_write_lock(path) as release:
+        accounting = TokenAccounting(path, lock_timeout=0.1, on_exit_wait=release.set)
+        accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+        wait_until(lambda: accounting.lock_blocked, timeout=5)
+        accounting.close(give_up_at=time.monotonic() + 10)
+    assert rows(path)[0][2] == 5 and accounting.lost == 0
