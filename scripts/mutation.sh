@@ -34,7 +34,8 @@ case "$module" in
   streaming)
     sources=(agent/providers/streaming.py)
     tests=(tests/unit/agent/providers/test_streaming.py tests/integration/test_wire_retries.py
-           tests/integration/test_wire_abort_drain.py)
+           tests/integration/test_wire_abort_drain.py
+           tests/unit/agent/providers/test_server_errors.py tests/integration/test_server_limits.py)
     ;;
   paths)
     sources=(agent/tools/paths.py)
