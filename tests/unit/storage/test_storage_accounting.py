@@ -1215,3 +1215,25 @@ def test_s6_a_stopping_writer_retries_the_lock_until_the_exit_wait_ends(tmp_path
         wait_until(lambda: accounting.lock_blocked, timeout=5)
         accounting.close(give_up_at=time.monotonic() + 10)
     assert rows(path)[0][2] == 5 and accounting.lost == 0
+
+
+def test_s7_an_unexpected_failure_while_stopping_drops_only_its_own_batch(acct, caplog):
+    """A batch that fails for no storage reason is lost alone: the stopping writer still
+    applies what was queued behind it, even past the exit wait (no lock held it up)."""
+    gate = threading.Event()
+    real_apply = acct._apply_batch
+
+    def fails_once(deltas):
+        acct._apply_batch = real_apply
+        gate.wait(5)
+        raise RuntimeError("a bug")
+
+    acct._apply_batch = fails_once
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    wait_until(lambda: acct._busy, timeout=5)
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
+    acct.stop_writer(timeout=0, give_up_at=time.monotonic())
+    gate.set()
+    acct._thread.join(5)
+    assert rows(acct.path)[0][2] == 10 and acct.lost == 0
+    assert "unexpected failure" in caplog.text
