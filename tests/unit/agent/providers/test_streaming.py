@@ -3,6 +3,7 @@ server: what each failure becomes (W8-W11, K1-K3), the per-request timeouts (W9)
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx2
@@ -594,3 +595,79 @@ def test_k2_a_status_error_is_read_from_the_exception_then_its_response(provider
     assert bare.status == 500 and bare.retry_after is None and bare.retryable
     waited = httpx2.Response(429, headers={"Retry-After": "12"}, json={})
     assert read(StatusError(response=waited)).retry_after == 12
+
+
+# -- K2: a wrong base_url, and a JSON error where a stream was expected ---------------------
+
+
+@pytest.mark.parametrize(
+    ("wire", "ending"),
+    [("openai", "ends in /v1"), ("anthropic", "has no /v1 (the client adds /v1/messages)")],
+)
+def test_k2_a_404_not_about_the_model_names_the_url_and_the_wires_advice(
+    provider_for, wire, ending
+):
+    provider = provider_for({"replies": []}, wire)
+    assert provider.classify(404, {}, None).message == (
+        f"scripted has no such endpoint at {provider.base_url}: HTTP 404. The base_url looks "
+        f"wrong: check it in config.yaml (for this wire it usually {ending})."
+    )
+
+
+class JSONReply:
+    """A 200 whose body is JSON (not a stream), handed out in the given chunks."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+        self.read = 0
+
+    def iter_bytes(self):
+        for chunk in self.chunks:
+            self.read += 1
+            yield chunk
+
+
+def test_k2_a_json_error_instead_of_a_stream_is_read_across_chunks(provider_for):
+    provider = provider_for({"replies": []})
+    reply = JSONReply(b'{"error": {"message": "Unexpected endpoint', b' or method."}}')
+    error = provider._json_instead_of_stream(reply)
+    assert error.kind == ErrorKind.NOT_FOUND and error.status == 404
+    assert error.detail == "Unexpected endpoint or method."
+
+
+def test_k2_a_json_body_without_a_message_is_shown_cut_to_200_characters(provider_for):
+    provider = provider_for({"replies": []})
+    body = {"x": "y" * 300}
+    error = provider._json_instead_of_stream(JSONReply(json.dumps(body).encode()))
+    shown = f"the server answered JSON instead of a stream: {str(body)[:200]}"
+    assert error.kind == ErrorKind.BAD_REQUEST and error.status == 400
+    assert error.message == f"scripted refused the request (HTTP 400): {shown}."
+
+
+def test_k2_a_body_that_is_not_json_is_shown_as_text(provider_for):
+    provider = provider_for({"replies": []})
+    error = provider._json_instead_of_stream(JSONReply(b"\xff" + b"z" * 300))
+    assert error.status == 400
+    assert error.message == f"scripted refused the request (HTTP 400): \ufffd{'z' * 199}."
+
+
+def test_k2_a_json_reply_is_read_only_so_far(provider_for):
+    provider = provider_for({"replies": []})
+    head = b'{"error": {"message": "too big"}}'
+    reply = JSONReply(head + b" " * (40 * 1024), b" " * (40 * 1024), b" " * 1024)
+    error = provider._json_instead_of_stream(reply)
+    assert error.detail == "too big" and reply.read == 2  # the third chunk is never read
+
+
+def test_k2_a_status_error_whose_response_has_no_text_reads_as_empty(provider_for):
+    provider = provider_for({"replies": []})
+
+    class Bare:
+        status_code = 500
+        headers: dict = {}
+
+        def json(self):
+            raise ValueError("not JSON")
+
+    error = provider._from_status_error(StatusError(response=Bare()))
+    assert error.status == 500 and error.detail == ""
