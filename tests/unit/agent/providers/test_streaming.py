@@ -4,6 +4,7 @@ server: what each failure becomes (W8-W11, K1-K3), the per-request timeouts (W9)
 from __future__ import annotations
 
 import json
+import secrets
 import time
 
 import httpx2
@@ -671,3 +672,18 @@ def test_k2_a_status_error_whose_response_has_no_text_reads_as_empty(provider_fo
 
     error = provider._from_status_error(StatusError(response=Bare()))
     assert error.status == 500 and error.detail == ""
+
+
+def test_h5_a_new_providers_keys_and_url_credentials_are_redacted_from_then_on():
+    """Building an adapter registers its keys and its URL's password: every later error and
+    log line is redacted, whatever reaches them (fresh values: the registry is global)."""
+    from agent.providers.errors import redact
+
+    key, password = f"plain{secrets.token_hex(12)}", f"pw{secrets.token_hex(12)}"
+    base = f"http://user:{password}@127.0.0.1:9/v1"
+    provider = make_provider(
+        ProviderConfig(name="fresh", kind="openai", base_url=base, api_key=key), idle_timeout=5
+    )
+    provider.close()
+    said = redact(f"the server echoed {key} and {password}")
+    assert key not in said and password not in said
