@@ -33,6 +33,8 @@ MAX_FILE_CHARS = 100_000
 """One file's share; a longer file is cut at a line end, and says so."""
 MAX_MESSAGE_CHARS = 200_000
 """All attachments of one message together (less when the model's window is small)."""
+MIN_SHARE = 2_000
+"""A file that does not fit whole is attached only if this much of it still fits."""
 MAX_DIR_ENTRIES = 200
 BINARY_SNIFF = 8192
 ATTACHMENTS_KEY = "attachments"
@@ -145,7 +147,7 @@ def _attach(
     if stamp is None or not stamp.is_file:
         return _refusal(rel, "file", "not a regular file")
     share = budget.share()
-    if share <= 0:
+    if share < min(MIN_SHARE, stamp.size):  # a scrap of a file helps nobody
         return _refusal(rel, "file", "over the size cap for one message's attachments")
     try:
         with os.fdopen(paths.open_file(target), "rb") as handle:

@@ -286,7 +286,7 @@ class Agent:
                 log.warning("turn ended by a storage failure: %s", exc)
                 self._fail(result, sentence(exc), ErrorKind.STORAGE)
                 if not taken:
-                    result.unsent = text
+                    result.unsent = text if shown is None else shown
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 self._fail(result, redact(self._internal_error(exc)), ErrorKind.INTERNAL)

@@ -19,14 +19,18 @@ from hermes_tui.commands.registry import (
 for _handlers in ("turn", "session", "ui"):  # registered, and so listed by /help, in this order
     import_module(f"hermes_tui.commands.{_handlers}")
 
+from hermes_tui.commands.custom import CustomCommandSource, custom_table  # noqa: E402
+
 __all__ = [
     "COMMANDS",
     "CommandSource",
     "CommandTable",
+    "CustomCommandSource",
     "ParsedCommand",
     "SlashCommand",
     "command",
     "complete",
+    "custom_table",
     "is_command",
     "parse",
     "run",

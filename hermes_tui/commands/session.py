@@ -15,7 +15,12 @@ async def new(ctx: CommandContext, _argument: str) -> None:
     await ctx.sessions.new()
 
 
-@command("resume", "<id|title>", "Resume a stored session")
+@command(
+    "resume",
+    "<id|title>",
+    "Resume a stored session",
+    arguments=lambda ctx, _typed: ctx.sessions.resume_choices(),
+)
 async def resume(ctx: CommandContext, argument: str) -> None:
     """Resume a session by id, id prefix or title."""
     if not argument:
@@ -46,7 +51,12 @@ async def sessions(ctx: CommandContext, _argument: str) -> None:
     await ctx.sessions.focus_list()
 
 
-@command("model", "[provider:model]", "Show or switch the model")
+@command(
+    "model",
+    "[provider:model]",
+    "Show or switch the model",
+    arguments=lambda ctx, _typed: ctx.completion.model_choices(),
+)
 async def model(ctx: CommandContext, argument: str) -> None:
     """Show the model, or switch to `provider:model` (a model_switch row in a session)."""
     from agent.config import ConfigError

@@ -150,9 +150,7 @@ def test_the_files_survive_compact_word_for_word(harness):
     (harness.workspace / "AGENTS.md").write_text(text)
     replies = [{"text": f"answer {i} " + "words " * 40} for i in range(6)]
     replies.insert(0, {"match": SUMMARY_RULE, "text": "SUMMARY of the start."})
-    agent = harness.start(
-        {"replies": replies}, compression={"protect_first": 1, "keep_recent": 2}
-    )
+    agent = harness.start({"replies": replies}, compression={"protect_first": 1, "keep_recent": 2})
     agent.refresh_instructions()
     for i in range(4):
         assert agent.run_turn(f"question {i} " + "filler " * 40).status == "ok"

@@ -1,0 +1,87 @@
+"""The line above the composer: command hints, argument choices, and the `@` file picker."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from textual.content import Content
+from textual.widgets import Static
+
+from hermes_tui.safe_text import safe_line
+
+HINTS_SHOWN = 4
+"""Command and argument hints on the line before `… N more`."""
+PICKER_ROWS = 8
+"""Paths the picker shows at once; the highlight scrolls the rest into view."""
+
+
+class Choice(NamedTuple):
+    """One thing Tab can complete to: `label` is shown (and inserted), `detail` dim after."""
+
+    label: str
+    detail: str = ""
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` within `width` cells, its start cut (`…/deep/file.py`): the end says most."""
+    if width <= 1 or len(text) <= width:
+        return text
+    return "…" + text[-(width - 1) :]
+
+
+class CompletionPopup(Static):
+    """Shows what Tab would complete; hidden when there is nothing to complete."""
+
+    def on_mount(self) -> None:
+        self.hide()
+
+    def hide(self) -> None:
+        """Nothing to complete."""
+        self.display = False
+        self.remove_class("-picker")
+        self.update("")
+
+    def show_hints(self, choices: Sequence[Choice], highlight: int | None = None) -> None:
+        """Command names or arguments on a line, `highlight` (Tab's pick) marked."""
+        if not choices:
+            self.hide()
+            return
+        parts = []
+        for index, choice in enumerate(choices[:HINTS_SHOWN]):
+            style = "bold reverse" if index == highlight else "bold"
+            # Custom command names and session titles come from files and the database.
+            parts.append(
+                Content.assemble(
+                    (safe_line(choice.label), style), " ", (safe_line(choice.detail), "dim")
+                )
+            )
+        if len(choices) > HINTS_SHOWN:
+            parts.append(Content(f"… {len(choices) - HINTS_SHOWN} more"))
+        self.remove_class("-picker")
+        self.display = True
+        self.update(Content("   ").join(parts))
+
+    def show_picker(
+        self, title: str, choices: Sequence[Choice], highlight: int, status: str = ""
+    ) -> None:
+        """The `@` picker: a title line, then paths, the highlighted one marked."""
+        width = max(self.content_region.width or self.size.width or 80, 20)
+        start = max(0, min(highlight - PICKER_ROWS // 2, len(choices) - PICKER_ROWS))
+        lines = [
+            Content.assemble(
+                ("@", "bold $accent"),
+                (safe_line(title), "bold"),
+                ("  " + status, "dim"),
+            )
+        ]
+        for index in range(start, min(start + PICKER_ROWS, len(choices))):
+            choice = choices[index]
+            label = _fit(safe_line(choice.label), width - 4)
+            if index == highlight:
+                lines.append(Content.styled(f"▸ {label}", "bold $text on $primary 30%"))
+            else:
+                lines.append(Content(f"  {label}"))
+        self.add_class("-picker")
+        self.display = True
+        self.update(Content("\n").join(lines))
