@@ -7,9 +7,10 @@ ranked replaces the one waiting, so the thread always ranks the newest and no ba
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
-from hermes_tui.completion.fuzzy import Ranker
+from hermes_tui.completion.fuzzy import Ranker, Stale
 from hermes_tui.completion.index import FileIndex
 
 Deliver = Callable[[str, list[str], int], None]
@@ -58,4 +59,14 @@ class PathSearch:
             index = self.index
             version = index.version
             self.ranker.use(version, index.paths)
-            self.deliver(query, self.ranker.rank(query), version)
+            try:
+                ranked = self.ranker.rank(query, pause=self._pause)
+            except Stale:
+                continue  # a newer query waits: rank that one instead
+            self.deliver(query, ranked, version)
+
+    def _pause(self) -> None:
+        """Between chunks: let the UI thread run, and drop this query if a newer one came."""
+        time.sleep(0)
+        if self._pending is not None or self._closed:
+            raise Stale

@@ -34,10 +34,12 @@ class CompletionPopup(Static):
     """Shows what Tab would complete; hidden when there is nothing to complete."""
 
     def on_mount(self) -> None:
-        self.hide()
+        self.display = False
 
     def hide(self) -> None:
-        """Nothing to complete."""
+        """Nothing to complete (a no-op when hidden: this runs on every key)."""
+        if not self.display:
+            return
         self.display = False
         self.remove_class("-picker")
         self.update("")
