@@ -110,7 +110,7 @@ class CompletionController:
 
     def _hints(self, token: Token) -> list[Choice]:
         if token.kind == "name":
-            return [Choice(f"/{c.name}", c.help) for c in self._names(token.query)]
+            return [Choice(c.usage, c.help) for c in self._names(token.query)]
         return [Choice(choice) for choice in self._arguments(token)]
 
     def _names(self, typed: str) -> list[Any]:
