@@ -16,7 +16,12 @@ from hermes_tui.commands.registry import (
     table_of,
 )
 
-for _handlers in ("turn", "session", "ui"):  # registered, and so listed by /help, in this order
+for _handlers in (
+    "turn",
+    "session",
+    "project",
+    "ui",
+):  # registered, and so listed by /help, in this order
     import_module(f"hermes_tui.commands.{_handlers}")
 
 from hermes_tui.commands.custom import CustomCommandSource, custom_table  # noqa: E402
