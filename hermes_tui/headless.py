@@ -111,10 +111,16 @@ async def _run(
 
     config = load_config_for(demo=demo, model=model)
     approve = (lambda _request: True) if yes else None
+    workspace = Path(os.getcwd())
+    try:
+        prompt = _command_prompt(task, workspace, config.home)
+    except LookupError as exc:
+        print(f"hermes-tui: {safe_text(str(exc))}", file=sys.stderr)
+        return 2
     async with Runtime.open(
-        config, _Printer(as_json), approve, workspace=Path(os.getcwd()), on_exit_wait=_waiting
+        config, _Printer(as_json), approve, workspace=workspace, on_exit_wait=_waiting
     ) as runtime:
-        result = await _turn(runtime.agent, task, resume)
+        result = await _turn(runtime.agent, task, resume, prompt)
     if not as_json and result.status not in ("ok", "error") and result.error:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
@@ -127,14 +133,31 @@ async def _run(
     return _STATUS_EXIT.get(result.status, 1)
 
 
-async def _turn(agent: Any, task: str, resume: str | None) -> Any:
-    """The one turn of a headless run: `task`, or the interrupted turn of `resume` (D4)."""
+def _command_prompt(task: str, workspace: Path, home: Path) -> Any:
+    """`/name args`: the custom command's turn (P3); None for any other task."""
+    if not task.lstrip().startswith("/"):
+        return None
+    from hermes_tui.commands.custom import prompt_for_line  # Textual only for a command
+
+    def skipped(sentence: str) -> None:
+        print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr)
+
+    return prompt_for_line(task, workspace, home, skipped)
+
+
+async def _turn(agent: Any, task: str, resume: str | None, prompt: Any = None) -> Any:
+    """The one turn of a headless run: `task` (a custom command's `prompt`), or the
+    interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
     try:
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
             await asyncio.to_thread(agent.resume, resume)
+        if prompt is not None:
+            return await asyncio.to_thread(
+                agent.run_turn, prompt.text, shown=prompt.shown, model=prompt.model
+            )
         if task.strip():
             return await asyncio.to_thread(agent.run_turn, task)
         if resume and agent.interrupted:

@@ -8,6 +8,7 @@ used is skipped and said once, naming it, until it changes.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,9 +18,9 @@ from typing import Any
 
 from textual import events
 
-from agent.custom_commands import CustomCommand, command_dirs, load_commands
+from agent.custom_commands import PROJECT_DIR, CustomCommand, command_dirs, load_commands
 from hermes_tui.commands.context import CommandContext
-from hermes_tui.commands.registry import CommandTable, SlashCommand
+from hermes_tui.commands.registry import CommandTable, SlashCommand, split
 from hermes_tui.turns import Prompt
 
 RESCAN_SECONDS = 0.5
@@ -110,6 +111,37 @@ class CustomCommandSource:
         description = custom.description or f"prompt from {custom.path.name}"
         hint = custom.argument_hint or ("[arguments]" if "$" in custom.body else "")
         return SlashCommand(custom.name, hint, description, run, origin=custom.origin)
+
+
+COMMAND_LINE = re.compile(r"^/[A-Za-z0-9][A-Za-z0-9_:-]*(\s|$)")
+"""A line that names a command (`/usr/bin/x is broken` does not: it is text)."""
+
+
+def prompt_for_line(
+    line: str, workspace: Path, home: Path | None, on_skipped: Callable[[str], None]
+) -> Prompt | None:
+    """The custom command a headless `run "/name args"` runs (None: the line is text).
+
+    Raises LookupError with the sentence for a name that is no custom command.
+    """
+    if not COMMAND_LINE.match(line.strip()):
+        return None
+    source = CustomCommandSource(workspace, home, on_skipped=on_skipped)
+    table = CommandTable()
+    table.add_source(source)
+    name, argument = split(line)
+    entry = table.lookup(name)
+    if entry is None:
+        raise LookupError(
+            f"Unknown command /{name}: `run` runs custom commands, the .md files in "
+            f"{PROJECT_DIR}/ and {Path(home or '~') / 'commands'}/."
+        )
+    custom = source.custom(entry.qualified) if entry.origin else None
+    if custom is None:
+        raise LookupError(
+            f"/{name} is a command of the full-screen app; `run` runs custom commands only."
+        )
+    return prompt_for(custom, entry.name, argument)
 
 
 def custom_table(app: Any) -> CommandTable:
