@@ -57,9 +57,7 @@ def run(home, cwd, *args):
     )
 
 
-def test_a_mention_is_attached_and_the_instructions_are_in_the_prompt(
-    served, hermes_home, project
-):
+def test_a_mention_is_attached_and_the_instructions_are_in_the_prompt(served, hermes_home, project):
     server = served([{"text": "It prints."}])
     proc = run(hermes_home, project, "look at @src/app.py")
     assert proc.returncode == 0, proc.stderr
