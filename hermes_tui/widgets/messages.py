@@ -19,20 +19,28 @@ def chip_label(attachment: Mapping[str, Any]) -> tuple[str, bool]:
         return f"✗ {path} · {safe_line(str(refused))}", False
     if attachment.get("kind") == "directory":
         entries = attachment.get("entries")
-        return f"▸ {path} · {entries} entries", True
+        return f"▸ {path} · {entries} entr{'y' if entries == 1 else 'ies'}", True
     lines = attachment.get("lines")
     size = f"{lines} line{'' if lines == 1 else 's'}" if isinstance(lines, int) else "file"
     cut = " (cut)" if attachment.get("truncated") else ""
     return f"▤ {path} · {size}{cut}", True
 
 
-def chips(attachments: Iterable[Mapping[str, Any]]) -> Content:
-    """The attachments as one line of compact chips."""
-    parts = []
+def chips(attachments: Iterable[Mapping[str, Any]], width: int = 0) -> Content:
+    """The attachments as compact chips, on as few lines of `width` as fit (0: one line);
+    a line breaks between chips, never inside one."""
+    lines: list[list[Content]] = [[]]
+    used = 0
     for attachment in attachments:
         label, attached = chip_label(attachment)
-        parts.append(Content.styled(f" {label} ", "$text on $panel" if attached else "$text-error"))
-    return Content(" ").join(parts)
+        chip = Content.styled(f" {label} ", "$text on $panel" if attached else "$text-error")
+        size = chip.cell_length + (1 if lines[-1] else 0)
+        if width and lines[-1] and used + size > width:
+            lines.append([])
+            used, size = 0, chip.cell_length
+        lines[-1].append(chip)
+        used += size
+    return Content("\n").join(Content(" ").join(line) for line in lines)
 
 
 class UserMessage(Static):
@@ -47,12 +55,20 @@ class UserMessage(Static):
     def _content(self) -> Content:
         if not self.attachments:
             return Content(self.text)
-        return Content("\n").join([Content(self.text), chips(self.attachments)])
+        width = self.content_region.width if self.is_mounted else 0
+        return Content("\n").join([Content(self.text), chips(self.attachments, width)])
 
     def attach(self, attachments: Iterable[Mapping[str, Any]]) -> None:
         """Show what the agent attached for this message's `@path` mentions."""
         self.attachments = list(attachments)
         self.update(self._content())
+
+    def on_resize(self) -> None:
+        # The chips are laid out for the width: again when it changes.
+        if self.attachments:
+            content = self._content()
+            if content != self.content:
+                self.update(content)
 
 
 class ErrorBlock(Static):
