@@ -50,12 +50,13 @@ class UserMessage(Static):
     def __init__(self, text: str, attachments: Iterable[Mapping[str, Any]] = ()) -> None:
         self.text = safe_text(text)
         self.attachments: list[Mapping[str, Any]] = list(attachments)
-        super().__init__(self._content())
+        super().__init__(self._content(width=0))
 
-    def _content(self) -> Content:
+    def _content(self, width: int | None = None) -> Content:
         if not self.attachments:
             return Content(self.text)
-        width = self.content_region.width if self.is_mounted else 0
+        if width is None:
+            width = self.content_region.width if self.is_mounted else 0
         return Content("\n").join([Content(self.text), chips(self.attachments, width)])
 
     def attach(self, attachments: Iterable[Mapping[str, Any]]) -> None:
