@@ -129,3 +129,26 @@ async def test_command_files_a_broken_one_named_and_a_shadowing_one_qualified(
         shown = str(app.screen.query_one("#help-commands").render())
         assert "/project:help" in shown and "The project's help" in shown
         assert "(project)" in shown and "(user)" in shown
+
+
+async def test_a_custom_command_sent_during_a_turn_waits_in_the_queue(
+    make_app, scripted, workspace
+):
+    commands = workspace / ".hermes-tui" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Review $ARGUMENTS for bugs.\n")
+    server = scripted({"replies": [reply("first", gate="g", gate_after=1), reply("second")]})
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await app.submit("start")
+        await wait_until(pilot, lambda: app.busy)
+        await app.submit("/review app.py")
+        [item] = app.input_queue.items
+        assert (item.text, item.origin) == ("/review app.py", "command")
+        server.open_gate("g")
+        await wait_until(pilot, lambda: len(server.requests) == 2 and not app.busy, timeout=20)
+        await pilot.pause()
+        assert server.requests[-1].body["messages"][-1]["content"] == "Review app.py for bugs."
+        texts = [m.text for m in app.transcript.query(UserMessage)]
+        assert texts == ["start", "/review app.py"]
