@@ -120,7 +120,7 @@ async def _run(
     async with Runtime.open(
         config, _Printer(as_json), approve, workspace=workspace, on_exit_wait=_waiting
     ) as runtime:
-        result = await _turn(runtime.agent, task, resume, prompt)
+        result = await _turn(runtime.agent, task, resume, model, prompt)
     if not as_json and result.status not in ("ok", "error") and result.error:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
@@ -145,7 +145,9 @@ def _command_prompt(task: str, workspace: Path, home: Path) -> Any:
     return prompt_for_line(task, workspace, home, skipped)
 
 
-async def _turn(agent: Any, task: str, resume: str | None, prompt: Any = None) -> Any:
+async def _turn(
+    agent: Any, task: str, resume: str | None, model: str | None, prompt: Any = None
+) -> Any:
     """The one turn of a headless run: `task` (a custom command's `prompt`), or the
     interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
@@ -154,6 +156,9 @@ async def _turn(agent: Any, task: str, resume: str | None, prompt: Any = None) -
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
             await asyncio.to_thread(agent.resume, resume)
+            if model:
+                # A model named on the command line wins, recorded as /model records it (D1).
+                await asyncio.to_thread(agent.set_model, model)
         if prompt is not None:
             return await asyncio.to_thread(
                 agent.run_turn, prompt.text, shown=prompt.shown, model=prompt.model
