@@ -25,7 +25,7 @@ class FileCost:
 
 @dataclass(frozen=True)
 class ContextReport:
-    """The next request's parts in estimated tokens, and the model's window."""
+    """The next request's parts in estimated tokens, and the model's window (None: unknown)."""
 
     system: int
     instructions: int
@@ -34,7 +34,7 @@ class ContextReport:
     tool_count: int
     history: int
     messages: int
-    window: int
+    window: int | None
 
     @property
     def total(self) -> int:

@@ -12,7 +12,7 @@ from agent import events as ev
 from agent.attachments import ATTACHMENTS_KEY, SHOWN_KEY, expand
 from agent.instructions import InstructionFile, Instructions
 from agent.messages import Message, ToolCall
-from agent.models import CHARS_PER_TOKEN
+from agent.models import CHARS_PER_TOKEN, DEFAULT_CONTEXT_WINDOW
 
 INSTRUCTIONS_ROW = "instructions"
 """The display kind of a row saying a subdirectory's file joined or a file was re-read."""
@@ -99,7 +99,7 @@ class ProjectContext:
         shown: str | None,
         metadata: dict[str, Any] | None,
         redact: Callable[[str], str],
-        window: int,
+        window: int | None,
     ) -> tuple[Message, tuple[dict[str, Any], ...]]:
         """The user message the model reads (mentions attached) and what was attached.
 
@@ -110,7 +110,8 @@ class ProjectContext:
         attachments: tuple[dict[str, Any], ...] = ()
         content = text
         if not meta:  # a typed note (the recovery note) is our text: nothing to attach
-            budget = window * CHARS_PER_TOKEN // ATTACH_SHARE_OF_WINDOW
+            # An unknown window caps as compaction measures it: the small assumed one.
+            budget = (window or DEFAULT_CONTEXT_WINDOW) * CHARS_PER_TOKEN // ATTACH_SHARE_OF_WINDOW
             expansion = expand(text, self.workspace, redact=redact, budget_chars=budget)
             content, attachments = expansion.content, expansion.attachments
         if attachments:

@@ -35,7 +35,8 @@ def context_lines(report: Any) -> list[str]:
         ("instructions", report.instructions, f"{len(report.files)} file(s)"),
     ]
     width = max(len(_count(v)) for v in (report.total, report.tools, report.history))
-    lines = [f"The next request, in estimated tokens (window {_count(report.window)}):"]
+    window = _count(report.window) if report.window else "unknown"
+    lines = [f"The next request, in estimated tokens (window {window}):"]
     lines += [
         f"  {name:<14}{_count(value):>{width}}  {note}".rstrip() for name, value, note in rows
     ]
@@ -45,8 +46,8 @@ def context_lines(report: Any) -> list[str]:
         lines.append(f"    {safe_line(cost.shown)}  {_count(cost.tokens)}{scope}{cut}")
     lines.append(f"  {'tools':<14}{_count(report.tools):>{width}}  {report.tool_count} tools")
     lines.append(f"  {'history':<14}{_count(report.history):>{width}}  {report.messages} messages")
-    share = report.total / report.window if report.window else 0
-    lines.append(f"  {'total':<14}{_count(report.total):>{width}}  {share:.1%} of the window")
+    share = f"  {report.total / report.window:.1%} of the window" if report.window else ""
+    lines.append(f"  {'total':<14}{_count(report.total):>{width}}{share}")
     return lines
 
 
