@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
 from hermes_tui.turns import WorkKind
@@ -63,10 +65,7 @@ async def model(ctx: CommandContext, argument: str) -> None:
 
     agent = ctx.agent
     if not argument:
-        known = ", ".join(sorted(ctx.config.providers))
-        await ctx.notice(
-            f"Model: {agent.model_ref} (providers: {known}). Switch with /model provider:model."
-        )
+        await _list_models(ctx)
         return
     if await ctx.turns.refused("switch models"):
         return
@@ -78,6 +77,20 @@ async def model(ctx: CommandContext, argument: str) -> None:
     ctx.status.show_model()
     if agent.session_id is None:
         await ctx.notice(f"Model set to {argument} for this session.")
+
+
+async def _list_models(ctx: CommandContext) -> None:
+    """Say the model now, then what each provider serves once they answered (a worker)."""
+    from hermes_tui.commands.model_list import listing_lines
+
+    current = ctx.agent.model_ref
+    known = ", ".join(sorted(ctx.config.providers))
+    await ctx.notice(f"Model: {current}. Asking the providers for their models ({known})…")
+
+    async def show(listings: list[Any]) -> None:
+        await ctx.notice("\n".join(listing_lines(current, listings, ctx.config.providers)))
+
+    ctx.completion.list_models(show)
 
 
 @command("title", "<text>", "Rename the current session")

@@ -10,8 +10,9 @@ results come back as a callback on the app's queue, so a key never waits for the
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -172,6 +173,18 @@ class CompletionController:
         )
         agent = self.app.agent
         return self.models.refs(agent.model_ref if agent is not None else None)
+
+    def list_models(self, show: Callable[[list[Any]], Awaitable[None]]) -> None:
+        """Ask every provider for its models on a worker thread; `show` gets the listings on
+        the app's loop (a slow or dead server never holds a key)."""
+        self.app.run_worker(
+            self._list_models(show), group="model-list", exclusive=True, exit_on_error=False
+        )
+
+    async def _list_models(self, show: Callable[[list[Any]], Awaitable[None]]) -> None:
+        listings = await asyncio.to_thread(self.models.list_all)
+        await show(listings)
+        self._rehint()
 
     def _rehint(self) -> None:
         """New choices arrived (a server's model list): show them if still completing."""

@@ -2,9 +2,9 @@
 
 The config gives each provider's models it names (the default model, the session's, the
 pricing table's). A server's own list comes through a `Lister`, asked once per provider on
-a thread, never on a keystroke: `server_lister()` is the seam for the providers' discovery
-module (agent/providers/discovery.py, issue 16): while that module is not installed it is
-None and only the config's models are offered.
+a thread, never on a keystroke (agent/providers/discovery.py: servers on this machine, or
+with `discover: true`); `/model` with no argument asks every provider (`list_all`, on a
+worker thread too) and what they said joins the choices.
 """
 
 from __future__ import annotations
@@ -12,30 +12,35 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from agent.config import Config, ProviderConfig
+
+if TYPE_CHECKING:
+    from agent.providers.discovery import ModelListing
 
 log = logging.getLogger("hermes_tui.completion")
 
 Lister = Callable[[ProviderConfig], Sequence[str]]
 """Asks one provider's server for the models it lists (blocking; may raise)."""
+ListEvery = Callable[[dict[str, ProviderConfig]], list["ModelListing"]]
+"""Asks every provider side by side (blocking, a short deadline): discovery's own."""
 
 
-def server_lister() -> Lister | None:
-    """The providers' discovery as a Lister (servers it may ask), or None without it."""
-    try:
-        from agent.providers import discovery  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    list_models = getattr(discovery, "list_models", None)
-    may_probe = getattr(discovery, "may_probe", None)
-    if list_models is None or may_probe is None:
-        return None
+def server_lister() -> Lister:
+    """The providers' discovery as a Lister: servers it may ask list, others list nothing."""
+    from agent.providers import discovery
 
     def lister(provider: ProviderConfig) -> Sequence[str]:
-        return tuple(list_models(provider)) if may_probe(provider) else ()
+        return discovery.list_models(provider) if discovery.may_probe(provider) else ()
 
     return lister
+
+
+def insertable(model: str) -> bool:
+    """A server's model id Tab may type into the composer: printable, no spaces (a hostile
+    server's id with controls or line breaks is shown by `/model`, never inserted)."""
+    return bool(model) and model.isprintable() and not any(c.isspace() for c in model)
 
 
 def configured_refs(config: Config, current: str | None) -> list[str]:
@@ -50,9 +55,12 @@ def configured_refs(config: Config, current: str | None) -> list[str]:
 class ModelCatalog:
     """The models `/model` completes to; servers' lists are fetched once, off the UI thread."""
 
-    def __init__(self, config: Config, lister: Lister | None = None) -> None:
+    def __init__(
+        self, config: Config, lister: Lister | None = None, list_every: ListEvery | None = None
+    ) -> None:
         self.config = config
         self.lister = lister
+        self.list_every = list_every
         self.listed: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self._fetching: threading.Thread | None = None
@@ -63,7 +71,7 @@ class ModelCatalog:
         with self._lock:
             listed = dict(self.listed)
         for name in sorted(listed):
-            refs.extend(f"{name}:{model}" for model in listed[name])
+            refs.extend(f"{name}:{model}" for model in listed[name] if insertable(model))
         refs.extend(f"{name}:" for name in sorted(self.config.providers))
         return list(dict.fromkeys(refs))
 
@@ -88,3 +96,15 @@ class ModelCatalog:
                 self.listed[name] = models
         if done is not None:
             done()
+
+    def list_all(self) -> list[ModelListing]:
+        """Every provider's models or why not (blocking: run it off the UI thread); kept."""
+        list_every = self.list_every
+        if list_every is None:
+            from agent.providers.discovery import list_provider_models as list_every
+        listings = list_every(dict(self.config.providers))
+        with self._lock:
+            for listing in listings:
+                if listing.models:
+                    self.listed[listing.provider] = tuple(listing.models)
+        return listings
