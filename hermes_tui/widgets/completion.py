@@ -33,6 +33,10 @@ def _fit(text: str, width: int) -> str:
 class CompletionPopup(Static):
     """Shows what Tab would complete; hidden when there is nothing to complete."""
 
+    picker_lines: int | None = None
+    """Lines the open picker shows, when none of them wraps: the same count again repaints
+    without a layout of the whole screen (a key in the picker costs a repaint, not a reflow)."""
+
     def on_mount(self) -> None:
         self.display = False
 
@@ -41,6 +45,7 @@ class CompletionPopup(Static):
         if not self.display:
             return
         self.display = False
+        self.picker_lines = None
         self.remove_class("-picker")
         self.update("")
 
@@ -60,6 +65,7 @@ class CompletionPopup(Static):
             )
         if len(choices) > HINTS_SHOWN:
             parts.append(Content(f"… {len(choices) - HINTS_SHOWN} more"))
+        self.picker_lines = None
         self.remove_class("-picker")
         self.display = True
         self.update(Content("   ").join(parts))
@@ -84,6 +90,9 @@ class CompletionPopup(Static):
                 lines.append(Content.styled(f"▸ {label}", "bold $text on $primary 30%"))
             else:
                 lines.append(Content(f"  {label}"))
+        fits = lines[0].cell_length <= width  # the paths are cut to fit already
+        same = fits and self.display and self.picker_lines == len(lines)
+        self.picker_lines = len(lines) if fits else None
         self.add_class("-picker")
         self.display = True
-        self.update(Content("\n").join(lines))
+        self.update(Content("\n").join(lines), layout=not same)

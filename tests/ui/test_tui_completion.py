@@ -184,3 +184,34 @@ async def test_a_custom_command_completes_runs_and_shows_as_typed(make_app, scri
         row = [r for r in await app.db.load_messages(app.agent.session_id) if r["role"] == "user"]
         assert row[0]["display_metadata"]["shown"] == "/review app.py"
         assert json.dumps(row[0]["content"]).count("attached_file") == 2
+
+
+async def test_the_picker_grows_and_shrinks_with_its_results_and_shows_each_query(
+    make_app, workspace
+):
+    for i in range(12):
+        (workspace / f"note{i:02}.txt").write_text("x")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        popup = app.query_one("#hints")
+
+        async def shows(query: str, rows: int) -> None:
+            await wait_until(
+                pilot,
+                lambda: (
+                    app.completion.paths_for == query
+                    and popup.size.height == rows + 1
+                    and f"@{query}" in str(popup.render())
+                ),
+                what=lambda: f"{rows} rows for {query!r} (height {popup.size.height})",
+            )
+
+        await type_text(pilot, "@note")
+        await shows("note", 8)  # a repaint of the same rows: no reflow, still the new query
+        await type_text(pilot, "0")
+        await shows("note0", 8)
+        await type_text(pilot, "3")
+        await shows("note03", 1)
+        await pilot.press("backspace", "backspace")
+        await shows("note", 8)
