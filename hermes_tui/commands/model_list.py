@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hermes_tui.completion.models import NO_KEY
 from hermes_tui.safe_text import safe_line
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ def _problem(name: str, provider: ProviderConfig | None, problem: str) -> str:
     at = f" at {_where(provider)}" if provider is not None and _where(provider) else ""
     if problem.startswith("the server did not answer"):
         return f"{name}: the server{at} did not answer; is it running?"
+    if problem == NO_KEY:
+        return f"{name}: no API key is set (api_key or its environment variable), so not asked."
     if problem == "the server lists no models":
         return f"{name}: the server{at} lists no models."
     return f"{name}: its models could not be listed ({_one_line(problem)})."

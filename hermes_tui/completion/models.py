@@ -37,6 +37,16 @@ def server_lister() -> Lister:
     return lister
 
 
+NO_KEY = "no API key"
+
+
+def no_key_listing(name: str) -> ModelListing:
+    """A hosted provider with no key set: not asked (it would refuse)."""
+    from agent.providers.discovery import ModelListing
+
+    return ModelListing(name, problem=NO_KEY)
+
+
 def insertable(model: str) -> bool:
     """A server's model id Tab may type into the composer: printable, no spaces (a hostile
     server's id with controls or line breaks is shown by `/model`, never inserted)."""
@@ -102,7 +112,12 @@ class ModelCatalog:
         list_every = self.list_every
         if list_every is None:
             from agent.providers.discovery import list_provider_models as list_every
-        listings = list_every(dict(self.config.providers))
+        providers = self.config.providers
+        # A hosted API without a key would only refuse: it is not asked, and says why.
+        keyless = {n for n, p in providers.items() if not p.is_local and not p.resolved_key()}
+        asked = {n: p for n, p in providers.items() if n not in keyless}
+        found = {listing.provider: listing for listing in list_every(asked)} if asked else {}
+        listings = [found.get(n) or no_key_listing(n) for n in providers]
         with self._lock:
             for listing in listings:
                 if listing.models:

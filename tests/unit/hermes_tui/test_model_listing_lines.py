@@ -31,3 +31,30 @@ def test_a_provider_without_models_gets_one_sentence_without_credentials():
         "  odd: the server at http://127.0.0.1:9/v1 did not answer; is it running?",
         "  hosted: its models could not be listed (SSLError).",
     ]
+
+
+def test_a_hosted_provider_without_a_key_is_not_asked_and_says_why(hermes_home, monkeypatch):
+    from types import SimpleNamespace
+
+    from hermes_tui.completion.models import ModelCatalog
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    providers = {
+        "hosted": ProviderConfig("hosted", kind="openai", api_key_env="OPENAI_API_KEY"),
+        "keyed": ProviderConfig("keyed", kind="openai", api_key="k"),
+        "local": ProviderConfig("local", base_url="http://127.0.0.1:8080/v1"),
+    }
+    asked: list[list[str]] = []
+
+    def list_every(which):
+        asked.append(sorted(which))
+        return [ModelListing(name, ("m",)) for name in which]
+
+    config = SimpleNamespace(providers=providers, model="local:m")
+    listings = ModelCatalog(config, list_every=list_every).list_all()
+    assert asked == [["keyed", "local"]]
+    assert [listing.provider for listing in listings] == ["hosted", "keyed", "local"]
+    lines = listing_lines("local:m", listings, providers)
+    assert lines[1] == (
+        "  hosted: no API key is set (api_key or its environment variable), so not asked."
+    )
