@@ -168,15 +168,24 @@ class CompletionController:
 
     def model_choices(self) -> list[str]:
         """`/model`'s choices: the config's models and, once fetched, the servers' lists."""
-        self.models.fetch(
+        self._models().fetch(
             done=lambda: self.app.post_message(events.Callback(callback=self._rehint))
         )
         agent = self.app.agent
         return self.models.refs(agent.model_ref if agent is not None else None)
 
+    def _models(self) -> ModelCatalog:
+        """The catalog on the running agent's config (the demo server's port is known only
+        once it started)."""
+        agent = self.app.agent
+        if agent is not None:
+            self.models.config = agent.config
+        return self.models
+
     def list_models(self, show: Callable[[list[Any]], Awaitable[None]]) -> None:
         """Ask every provider for its models on a worker thread; `show` gets the listings on
         the app's loop (a slow or dead server never holds a key)."""
+        self._models()
         self.app.run_worker(
             self._list_models(show), group="model-list", exclusive=True, exit_on_error=False
         )

@@ -70,3 +70,17 @@ async def test_model_lists_what_each_provider_serves_off_the_ui_thread(
         app.composer.load_text("")
         await pilot.press(*"/model other:c", "tab")
         assert app.composer.text == "/model other:coder-7b "
+
+
+async def test_the_demo_server_is_asked_where_it_listens(make_app):
+    app = make_app()  # the demo model: its server's port is known once it started
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await app.submit("/model")
+        await wait_until(
+            pilot,
+            lambda: "What each provider serves" in _notices(app)[-1],
+            what=lambda: f"the listing (notices: {_notices(app)})",
+        )
+        [line] = [ln for ln in _notices(app)[-1].splitlines() if ln.startswith("  demo:")]
+        assert "did not answer" not in line, line
