@@ -51,7 +51,7 @@ def context_lines(report: Any) -> list[str]:
     return lines
 
 
-@command("context", "", "Show the instruction files and what each part of a request costs")
+@command("context", "", "Show instruction files and token costs")
 async def context(ctx: CommandContext, _argument: str) -> None:
     """Show the instruction files in effect and the token cost of each part of the request."""
     from agent.context_report import context_report
@@ -64,7 +64,7 @@ async def context(ctx: CommandContext, _argument: str) -> None:
     await ctx.notice("\n".join(context_lines(report)))
 
 
-@command("init", "", "Ask the agent to write an AGENTS.md for this repository")
+@command("init", "", "Ask the agent to write AGENTS.md")
 async def init(ctx: CommandContext, _argument: str) -> None:
     """Ask the agent to write (or improve) AGENTS.md, through the normal write approval."""
     exists = (ctx.agent.workspace / "AGENTS.md").exists()
