@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from agent.kinds import ErrorKind, TurnStatus
+from agent.kinds import CallPurpose, ErrorKind, TurnStatus
 
 # Events are NamedTuples: immutable like frozen dataclasses, but about ten times cheaper to
 # define (this module is on the app's start-up path) and cheaper to build per streamed chunk.
@@ -99,13 +99,20 @@ class ToolFinished(NamedTuple):
 
 
 class UsageUpdated(NamedTuple):
-    """Token usage of one model call plus the session's running totals."""
+    """Token usage of one model call plus the session's running totals.
+
+    `estimated`: the server sent no usage for this call (it was stopped or failed), so its
+    counts are estimates (the status panel may mark them "~"). `purpose`: what the call was
+    for; only a turn's call (`CallPurpose.TURN`) measures the conversation's context.
+    """
 
     input_tokens: int
     output_tokens: int
     total_input_tokens: int
     total_output_tokens: int
     cost_usd: float | None = None
+    estimated: bool = False
+    purpose: CallPurpose = CallPurpose.TURN
 
 
 class Retrying(NamedTuple):

@@ -15,6 +15,7 @@ from agent.config import ProviderConfig, split_model_ref
 if TYPE_CHECKING:
     from agent.config import Config
     from agent.messages import Message
+    from agent.providers.base import ChatRequest
 
 DEFAULT_CONTEXT_WINDOW = 32_768
 """The window of a model that neither `providers.NAME.context_window` nor the table knows.
@@ -86,3 +87,8 @@ def estimate_tokens(
         for call in m.tool_calls:
             chars += len(call.name) + len(call.arguments or "")
     return chars // CHARS_PER_TOKEN + 4 * count
+
+
+def estimate_request(request: ChatRequest) -> int:
+    """The estimate of a whole request: its messages, system prompt and tool schemas."""
+    return estimate_tokens(request.messages, request.system, request.tools)

@@ -1,7 +1,10 @@
 """Token usage: each model call's counts and cost, the session's running totals, the event.
 
-The one place a call's usage goes: `UsageRecorder.record` adds it to the totals, queues the
-store's token-count delta (with its cost, S2) and emits `UsageUpdated`.
+The one place a call's usage goes, whatever the call was for (a turn, a compaction's
+summary): `UsageRecorder.record` adds it to the totals, queues the store's token-count delta
+(with its cost, S2) and emits `UsageUpdated`. A call the server sent no usage for (stopped or
+failed mid-stream) is recorded from `estimated_usage`, marked estimated: the delta's
+`estimated_calls` counts it, and the event says so.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from typing import Any
 
 from agent import events as ev
 from agent.config import ProviderConfig
+from agent.kinds import CallPurpose
+from agent.models import tokens_for_chars
 from agent.pricing import call_cost, prices_for
 from agent.providers.base import UsagePart
 from agent.secrets import safe_url
@@ -23,6 +28,15 @@ class Usage:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated_calls: int = 0
+    """Calls whose counts are estimates (no usage came from the server)."""
+
+
+def estimated_usage(prompt_tokens: int, streamed_chars: int) -> UsagePart:
+    """A call without the server's usage: the request's prompt size and the output so far."""
+    return UsagePart(
+        input_tokens=prompt_tokens, output_tokens=tokens_for_chars(streamed_chars), estimated=True
+    )
 
 
 def token_delta(
@@ -47,6 +61,7 @@ def token_delta(
         "cache_write_tokens": usage.cache_write_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
         "api_calls": 1,
+        "estimated_calls": int(usage.estimated),
         "estimated_cost_usd": cost,
     }
 
@@ -67,11 +82,13 @@ class UsageRecorder:
         session_id: str | None,
         writer: SessionWriter,
         sink: ev.Sink,
+        purpose: CallPurpose = CallPurpose.TURN,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
+        totals.estimated_calls += usage.estimated
         delta = token_delta(usage, provider_name, provider, model)
         writer.queue_tokens(session_id, **delta)
         sink(
@@ -81,5 +98,7 @@ class UsageRecorder:
                 totals.input_tokens,
                 totals.output_tokens,
                 delta["estimated_cost_usd"],
+                usage.estimated,
+                purpose,
             )
         )
