@@ -281,11 +281,11 @@ class _Job:
     progress: _Progress
     fence: CommitFence
 
-    def request(self, words: int, gauge: ContextGauge) -> ChatRequest:
+    def request(self, words: int) -> ChatRequest:
         """The summary request: the model's own request (model, routing key C7), asking for
         a summary of at most `words` words within `budget` tokens, its transcript cut to fit."""
         system = summary_system_prompt(words)
-        room = transcript_room(self.window, self.budget, gauge.scale, system)
+        room = transcript_room(self.window, self.budget, system)
         return replace(
             self.host.request(),
             messages=[Message("user", render_transcript(self.plan.summarised, self.focus, room))],
@@ -466,13 +466,13 @@ class ContextCompressor:
     ) -> CompactionResult:
         provider = host.provider()
         provider.call_deadline = None
-        span = self.gauge.project(estimate_tokens(plan.summarised))
+        span = estimate_tokens(plan.summarised)
         job = _Job(
             host=host,
             provider=provider,
             plan=plan,
             focus=focus,
-            budget=summary_budget(window, span, host.request().max_tokens),
+            budget=summary_budget(window, span),
             window=window,
             before=before,
             abort=Abort(),
@@ -553,7 +553,7 @@ class ContextCompressor:
 
     def _stream_summary(self, job: _Job, words: int) -> _Streamed:
         """One summary request, streamed; its usage is accounted however it ends (S2-S7)."""
-        request = job.request(words, self.gauge)
+        request = job.request(words)
         parts: list[str] = []
         finish: str | None = None
         usage: UsagePart | None = None
@@ -581,8 +581,8 @@ class ContextCompressor:
             stream.close()
             chars = sum(map(len, parts)) + reasoning
             if usage is None and chars:
-                prompt = self.gauge.project(estimate_request(request))
-                usage = estimated_usage(prompt, chars)
+                # Not the conversation's request: the gauge's count does not apply to it.
+                usage = estimated_usage(estimate_request(request), chars)
             if usage is not None:
                 job.host.record_usage(usage, CallPurpose.SUMMARY)
         return _Streamed("".join(parts).strip(), finish, usage, reasoning)
@@ -595,7 +595,7 @@ class ContextCompressor:
         after = self.gauge.project(
             estimate_request(replace(host.request(), messages=rewrite.messages()))
         )
-        estimate = self.gauge.project(tokens_for_chars(len(streamed.text)))
+        estimate = tokens_for_chars(len(streamed.text))
         usage = streamed.usage
         if usage is not None and not usage.estimated and not streamed.reasoning_chars:
             counted = usage.output_tokens - usage.reasoning_tokens

@@ -1,10 +1,13 @@
-"""How many prompt tokens the provider will count for a request: our estimate, calibrated.
+"""How many prompt tokens the provider will count for a request: its last count, moved on.
 
-`estimate_tokens` counts about four characters a token, which can be far off a model's own
-tokenizer and chat template. Every turn call whose server reports usage gives one sample:
-the prompt tokens it counted beside our estimate of the same request. Later estimates are
-scaled by that ratio, so compaction's threshold, its "did it shrink" check and the prompt
-figure of a stopped call all speak in the provider's units when it ever reported one.
+`estimate_tokens` counts about four characters a token, which can be far off what a server
+counts: its tokenizer, its chat template, and tool schemas a template may leave out entirely
+(SmolLM2's own template on llama.cpp drops them: 109 tokens counted where we estimate over
+1,000). Every turn call whose server reports usage gives a sample: the prompt tokens it
+counted beside our estimate of the same request. A later request is then that count plus
+our estimate of what changed since (messages added, or removed by a compaction), so
+compaction's threshold, its "did it shrink" check and a stopped call's prompt all rest on
+the provider's last figure, and only the change is estimated.
 """
 
 from __future__ import annotations
@@ -12,9 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.providers.base import UsagePart
-
-MIN_SCALE, MAX_SCALE = 0.25, 4.0
-"""The ratio is clamped: one odd sample (a cached prefix, a tiny request) cannot run away."""
 
 
 def prompt_tokens(usage: UsagePart, *, input_includes_cache: bool) -> int:
@@ -38,7 +38,7 @@ class ContextGauge:
             self.reported, self.estimated = reported, estimated
 
     def reset(self) -> None:
-        """Another conversation or model: the old ratio no longer applies."""
+        """Another conversation or model: the old count no longer applies."""
         self.reported = self.estimated = 0
 
     @property
@@ -46,13 +46,9 @@ class ContextGauge:
         """True once a server reported a prompt size."""
         return self.reported > 0
 
-    @property
-    def scale(self) -> float:
-        """Provider tokens per estimated token (1.0 before any report)."""
-        if not self.calibrated:
-            return 1.0
-        return min(MAX_SCALE, max(MIN_SCALE, self.reported / self.estimated))
-
     def project(self, estimated: int) -> int:
-        """An estimate in the provider's units."""
-        return round(estimated * self.scale)
+        """A request we estimate at `estimated`, in the provider's units: its last count plus
+        the estimated change since (the estimate itself before any count)."""
+        if not self.calibrated:
+            return estimated
+        return max(1, self.reported + estimated - self.estimated)

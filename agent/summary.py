@@ -28,11 +28,11 @@ SUMMARY_SYSTEM_PROMPT = (
 )
 
 
-def summary_budget(window: int, span_tokens: int, cap: int | None = None) -> int:
+def summary_budget(window: int, span_tokens: int) -> int:
     """The summary request's max_tokens: an eighth of the window and a third of the span it
-    replaces, within [SUMMARY_MIN_TOKENS, SUMMARY_MAX_TOKENS] and the provider's own cap."""
-    budget = max(SUMMARY_MIN_TOKENS, min(window // 8, span_tokens // 3, SUMMARY_MAX_TOKENS))
-    return min(budget, cap) if cap else budget
+    replaces, within [SUMMARY_MIN_TOKENS, SUMMARY_MAX_TOKENS]. It does not follow the
+    provider's `max_tokens`: that is the limit of answers, and a summary has its own."""
+    return max(SUMMARY_MIN_TOKENS, min(window // 8, span_tokens // 3, SUMMARY_MAX_TOKENS))
 
 
 def words_for(tokens: int) -> int:
@@ -45,11 +45,11 @@ def summary_system_prompt(words: int) -> str:
     return f"{SUMMARY_SYSTEM_PROMPT} Write at most {words} words."
 
 
-def transcript_room(window: int, budget: int, scale: float, system: str) -> int:
+def transcript_room(window: int, budget: int, system: str) -> int:
     """Characters of transcript the summary request can carry and still leave `budget`
-    tokens of output in the window (`scale`: provider tokens per estimated token)."""
-    tokens = (window - budget - SUMMARY_MARGIN_TOKENS) / max(scale, 0.01)
-    chars = int(tokens) * CHARS_PER_TOKEN - len(system)
+    tokens of output in the window."""
+    tokens = window - budget - SUMMARY_MARGIN_TOKENS
+    chars = tokens * CHARS_PER_TOKEN - len(system)
     return max(CHARS_PER_TOKEN * SUMMARY_MIN_TOKENS, chars)
 
 

@@ -46,18 +46,16 @@ def test_the_summary_request_has_a_budget_from_the_window_and_fits_it(harness):
     (body,) = summary_bodies(harness)
     assert body["max_tokens"] == window // 8  # the span's third is larger here
     # The conversation is bigger than the window: the transcript was cut so that the request
-    # plus its output budget fits (the server's prompt count of it is in its usage).
-    prompt = harness.server.requests[-1].raw.decode()
-    assert "[...]" in prompt
-    sent = max(1, len(prompt) // 4)  # how the scripted server counts a request's tokens
-    assert sent + body["max_tokens"] <= window
+    # (about 4 characters a token, and room for the chat template) plus its budget fits.
+    text = "".join(m["content"] for m in body["messages"])
+    assert "[...]" in text
+    assert len(text) // 4 + body["max_tokens"] <= window - 32
 
 
 def test_the_budget_is_a_third_of_the_span_when_that_is_smaller():
     assert summary_budget(200_000, 900) == 300
     assert summary_budget(200_000, 90) == 128  # never below the floor
     assert summary_budget(200_000, 10**6) == 2048  # never above the ceiling
-    assert summary_budget(200_000, 10**6, cap=500) == 500  # the provider's own max_tokens
 
 
 def test_a_summary_cut_off_at_its_limit_is_asked_again_shorter(harness):
