@@ -37,13 +37,13 @@ def history(pairs: int) -> list[dict]:
     return rows
 
 
-def seeded(real, server, pairs: int, **config):
-    """An agent resumed on a stored session of `pairs` earlier exchanges."""
+def seeded(real, server, rows: list[dict], **config):
+    """An agent resumed on a stored session of these rows."""
     agent = real.agent(server, **config)
     session = real.loop.run(
         real.db.create_session(model="smollm", provider="llama", workspace=str(real.workspace))
     )
-    for row in history(pairs):
+    for row in rows:
         real.loop.run(real.db.add_message(session["id"], row))
     agent.resume(session["id"])
     return agent
@@ -62,7 +62,7 @@ def test_after_compact_the_next_request_is_smaller_by_the_servers_count(real, ll
     agent = seeded(
         real,
         llama(),
-        8,
+        history(8),
         provider={"max_tokens": 32, "context_window": 8192},
         compression={"keep_recent": 2},
     )
@@ -85,7 +85,7 @@ def test_automatic_compaction_at_a_small_window_lets_the_call_succeed(real, llam
     agent = seeded(
         real,
         llama(context=window),
-        12,
+        history(12),
         provider={"max_tokens": 32, "context_window": window},
         compression={"keep_recent": 2},
     )
@@ -96,3 +96,41 @@ def test_automatic_compaction_at_a_small_window_lets_the_call_succeed(real, llam
     assert finished and finished[-1].ok, [e.message for e in finished]
     (prompt,) = turn_prompts(real)
     assert prompt < window * 0.75  # the call went through, well inside the window
+
+
+def notes(pairs: int) -> list[dict]:
+    """A history this model does not summarise: it parrots it until its output limit."""
+    rows = []
+    for i in range(pairs):
+        rows.append(
+            {
+                "role": "user",
+                "content": f"Note {i}: module {i} lives in src/module_{i}.py. It reads its "
+                f"settings from config/module_{i}.yaml, logs to logs/module_{i}.log and has "
+                f"tests in tests/test_module_{i}.py. Describe it in one sentence.",
+            }
+        )
+        rows.append(
+            {"role": "assistant", "content": f"It handles module {i} and is configured there."}
+        )
+    return rows
+
+
+def test_a_summary_the_model_rambles_in_is_not_committed(real, llama):
+    agent = seeded(
+        real,
+        llama(),
+        notes(6),
+        provider={"max_tokens": 32, "context_window": 8192},
+        compression={"keep_recent": 2},
+    )
+    assert agent.run_turn("Which module comes next?").status in ("ok", "truncated")
+    before = turn_prompts(real)[-1]
+    result = agent.compact()
+    # Cut off at its budget, asked again shorter, cut off again: rejected, nothing changed.
+    assert not result.ok and result.reason == "cutoff", result.message
+    summaries = [e for e in real.events if getattr(e, "purpose", None) == CallPurpose.SUMMARY]
+    assert len(summaries) == 2 and all(not e.estimated for e in summaries)
+    assert agent.run_turn("Thanks. Go on.").status in ("ok", "truncated")
+    after = turn_prompts(real)[-1]
+    assert before < after < before + 100  # the same history, one exchange longer
