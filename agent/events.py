@@ -101,6 +101,7 @@ class ToolFinished(NamedTuple):
 class UsageUpdated(NamedTuple):
     """Token usage of one model call plus the session's running totals.
 
+    The totals are the session's: what was stored when it was resumed plus this run's calls.
     `estimated`: the server sent no usage for this call (it was stopped or failed), so its
     counts are estimates (the status panel may mark them "~"). `purpose`: what the call was
     for; only a turn's call (`CallPurpose.TURN`) measures the conversation's context.
@@ -111,6 +112,7 @@ class UsageUpdated(NamedTuple):
     total_input_tokens: int
     total_output_tokens: int
     cost_usd: float | None = None
+    total_cost_usd: float | None = None
     estimated: bool = False
     purpose: CallPurpose = CallPurpose.TURN
 
@@ -129,6 +131,16 @@ class Notice(NamedTuple):
 
     text: str
     level: str = "info"
+
+
+class SavingFailed(NamedTuple):
+    """The session's writes fail (S7), or only wait for another process's lock (H7): `waiting`.
+
+    Said once per kind of trouble; `message` is the sentence for the user.
+    """
+
+    message: str
+    waiting: bool = False
 
 
 class DisplayRow(NamedTuple):
@@ -188,6 +200,7 @@ AgentEvent = (
     | UsageUpdated
     | Retrying
     | Notice
+    | SavingFailed
     | DisplayRow
     | TurnError
     | TurnFinished

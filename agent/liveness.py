@@ -1,22 +1,17 @@
-"""Liveness: the activity clock and heartbeat (L1), the stall watchdog (L2), an honest turn
-state (L3) and the code-skew guard (L4)."""
+"""Liveness: the activity clock and heartbeat (L1) and the code-skew guard (L4).
+
+The stall watchdog (L2) and the turn state (L3) are the UI's: hermes_tui/status.py.
+"""
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from agent import events as ev
-
-log = logging.getLogger("hermes_tui.liveness")
-
 HEARTBEAT_INTERVAL = 5.0
-SILENCE_AFTER = 3.0
 
 
 class ActivityClock:
@@ -55,131 +50,6 @@ class ActivityClock:
         """Start a new turn: activity now, and the next touch stamps at once."""
         self.last = self._clock()
         self._stamped = float("-inf")
-
-
-class StallWatchdog:
-    """Warns once per episode when a busy turn is silent while the user's input waits (L2).
-
-    It never kills the turn. `check()` is called periodically (the TUI: once a second) and
-    returns "warn" when the banner should appear, "clear" when it should go, else None.
-    """
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.warned = False
-
-    def check(self, *, busy: bool, waiting: int, idle_for: float) -> str | None:
-        """Decide whether the stall banner appears, clears, or stays as it is."""
-        stalled = busy and waiting > 0 and idle_for >= self.timeout
-        if stalled and not self.warned:
-            self.warned = True
-            log.warning(
-                "turn stalled: no activity for %.0f s while %d input(s) wait", idle_for, waiting
-            )
-            return "warn"
-        if self.warned and not stalled:
-            self.warned = False
-            return "clear"
-        return None
-
-    def message(self, idle_for: float) -> str:
-        """The banner's text."""
-        return (
-            f"No activity for {format_duration(idle_for)} while your message waits: /stop or /new"
-        )
-
-
-def format_duration(seconds: float) -> str:
-    """`12 s`, `5 min`, `1 h 5 min`: short and human."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60} min"
-
-
-@dataclass
-class TurnState:
-    """What the turn is doing, derived from the agent's events (L3)."""
-
-    phase: str = "idle"
-    tool: str | None = None
-    since: float = 0.0
-    turn_started: float = 0.0
-    last_chunk: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    streamed_chars: int = 0
-    retry: str | None = None
-
-    def apply(self, event: ev.AgentEvent, now: float) -> None:
-        """Move the state along for one event."""
-        if isinstance(event, ev.TurnStarted):
-            self.phase, self.turn_started, self.since = "waiting", now, now
-            self.last_chunk, self.streamed_chars, self.tool = now, 0, None
-        elif isinstance(event, ev.RequestStarted):
-            self._enter("waiting", now)
-            self.last_chunk = now
-        elif isinstance(event, ev.ReasoningDelta):
-            self._chunk("thinking", now, len(event.text))
-        elif isinstance(event, ev.TextDelta | ev.ToolCallDelta):
-            self._chunk("writing", now, len(getattr(event, "text", "")))
-        elif isinstance(event, ev.ToolStarted):
-            self._enter("tool", now)
-            self.tool = event.name
-        elif isinstance(event, ev.ToolApprovalAnswered):
-            self.since = now  # the tool's own time starts after the user's answer
-        elif isinstance(event, ev.ToolFinished):
-            self._enter("waiting", now)
-            self.last_chunk = now
-        elif isinstance(event, ev.Retrying):
-            self._enter("retrying", now)
-            self.retry = f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s"
-        elif isinstance(event, ev.UsageUpdated):
-            self.input_tokens = event.total_input_tokens
-            self.output_tokens = event.total_output_tokens
-        elif isinstance(event, ev.CompactionStarted):
-            self._enter("compacting", now)
-        elif isinstance(event, ev.CompactionProgress):
-            self.last_chunk = now
-        elif isinstance(event, ev.CompactionFinished):
-            self._enter("waiting", now)
-        elif isinstance(event, ev.TurnFinished):
-            self._enter("idle", now)
-
-    def _enter(self, phase: str, now: float) -> None:
-        if phase != self.phase:
-            self.phase, self.since = phase, now
-        if phase != "tool":
-            self.tool = None
-
-    def _chunk(self, phase: str, now: float, chars: int) -> None:
-        self._enter(phase, now)
-        self.last_chunk = now
-        self.streamed_chars += chars
-
-    def describe(self, now: float) -> str:
-        """One line for the status panel: the phase, how long, and silence when it matters."""
-        elapsed = format_duration(now - self.turn_started)
-        if self.phase == "idle":
-            return "idle"
-        if self.phase == "tool":
-            return f"running tool {self.tool} ({format_duration(now - self.since)})"
-        if self.phase == "retrying":
-            return self.retry or "retrying"
-        if self.phase == "compacting":
-            return f"compacting ({format_duration(now - self.since)})"
-        silent = now - self.last_chunk
-        if silent >= SILENCE_AFTER:
-            return f"stream silent for {format_duration(silent)}"
-        label = {
-            "waiting": "waiting for the first token",
-            "thinking": "thinking",
-            "writing": "writing",
-        }.get(self.phase, self.phase)
-        return f"{label} · {elapsed}"
 
 
 _VERSION_RE = re.compile(r'VERSION\s*=\s*"([^"]+)"')

@@ -153,13 +153,18 @@ class Agent:
         self.compressor.gauge.reset()
         self.approvals.clear()
 
-    def attach_session(self, session_id: str, rows: list[dict[str, Any]]) -> None:
-        """Switch to a stored session from its persisted rows (no I/O here) (D3)."""
+    def attach_session(
+        self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
+    ) -> None:
+        """Switch to a stored session from its persisted rows (no I/O here) (D3).
+
+        `session`, its stored row, carries the totals the usage counts on from.
+        """
         self.session_id = session_id
         # Compacted rows are history for the transcript, never for the model (C, D3).
         self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         self._ids = ToolCallIds.from_history(self.messages)
-        self.usage = Usage()
+        self.usage = Usage.of_session(session)
         self.compressor.gauge.reset()
         self.approvals.clear()
 
@@ -172,7 +177,7 @@ class Agent:
         if session is None:
             raise LookupError(f"No session matches {ref!r}: see `hermes-tui sessions list`.")
         rows = store.call(store.load_messages, session["id"], include_compacted=False)
-        self.attach_session(session["id"], rows)
+        self.attach_session(session["id"], rows, session)
         if session.get("model") and session.get("provider"):
             ref_model = f"{session['provider']}:{session['model']}"
             if session["provider"] in self.config.providers:
@@ -582,6 +587,11 @@ class Agent:
         self.messages.append(message)
         if (persist or message.is_display) and not message.ephemeral:
             self.writer.persist(self.session_id, message)
+
+    def check_saving(self, reason: str | None = None) -> None:
+        """Tell the user, once, that the session's writes fail (`reason`: one the store just
+        reported, outside a turn) or wait for a lock (S7, H7): the one teller of both."""
+        self.writer.check(reason)
 
     def close(self) -> None:
         """Release provider clients."""

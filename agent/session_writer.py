@@ -26,7 +26,9 @@ class SessionWriter:
     not started yet, or an agent run with no database).
     """
 
-    def __init__(self, store: SessionStore | None, notify: Callable[[ev.Notice], None]) -> None:
+    def __init__(
+        self, store: SessionStore | None, notify: Callable[[ev.SavingFailed], None]
+    ) -> None:
         self.store = store
         self._notify = notify
         self._told_not_saved = False
@@ -82,20 +84,21 @@ class SessionWriter:
         """
         return bool(getattr(self.store, "waiting_for_lock", False))
 
-    def check(self) -> None:
+    def check(self, reason: str | None = None) -> None:
         """Tell the user once, with the reason, that the session is not being saved (S7).
 
         Writes held up by a lock are not lost: that is said once too, as such (H7).
+        `reason`: a failure the store just reported (else the store's last one).
         """
         store = self.store
         if self.saving_waits():
             if not self._told_saving_waits:
                 self._told_saving_waits = True
-                self._notify(ev.Notice(lock_wait_notice(store.path), "warning"))
+                self._notify(ev.SavingFailed(lock_wait_notice(store.path), waiting=True))
             return
-        reason = getattr(store, "last_write_error", None)
+        reason = reason or getattr(store, "last_write_error", None)
         if reason == str(StorageLockedError(getattr(store, "path", ""))):
             return  # a lock that has cleared since: its writes were retried, not lost
         if reason and not self._told_not_saved:
             self._told_not_saved = True
-            self._notify(ev.Notice(f"This session is not being saved: {reason}", "error"))
+            self._notify(ev.SavingFailed(f"This session is not being saved: {reason}"))

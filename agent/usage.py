@@ -24,12 +24,25 @@ from agent.session_writer import SessionWriter
 
 @dataclass
 class Usage:
-    """Running token totals of the current session in this process."""
+    """Running totals of the current session: what was stored at resume, plus this run's."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
     estimated_calls: int = 0
     """Calls whose counts are estimates (no usage came from the server)."""
+
+    @classmethod
+    def of_session(cls, session: dict[str, Any] | None) -> Usage:
+        """The totals a stored session row holds (none for a new session)."""
+        if not session:
+            return cls()
+        return cls(
+            session.get("input_tokens") or 0,
+            session.get("output_tokens") or 0,
+            session.get("estimated_cost_usd"),
+            session.get("estimated_calls") or 0,
+        )
 
 
 def estimated_usage(prompt_tokens: int, streamed_chars: int) -> UsagePart:
@@ -90,6 +103,9 @@ class UsageRecorder:
         totals.output_tokens += usage.output_tokens
         totals.estimated_calls += usage.estimated
         delta = token_delta(usage, provider_name, provider, model)
+        cost = delta["estimated_cost_usd"]
+        if cost is not None:
+            totals.cost_usd = (totals.cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
         sink(
             ev.UsageUpdated(
@@ -97,7 +113,8 @@ class UsageRecorder:
                 usage.output_tokens,
                 totals.input_tokens,
                 totals.output_tokens,
-                delta["estimated_cost_usd"],
+                cost,
+                totals.cost_usd,
                 usage.estimated,
                 purpose,
             )

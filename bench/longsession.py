@@ -45,7 +45,7 @@ async def seed(db: Any, messages: int) -> str:
 
 async def open_seconds(app: Any, pilot: Any, session_id: str) -> float:
     """Time to resume a stored session and paint it."""
-    await app.command_new()
+    await app.run_command("/new")
     await pilot.pause()
     started = time.perf_counter()
     await app.resume_session(session_id)
@@ -75,10 +75,11 @@ async def measure(runs: int, presses: int) -> dict[str, float]:
     """Open both sessions alternately `runs` times; then time key presses in each state."""
     from agent.config import load_config
     from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
 
-    app = HermesApp(load_config(demo=True), cursor_blink=False)
+    app = HermesApp(load_config(demo=True), probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         big = await seed(app.db, BIG)
         small = await seed(app.db, SMALL)
         await open_seconds(app, pilot, big)  # warm-up: imports, caches
@@ -86,7 +87,7 @@ async def measure(runs: int, presses: int) -> dict[str, float]:
         for _ in range(runs):
             opened_small.append(await open_seconds(app, pilot, small))
             opened_big.append(await open_seconds(app, pilot, big))
-        await app.command_new()
+        await app.run_command("/new")
         await pilot.pause()
         empty_keys = await keypress_seconds(app, pilot, presses)
         await app.resume_session(big)

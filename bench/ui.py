@@ -64,9 +64,10 @@ def bare_stream(base_url: str) -> tuple[float, float, str]:
 async def app_stream(config, workspace: Path) -> tuple[float, float, str]:
     """(wall s, cpu s, final text) for one turn through HermesApp running headless."""
     from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
     from hermes_tui.widgets.messages import AnswerBlock
 
-    app = HermesApp(config, workspace=workspace, cursor_blink=False)
+    app = HermesApp(config, workspace=workspace, probes=Probes(cursor_blink=False))
     async with app.run_test(headless=True, size=(120, 40)) as pilot:
         await pilot.pause()
         wall, cpu = time.perf_counter(), time.process_time()

@@ -48,7 +48,6 @@ class Bridge:
         self._run: list[str] = []
         self._pending = False
         self._last_flush = float("-inf")
-        self.posted = 0
 
     def __call__(self, event: AgentEvent) -> None:
         """Receive one event from any thread."""
@@ -68,6 +67,11 @@ class Bridge:
             self._pending = True
         # call_later posts a Callback message, which is safe from another thread.
         self._app.call_later(self._schedule_flush)
+
+    @property
+    def pending(self) -> bool:
+        """True while received events wait for their flush."""
+        return self._pending
 
     def drain(self) -> list[AgentEvent]:
         """Take every buffered event now (UI thread), clearing the pending flag."""
@@ -96,6 +100,5 @@ class Bridge:
         events = self.drain()
         self._last_flush = self._clock()
         if events:
-            self.posted += 1
             # Through the app's queue, so batches and other messages keep their order.
             self._app.post_message(AgentEvents(events))

@@ -8,11 +8,7 @@ from collections.abc import Sequence
 
 from agent.version import VERSION
 
-EXIT_OK = 0
 EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_BUDGET = 3
-EXIT_TRUNCATED = 4
 EXIT_STOPPED = 130
 
 
@@ -115,12 +111,16 @@ def _log_to_file() -> None:
 
 
 def _run_tui(args: argparse.Namespace) -> int:
-    from agent.config import load_config
+    """Run the full-screen app until the user quits, then say what was not saved."""
+    from hermes_tui.runtime import load_config_for
 
-    config = load_config(demo=args.demo)
-    if args.model:
-        config.provider(args.model.partition(":")[0])
-        config = config.with_model(args.model)
-    from hermes_tui.app import run_tui
+    config = load_config_for(demo=args.demo, model=args.model)
+    from hermes_tui.app import HermesApp
 
-    return run_tui(config, resume=args.resume)
+    app = HermesApp(config, resume=args.resume)
+    result = app.run()
+    for note in app.exit_notes:
+        print(f"hermes-tui: {note}", file=sys.stderr)
+    if app.exit_notes:
+        return EXIT_ERROR
+    return result if isinstance(result, int) else (app.return_code or 0)

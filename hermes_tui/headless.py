@@ -78,7 +78,7 @@ class _Printer:
         elif isinstance(event, ev.Notice) and event.level != "info":
             self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
             self.told.add(event.text)
-        elif isinstance(event, ev.TurnError):
+        elif isinstance(event, ev.SavingFailed | ev.TurnError):
             self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
         elif isinstance(event, ev.CompactionFinished) and not event.ok and event.message:
             # Why nothing was compacted (it would not shrink, it was cut off, ...).
@@ -112,29 +112,30 @@ def run_headless(
 async def _run(
     task: str, model: str | None, resume: str | None, as_json: bool, yes: bool, demo: bool
 ) -> int:
-    from agent.config import load_config
-    from agent.demo import start_demo
-    from agent.loop import Agent
+    from hermes_tui.runtime import Runtime, load_config_for
 
-    config = load_config(demo=demo)
-    if model:
-        config.provider(model.partition(":")[0])
-        config = config.with_model(model)
-    config, server = start_demo(config)
+    config = load_config_for(demo=demo, model=model)
+    approve = (lambda _request: True) if yes else None
     printer = _Printer(as_json)
-    try:
-        db = await open_store(config)
-    except BaseException:
-        if server is not None:
-            server.stop()
-        raise
-    agent = Agent(
-        config,
-        store=db,
-        sink=printer,
-        workspace=Path(os.getcwd()),
-        approve=(lambda _request: True) if yes else None,
-    )
+    async with Runtime.open(
+        config, printer, approve, workspace=Path(os.getcwd()), on_exit_wait=_waiting
+    ) as runtime:
+        result = await _turn(runtime.agent, task, resume)
+    told = result.error in printer.told  # the cut-off or budget notice already said it
+    if not as_json and result.status not in ("ok", "error") and result.error and not told:
+        print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
+    if not as_json and result.status == "stopped":
+        print("hermes-tui: stopped.", file=sys.stderr)
+    if not as_json and result.session_id:
+        print(f"[session {result.session_id}]", file=sys.stderr)
+    if runtime.not_saved is not None:
+        print(f"hermes-tui: {safe_text(runtime.not_saved)}", file=sys.stderr)
+        return 1
+    return _STATUS_EXIT.get(result.status, 1)
+
+
+async def _turn(agent: Any, task: str, resume: str | None) -> Any:
+    """The one turn of a headless run: `task`, or the interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
     try:
@@ -142,50 +143,21 @@ async def _run(
         if resume:
             await asyncio.to_thread(agent.resume, resume)
         if task.strip():
-            result = await asyncio.to_thread(agent.run_turn, task)
-        elif resume and agent.interrupted:
+            return await asyncio.to_thread(agent.run_turn, task)
+        if resume and agent.interrupted:
             # The previous run died mid-turn: continue it with a typed recovery note (D4).
-            result = await asyncio.to_thread(agent.continue_interrupted)
-        else:
-            raise LookupError(
-                "Nothing to do: give a task, or --resume a session whose last turn was interrupted."
-            )
+            return await asyncio.to_thread(agent.continue_interrupted)
+        raise LookupError(
+            "Nothing to do: give a task, or --resume a session whose last turn was interrupted."
+        )
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         signal.signal(signal.SIGINT, previous)
-        agent.close()
-        from agent.tools.shell import kill_all_children
-
-        kill_all_children()  # no run_shell process group outlives the run (H6)
-        not_saved = await close_store(db)
-        if server is not None:
-            server.stop()
-    told = result.error in printer.told
-    if not as_json and result.status not in ("ok", "error") and result.error and not told:
-        print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
-    if not as_json and result.status == "stopped":
-        print("hermes-tui: stopped.", file=sys.stderr)
-    if not as_json and result.session_id:
-        print(f"[session {result.session_id}]", file=sys.stderr)
-    if not_saved is not None:
-        print(f"hermes-tui: {safe_text(not_saved)}", file=sys.stderr)
-        return 1
-    return _STATUS_EXIT.get(result.status, 1)
 
 
-async def close_store(db: Any) -> str | None:
-    """Close db, saying on stderr what a held lock makes it wait for; the sentence naming
-    what could not be saved, or None when everything was."""
-    from storage.errors import StorageNotSavedError, sentence
-
-    def waiting(sentence: str) -> None:
-        print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr, flush=True)
-
-    try:
-        await db.close(on_wait=waiting)
-    except StorageNotSavedError as exc:
-        return sentence(str(exc))
-    return None
+def _waiting(sentence: str) -> None:
+    """The exit waits for another process's lock: say what for, at once."""
+    print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr, flush=True)
 
 
 def sessions_command(args: Any) -> int:

@@ -15,12 +15,18 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from agent.config import ConfigError, save_ui_theme
+from hermes_tui.safe_text import safe_text
 from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
+
+if TYPE_CHECKING:
+    from hermes_tui.app import HermesApp
 
 DEFAULT_THEME = "hermes-dark"
 COLOR_KEYS = (
@@ -192,31 +198,16 @@ def sets_own_colours(theme: Theme) -> bool:
     return all(hermes_variable(key) in theme.variables for key in HERMES_KEYS)
 
 
-def load_theme_file(path: Path) -> Theme:
-    """Read and validate one theme file; raises ThemeFileError naming the key and value."""
-    return theme_from_data(read_theme_file(path))
-
-
 def read_theme_file(path: Path) -> dict[str, Any]:
-    """One theme file, validated, as plain data: name, dark, colors and variables."""
-    import yaml
+    """One theme file, validated, as plain data: name, dark, colors and variables.
+
+    Raises ThemeFileError naming the file, the key and the value at fault.
+    """
 
     def fail(key: str, value: Any, reason: str) -> ThemeFileError:
         return ThemeFileError(ThemeProblem(path, key, value, reason))
 
-    try:
-        # libyaml's loader when PyYAML has it.
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
-    except OSError as exc:
-        raise fail("(file)", str(path), f"cannot be read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "(file)"
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise fail(where, problem, "is broken YAML") from None
-    if not isinstance(raw, dict):
-        raise fail("(top level)", raw, "must be a mapping")
+    raw = _load_yaml(path, fail)
     for key in raw:
         if key not in TOP_KEYS:
             raise fail(str(key), raw[key], f"is not a theme key (known: {', '.join(TOP_KEYS)})")
@@ -229,6 +220,40 @@ def read_theme_file(path: Path) -> dict[str, Any]:
     colors = _section(raw, "colors", fail)
     hermes = _section(raw, "hermes", fail)
     variables = _section(raw, "variables", fail)
+    _check_colors(colors, hermes, fail)
+    _check_variables(variables, fail)
+    return {
+        "name": name,
+        "dark": dark,
+        "colors": {str(key): str(value) for key, value in colors.items()},
+        "variables": {
+            **{str(key): value for key, value in variables.items()},
+            **{hermes_variable(str(key)): str(value) for key, value in hermes.items()},
+        },
+    }
+
+
+def _load_yaml(path: Path, fail: Any) -> dict[str, Any]:
+    """The file's top-level mapping (libyaml's loader when PyYAML has it)."""
+    import yaml
+
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    except OSError as exc:
+        raise fail("(file)", str(path), f"cannot be read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(file)"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise fail(where, problem, "is broken YAML") from None
+    if not isinstance(raw, dict):
+        raise fail("(top level)", raw, "must be a mapping")
+    return raw
+
+
+def _check_colors(colors: dict[str, Any], hermes: dict[str, Any], fail: Any) -> None:
+    """Textual's colour keys (primary required) and ours, every value a colour."""
     if "primary" not in colors:
         raise fail("colors.primary", None, "is required")
     for key, value in colors.items():
@@ -241,20 +266,15 @@ def read_theme_file(path: Path) -> dict[str, Any]:
         if key not in HERMES_KEYS:
             raise fail(f"hermes.{key}", value, f"is not ours (known: {', '.join(HERMES_KEYS)})")
         _check_color(f"hermes.{key}", value, fail)
+
+
+def _check_variables(variables: dict[str, Any], fail: Any) -> None:
+    """Textual variables: strings, colours but for the text styles."""
     for key, value in variables.items():
         if not isinstance(value, str):
             raise fail(f"variables.{key}", value, "must be a string")
         if not str(key).endswith("text-style"):
             _check_color(f"variables.{key}", value, fail)
-    return {
-        "name": name,
-        "dark": dark,
-        "colors": {str(key): str(value) for key, value in colors.items()},
-        "variables": {
-            **{str(key): value for key, value in variables.items()},
-            **{hermes_variable(str(key)): str(value) for key, value in hermes.items()},
-        },
-    }
 
 
 def _section(raw: dict[str, Any], key: str, fail: Any) -> dict[str, Any]:
@@ -273,6 +293,11 @@ def _check_color(key: str, value: Any, fail: Any) -> None:
         raise fail(key, value, "is not a colour (use #rrggbb or a colour name)") from None
 
 
+def variable_defaults(theme: Theme) -> dict[str, str]:
+    """Our transcript colours for `theme` when it does not set them (App's CSS defaults)."""
+    return {} if sets_own_colours(theme) else derived_variables(theme)
+
+
 def derived_variables(theme: Theme) -> dict[str, str]:
     """Our colours for a theme that does not set them, taken from its own palette."""
     system = theme.to_color_system().generate()
@@ -282,3 +307,81 @@ def derived_variables(theme: Theme) -> dict[str, str]:
         hermes_variable("marker"): system["accent"],
         hermes_variable("warning"): system["text-warning"],
     }
+
+
+class AppThemes:
+    """The app's themes: ours only, the configured one from the first frame, a switch saved.
+
+    A switch from /theme or the command palette is remembered as `ui.theme` in config.yaml.
+    """
+
+    def __init__(self, app: HermesApp) -> None:
+        self.app = app
+        self._saved = app.config.ui.theme
+
+    @property
+    def current(self) -> str:
+        """The theme shown now."""
+        return self.app.theme
+
+    def names(self) -> list[str]:
+        """The installed themes, sorted."""
+        return sorted(self.app.available_themes)
+
+    def install(self, catalog: ThemeCatalog) -> list[str]:
+        """Make our themes the only ones and apply the configured one; returns notices."""
+        app = self.app
+        notices = [problem.message for problem in catalog.problems]
+        for theme in catalog.themes.values():
+            app.register_theme(theme)
+        wanted = self.app.config.ui.theme
+        if wanted not in catalog.themes:
+            notices.append(
+                f"Theme {wanted!r} (ui.theme in {self.app.config.config_path}) is not installed; "
+                f"using {DEFAULT_THEME}. /theme lists the themes."
+            )
+            wanted = DEFAULT_THEME if DEFAULT_THEME in catalog.themes else app.theme
+        self._start_in(wanted)
+        for name in list(app.available_themes):
+            if name not in catalog.themes and name != wanted:
+                app.unregister_theme(name)
+        return notices
+
+    def _start_in(self, name: str) -> None:
+        """Start in `name`, doing what setting `theme` does but for the CSS refresh it queues.
+
+        The stylesheet is not parsed yet, so giving it this theme's variables now is enough.
+        Setting `theme` instead would queue a refresh that parses all the CSS a second time
+        and restyles every widget before the first frame (a fifth of the time to it).
+        """
+        app = self.app
+        app.set_reactive(App.theme, name)
+        dark = app.current_theme.dark
+        for old in [c for c in app.classes if c.startswith("-theme-")]:
+            app.remove_class(old, update=False)
+        app.add_class(f"-theme-{name}", update=False)
+        app.set_class(dark, "-dark-mode", update=False)
+        app.set_class(not dark, "-light-mode", update=False)
+        app._refresh_truecolor_filter(app.ansi_theme)
+        app.stylesheet.set_variables(app.get_css_variables())
+
+    def switch(self, name: str) -> bool:
+        """Show theme `name` and remember it; False when it could not be saved."""
+        self.app.theme = name
+        return self.remember(self.app.current_theme)
+
+    def remember(self, theme: Theme) -> bool:
+        """Save a newly chosen theme (from /theme or the palette) as `ui.theme`."""
+        if theme.name == self._saved:
+            return True
+        try:
+            save_ui_theme(self.app.config.home, theme.name)
+        except (OSError, ConfigError) as exc:
+            # The reason names a path: shown as text, never as markup.
+            reason = safe_text(str(exc))
+            self.app.notify(
+                f"The theme could not be saved: {reason}", severity="warning", markup=False
+            )
+            return False
+        self._saved = theme.name
+        return True

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from storage import SessionDB
 
 
 def write_config(
@@ -65,18 +66,6 @@ class LoopThread:
         self.loop.close()
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.005) -> Any:
-    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s: {predicate}")
-        time.sleep(interval)
-
-
 @contextmanager
 def held_write_lock(path):
     """Hold BEGIN IMMEDIATE on path from another connection (in its own thread) until released."""
@@ -104,3 +93,30 @@ def held_write_lock(path):
     finally:
         release.set()
         thread.join(10)
+
+
+@contextmanager
+def released_by_flush(db: SessionDB):
+    """Hold the token writer of `db` until someone flushes its queue.
+
+    A reader that skips the flush reads stale figures; a path that flushes reads its writes.
+    """
+    gate = threading.Event()
+    accounting = db.accounting
+    real_apply, real_flush = accounting._apply_batch, accounting.flush_token_counts
+
+    def held(deltas):
+        if threading.current_thread() is accounting._thread:
+            gate.wait(30)
+        return real_apply(deltas)
+
+    def flush(timeout=None):
+        gate.set()
+        return real_flush(timeout)
+
+    accounting._apply_batch, accounting.flush_token_counts = held, flush
+    try:
+        yield gate
+    finally:
+        gate.set()
+        accounting._apply_batch, accounting.flush_token_counts = real_apply, real_flush

@@ -19,6 +19,9 @@ from agent.scripted.script import EXHAUSTED_MESSAGE, Reply, RequestInfo, Script,
 _OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 _ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 _COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
+# POST here opens a gate from outside the process (a test driving `hermes-tui
+# scripted-server` in its own process); it is not recorded as a model request.
+_OPEN_GATE_PREFIX = "/_control/open_gate/"
 
 
 @dataclass(frozen=True)
@@ -241,6 +244,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes ----------------------------------------------------------------------------
 
+    def _control(self, path: str) -> bool:
+        """Serve a control route (open a gate); False when `path` is not one."""
+        gate = path.removeprefix(_OPEN_GATE_PREFIX)
+        if not gate or gate == path:
+            return False
+        self.owner.open_gate(gate)
+        self._send_json(200, {"opened": gate})
+        return True
+
     def do_GET(self) -> None:
         """Health and model list."""
         path = self.path.split("?", 1)[0]
@@ -261,9 +273,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(_wire_of(path), 404, None, f"scripted server: no route {path}")
 
     def do_POST(self) -> None:
-        """Chat completions, messages and count_tokens."""
+        """Chat completions, messages, count_tokens, and opening a gate from outside."""
         raw = self._read_body()
         path = self.path.split("?", 1)[0]
+        if self._control(path):
+            return
         wire = _wire_of(path)
         try:
             body = json.loads(raw) if raw else None

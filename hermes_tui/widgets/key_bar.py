@@ -77,6 +77,10 @@ class KeyBar(Widget, can_focus=False):
             parts.append(part)
         return Content(" ") + Content(SEPARATOR).join(parts)
 
+    def column_of(self, key: str) -> int:
+        """The column where `key`'s entry starts (as last rendered)."""
+        return next(start for start, _end, shown in self._spans if shown == key)
+
     def on_click(self, event: events.Click) -> None:
         for start, end, key in self._spans:
             if start <= event.x < end:

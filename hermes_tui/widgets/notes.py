@@ -15,21 +15,13 @@ from hermes_tui.widgets.foldable import Foldable
 RECOVERY_TEXT = "↻ continuing the interrupted turn (hermes-tui told the model it had stopped)"
 
 
-def summary_body(text: str) -> str:
-    """The summary without the header and footer lines the model needs and the user does not."""
-    from agent.compaction import SUMMARY_FOOTER, SUMMARY_HEADER
-
-    frame = (SUMMARY_HEADER, SUMMARY_FOOTER)
-    lines = [line for line in text.strip().splitlines() if line.strip() not in frame]
-    return "\n".join(lines).strip()
-
-
 class SummaryBlock(Foldable):
     """A compaction summary: dim and folded; the messages it stands for stay above it."""
 
     def __init__(self, text: str) -> None:
+        """`text`: the summary's body, without the frame lines only the model needs."""
         super().__init__(expanded=False)
-        self.text = safe_text(summary_body(text))
+        self.text = safe_text(text)
         self.body.update(Content(self.text))
 
     def header_content(self) -> Content:

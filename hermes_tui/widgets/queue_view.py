@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,11 +13,19 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent.inbox import QueuedInput
 from hermes_tui.safe_text import safe_line
 
 LINE_WIDTH = 22
 """Characters on one line of the status panel: each item keeps to one line."""
+
+
+class QueuedInput(Protocol):
+    """One waiting item as the queue shows it (agent.inbox.QueuedInput)."""
+
+    id: int
+    text: str
+    origin: str
+
 
 ORIGIN_MARKS = {"queued": "", "steer": " steer", "redirect": " redirect"}
 

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent.liveness import format_duration
+from hermes_tui.durations import format_duration
 from hermes_tui.safe_text import safe_line
 
 

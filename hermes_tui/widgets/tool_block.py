@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from hermes_tui.durations import format_duration
 from hermes_tui.safe_text import safe_line, safe_output
 from hermes_tui.widgets.foldable import Foldable
 
@@ -32,14 +33,6 @@ def cap_output(output: str) -> str:
     if cut_lines:
         text += f"\n… ({len(output) - len(text)} more characters)"
     return text
-
-
-def format_duration(seconds: float) -> str:
-    """A short duration: 0.0s, 12.3s, 2m05s."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes}m{rest:02d}s"
 
 
 class ToolBlock(Foldable):
@@ -84,7 +77,9 @@ class ToolBlock(Foldable):
         summary = self.summary
         if summary.startswith(self.tool_name):
             summary = summary[len(self.tool_name) :].strip()
-        duration = f" [dim]{format_duration(self.duration)}[/]" if self.duration is not None else ""
+        duration = ""
+        if self.duration is not None:
+            duration = f" [dim]{format_duration(self.duration, tenths=True)}[/]"
         return Content.assemble(
             f"{arrow} ",
             (self.tool_name, "bold"),

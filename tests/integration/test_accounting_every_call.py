@@ -7,8 +7,8 @@ import sqlite3
 import threading
 
 import pytest
-from helpers import wait_for
 from test_compaction import seed, start, summary_reply, turns
+from waits import wait_until
 
 from agent import events as ev
 from agent.kinds import CallPurpose
@@ -60,7 +60,7 @@ def stop_after_text(harness, agent, text: str = "go"):
     mark = len(harness.events)
     thread = threading.Thread(target=lambda: box.setdefault("r", agent.run_turn(text)))
     thread.start()
-    wait_for(lambda: sum(isinstance(e, ev.TextDelta) for e in harness.events[mark:]) >= 4)
+    wait_until(lambda: sum(isinstance(e, ev.TextDelta) for e in harness.events[mark:]) >= 4)
     agent.stop()
     thread.join(15)
     assert not thread.is_alive()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import wait_for
+from waits import holds_for, wait_until
 
 from agent import events as ev
 from agent.scripted import Script
@@ -23,6 +23,7 @@ def tool_reply(call_id="call_1", name="list_dir", arguments=None, **extra):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_reasoning_text_and_tool_calls_split_and_persisted(harness, wire):
+    """A2: reasoning, text and tool-call deltas arrive as separate events, on both wires."""
     agent = harness.start(
         {
             "replies": [
@@ -48,8 +49,21 @@ def test_reasoning_text_and_tool_calls_split_and_persisted(harness, wire):
     assert "README.md" in rows[2]["content"]
 
 
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+def test_openai_reasoning_arrives_under_either_extra(harness, key):
+    """A2: OpenAI-wire reasoning is read from the `reasoning_content` and `reasoning` extras."""
+    agent = harness.start(
+        {"reasoning_key": key, "replies": [{"reasoning": "Weighing it up.", "text": "Yes."}]}
+    )
+    result = agent.run_turn("should I?")
+    assert result.status == "ok" and result.text == "Yes."
+    reasoning = "".join(e.text for e in harness.events if isinstance(e, ev.ReasoningDelta))
+    assert reasoning == "Weighing it up."
+
+
 @pytest.mark.parametrize("wire", WIRES)
 def test_reused_tool_call_id_is_renamed_and_both_pairs_survive(harness, wire):
+    """A3: a later call that reuses an id becomes `<id>_d1`; both call/result pairs survive."""
     agent = harness.start(
         {
             "replies": [
@@ -73,6 +87,7 @@ def test_reused_tool_call_id_is_renamed_and_both_pairs_survive(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_duplicate_ids_within_one_response_and_missing_ids(harness, wire):
+    """A3: reused ids in one reply are renamed; a call without an id gets a deterministic one."""
     calls = [
         {"id": "dup", "name": "list_dir", "arguments": {"path": "."}},
         {"id": "dup", "name": "list_dir", "arguments": {"path": "."}},
@@ -104,7 +119,7 @@ def test_tool_result_is_persisted_before_the_next_model_call_finishes(harness, w
     outcome = {}
     worker = threading.Thread(target=lambda: outcome.setdefault("r", agent.run_turn("go")))
     worker.start()
-    wait_for(lambda: len(harness.server.requests) == 2)
+    wait_until(lambda: len(harness.server.requests) == 2)
     # The writer is asynchronous; a flush is read-your-writes, and the gate still holds the call.
     harness.loop.run(harness.db.flush())
     rows = harness.rows(agent.session_id)
@@ -157,6 +172,7 @@ def test_unsigned_thinking_is_never_replayed(harness):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_iteration_budget_ends_a_looping_script(harness, wire):
+    """A1: the iteration budget ends a looping turn with a clear message (A3 renames each reuse)."""
     agent = harness.start(
         {"loop": True, "replies": [tool_reply("loop_call")]},
         wire=wire,
@@ -184,6 +200,7 @@ def test_default_iteration_budget_is_500(hermes_home):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_empty_answer_is_nudged_once_and_never_persisted(harness, wire):
+    """A6: an empty answer is retried once with an ephemeral nudge (D2) and never stored."""
     from agent.prompts import EMPTY_ANSWER_NUDGE
 
     agent = harness.start({"replies": [{"text": ""}, {"text": "now I answer"}]}, wire=wire)
@@ -204,6 +221,7 @@ def test_empty_answer_is_nudged_once_and_never_persisted(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_two_empty_answers_report_an_error(harness, wire):
+    """A6: a second empty answer is reported, and no empty assistant turn is stored."""
     agent = harness.start({"replies": [{"text": ""}, {"text": ""}]}, wire=wire)
     result = agent.run_turn("hello")
     assert result.status == "error"
@@ -214,6 +232,7 @@ def test_two_empty_answers_report_an_error(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_user_agent_header(harness, wire):
+    """A5: every request carries `User-Agent: hermes-tui/<version>`."""
     from agent.version import USER_AGENT
 
     agent = harness.start({"replies": [{"text": "hi"}]}, wire=wire)
@@ -238,6 +257,7 @@ def test_resumed_session_replays_the_same_history(harness, wire):
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_tool_errors_go_back_to_the_model(harness, wire):
+    """A4: a refused path, an unknown tool and bad arguments go back to the model as results."""
     agent = harness.start(
         {
             "replies": [
@@ -266,33 +286,23 @@ def test_the_user_message_is_on_disk_before_the_model_is_called(harness, monkeyp
 
     agent = harness.start({"replies": [{"text": "warm"}, {"text": "hi"}]})
     agent.run_turn("warm up")  # the SDK import and the first connection are out of the way
-    held = asyncio.Event()
+    held, entered = asyncio.Event(), threading.Event()
     seen_before_request = {}
     original = Messages.insert_tx
 
     async def slow_insert(self, session_id, values):
+        entered.set()
         await held.wait()  # the writer is slow (a big database, a busy disk)
         return await original(self, session_id, values)
 
     monkeypatch.setattr(Messages, "insert_tx", slow_insert)
     worker = threading.Thread(target=agent.run_turn, args=("remember me",))
     worker.start()
+    wait_until(entered.is_set, what="the user message reaching the writer")
     # The agent waits for the writer instead of calling the model with unsaved input.
-    assert not wait_for_or_none(lambda: len(harness.server.requests) > 1, timeout=0.5)
+    assert holds_for(lambda: len(harness.server.requests) == 1, seconds=0.5)
     harness.loop.loop.call_soon_threadsafe(held.set)
-    wait_for(lambda: len(harness.server.requests) > 1)
+    wait_until(lambda: len(harness.server.requests) > 1)
     seen_before_request["rows"] = harness.rows(agent.session_id)
     worker.join(10)
     assert "remember me" in [r["content"] for r in seen_before_request["rows"]]
-
-
-def wait_for_or_none(predicate, timeout):
-    """Poll `predicate` for `timeout` seconds; its last value (falsy if it never held)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False

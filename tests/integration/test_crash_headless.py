@@ -9,7 +9,8 @@ import sqlite3
 import subprocess
 import sys
 
-from helpers import wait_for, write_config
+from helpers import write_config
+from waits import wait_until
 
 from agent.recovery import RECOVERY_NOTE
 from agent.scripted import Script, ScriptedServer
@@ -48,7 +49,7 @@ def test_sigkill_while_the_final_answer_streams_then_resume(hermes_home, tmp_pat
             stderr=subprocess.PIPE,
         )
         try:
-            wait_for(lambda: len(server.requests) >= 2, timeout=30)
+            wait_until(lambda: len(server.requests) >= 2, timeout=30)
             os.kill(child.pid, signal.SIGKILL)
             assert child.wait(30) == -signal.SIGKILL
         finally:

@@ -102,6 +102,7 @@ def test_unreachable_server(hermes_home):
     ],
 )
 def test_http_errors(hermes_home, serve, status, needle, wire):
+    """U6, K2: a failed run exits non-zero with one sentence that says what to do."""
     reply = {"status": status, "error_message": "scripted failure"}
     server = serve([reply] * 5, wire=wire, agent={"max_retries": 3})
     proc = run_cli(hermes_home, "run", "hello")
@@ -222,6 +223,7 @@ def test_ask_mode_without_yes_refuses_with_a_message_the_model_sees(hermes_home,
 
 
 def test_json_mode_prints_events(hermes_home, serve):
+    """U6: `run --json` prints the events as JSON lines."""
     serve([{"reasoning": "hmm", "text": "hi there"}])
     proc = run_cli(hermes_home, "run", "--json", "hello")
     assert proc.returncode == 0, proc.stderr
@@ -235,6 +237,7 @@ def test_json_mode_prints_events(hermes_home, serve):
 
 
 def test_resume_continues_a_session(hermes_home, serve):
+    """U6: headless runs share the database: `run --resume` continues a stored session."""
     server = serve([{"text": "first"}, {"text": "second"}])
     run_cli(hermes_home, "run", "one")
     listing = run_cli(hermes_home, "sessions", "list", "--json")
@@ -255,6 +258,7 @@ def test_version():
 
 
 def test_demo_run(hermes_home):
+    """U6: `hermes-tui run "task"` prints the answer and exits 0."""
     proc = run_cli(hermes_home, "run", "--demo", "hello")
     assert proc.returncode == 0, proc.stderr
     assert "demo model" in proc.stdout

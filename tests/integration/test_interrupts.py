@@ -6,7 +6,7 @@ import json
 import threading
 
 import pytest
-from helpers import wait_for
+from waits import wait_until
 
 from agent import events as ev
 
@@ -112,7 +112,7 @@ def test_stop_and_redirect_exits_seal_and_drain(harness, wire):
     )
     agent.hooks["before_seal"] = lambda: agent.steer("late")
     join = start_turn(agent)
-    wait_for(streamed(harness))
+    wait_until(streamed(harness))
     agent.stop()
     result = join()
     assert result.status == "stopped"
@@ -120,6 +120,7 @@ def test_stop_and_redirect_exits_seal_and_drain(harness, wire):
 
 
 def test_steer_during_tools_is_delivered_once_after_the_batch(harness):
+    """T2: a steer sent while tools run is delivered after the batch, once, as user text."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})
 
     def approve(_request):
@@ -138,9 +139,10 @@ def test_steer_during_tools_is_delivered_once_after_the_batch(harness):
 
 
 def test_steer_during_the_stream_lands_before_the_next_model_call(harness):
+    """T2: a steer sent while the model streams lands before the next model call."""
     agent = harness.start({"replies": [tool_reply(gate="g", gate_after=0), {"text": "ok"}]})
     join = start_turn(agent)
-    wait_for(lambda: len(harness.server.requests) == 1)
+    wait_until(lambda: len(harness.server.requests) == 1)
     assert agent.steer("use the new API") is True
     harness.server.open_gate("g")
     result = join()
@@ -153,7 +155,7 @@ def test_steer_on_the_final_answer_comes_back_pending_not_lost(harness):
         {"replies": [{"text": "final answer " * 10, "chunk_size": 4, "gate": "g", "gate_after": 6}]}
     )
     join = start_turn(agent)
-    wait_for(streamed(harness))
+    wait_until(streamed(harness))
     assert agent.steer("one more thing") is True
     harness.server.open_gate("g")
     result = join()
@@ -163,6 +165,7 @@ def test_steer_on_the_final_answer_comes_back_pending_not_lost(harness):
 
 
 def test_command_shaped_steer_is_delivered_as_text(harness):
+    """T4: a steer that looks like a command (`/stop`) reaches the model as text, never run."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})
     agent.approve = lambda _r: agent.steer("/stop") or True
     result = agent.run_turn("go")
@@ -172,6 +175,7 @@ def test_command_shaped_steer_is_delivered_as_text(harness):
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_redirect_during_the_stream_keeps_visible_text_and_reruns(harness, wire):
+    """T5: a redirect keeps the visible partial answer (R2), appends the correction, re-runs."""
     agent = harness.start(
         {
             "replies": [
@@ -188,7 +192,7 @@ def test_redirect_during_the_stream_keeps_visible_text_and_reruns(harness, wire)
         wire=wire,
     )
     join = start_turn(agent)
-    wait_for(streamed(harness))
+    wait_until(streamed(harness))
     assert agent.redirect("no, use python") is True
     result = join()
     assert result.status == "ok" and result.text == "Using python then."
@@ -222,7 +226,7 @@ def test_interrupt_during_reasoning_leaves_no_assistant_text(harness, wire):
         wire=wire,
     )
     join = start_turn(agent)
-    wait_for(streamed(harness, ev.ReasoningDelta))
+    wait_until(streamed(harness, ev.ReasoningDelta))
     agent.redirect("think less")
     result = join()
     assert result.status == "ok"
@@ -237,6 +241,7 @@ def test_interrupt_during_reasoning_leaves_no_assistant_text(harness, wire):
 
 
 def test_redirect_during_tools_degrades_to_a_steer(harness):
+    """T5: during tool execution a redirect degrades to a steer."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})
     agent.approve = lambda _r: agent.redirect("switch to plan B") or True
     result = agent.run_turn("go")
@@ -247,6 +252,7 @@ def test_redirect_during_tools_degrades_to_a_steer(harness):
 
 
 def test_stop_wins_over_a_concurrent_redirect_and_keeps_its_text(harness):
+    """T5: a concurrent stop always wins over a redirect, and the redirect's text is kept."""
     for round_ in range(20):
         harness.events.clear()
         script = {
@@ -260,7 +266,7 @@ def test_stop_wins_over_a_concurrent_redirect_and_keeps_its_text(harness):
             harness.server.set_script(Script.from_dict(script))
             agent = harness.agent()
         join = start_turn(agent, f"round {round_}")
-        wait_for(streamed(harness))
+        wait_until(streamed(harness))
         barrier = threading.Barrier(2)
         outcome = {}
 
@@ -293,7 +299,7 @@ def test_stop_keeps_the_partial_answer(harness):
         {"replies": [{"text": full, "chunk_size": 4, "gate": "g", "gate_after": 6}]}
     )
     join = start_turn(agent)
-    wait_for(streamed(harness))
+    wait_until(streamed(harness))
     agent.stop()
     result = join()
     assert result.status == "stopped"
@@ -325,11 +331,12 @@ def test_stop_during_tools_gives_every_call_a_result(harness):
 
 
 def test_stop_right_after_a_redirect_wins_and_returns_the_redirect_text(harness):
+    """T5: a stop right after a redirect wins and hands the redirect's text back."""
     agent = harness.start(
         {"replies": [{"text": "streaming " * 5, "chunk_size": 2, "gate": "g", "gate_after": 6}]}
     )
     join = start_turn(agent)
-    wait_for(streamed(harness))
+    wait_until(streamed(harness))
     agent.hooks["before_seal"] = lambda: None
     # The redirect lands first and aborts the stream; the stop arrives before the loop reacts.
     with agent.control.lock:

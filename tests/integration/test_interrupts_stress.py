@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from helpers import wait_for
+from waits import wait_until
 
 from agent.inbox import InputQueue
 from agent.scripted import Script
@@ -81,7 +81,8 @@ def run_many(harness, runs: int) -> None:
     for seed in range(runs):
         harness.events.clear()
         one_run(harness, seed)
-        wait_for(lambda: True)
+        # Each run starts on a quiet store: no write of the last run is still in flight.
+        wait_until(lambda: harness.db.idle, what="the last run's writes landing")
 
 
 def test_random_steers_and_queue_across_turn_ends(harness):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from agent import events as ev
-from agent.liveness import TurnState
+from hermes_tui.status import TurnState
 
 
 def test_heartbeat_is_stamped_and_throttled(harness):

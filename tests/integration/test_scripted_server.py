@@ -441,6 +441,26 @@ def test_gate_blocks_until_opened(serve):
     assert b"".join(rest).count(b'"content":') == 5
 
 
+def test_a_gate_opens_from_another_process_over_http(serve):
+    """A test driving the server in its own process opens a gate with a POST (not recorded)."""
+    server = serve(
+        {"replies": [{"text": "abcdef", "chunk_size": 1, "gate": "g1", "gate_after": 2}]}
+    )
+    sink: queue.Queue = queue.Queue()
+    thread = _stream_lines_in_thread(server, sink)
+    assert all([sink.get(timeout=5), sink.get(timeout=5)])
+    control = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    control.request("POST", "/_control/open_gate/g1")
+    assert json.loads(control.getresponse().read()) == {"opened": "g1"}
+    control.close()
+    rest = []
+    while (item := sink.get(timeout=5)) is not None:
+        rest.append(item)
+    thread.join(5)
+    assert rest[-1] == b"data: [DONE]\n"
+    assert [r.path for r in server.requests_for()] == ["/v1/chat/completions"]
+
+
 def test_stop_during_stall_is_prompt(serve):
     server = serve({"replies": [{"text": "abc", "stall": 30, "stall_after": 1}]})
     sink: queue.Queue = queue.Queue()

@@ -1,5 +1,5 @@
 """Durable sessions through whole turns: display rows (D1), ephemeral nudges (D2), exact
-resume (D3), the typed recovery note (D4), the not-saved notice (S7), S5 at the agent."""
+resume (D3), the typed recovery note (D4), the not-saved notice (S7), S5 and S6 at the agent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import sqlite3
 import threading
 
 import pytest
-from helpers import wait_for
+from helpers import released_by_flush
+from waits import wait_until
 
 from agent import events as ev
 from agent.prompts import EMPTY_ANSWER_NUDGE
@@ -122,7 +123,7 @@ def test_recovery_note_is_typed_in_the_insert_that_persists_it(harness, wire):
     try:
         # The continuation's model call is in flight: if the process died now, the stored
         # note must already carry its type (D4).
-        wait_for(lambda: harness.server.requests)
+        wait_until(lambda: harness.server.requests)
         conn = sqlite3.connect(harness.home / "state.db")
         try:
             note = conn.execute(
@@ -171,7 +172,37 @@ def test_user_is_told_once_that_the_session_is_not_being_saved(harness):
     conn.close()
     assert agent.run_turn("two").text == "b"  # the turn's text still arrives
     agent.run_turn("three")
-    notices = [e for e in harness.events if isinstance(e, ev.Notice) and e.level == "error"]
+    notices = [e for e in harness.events if isinstance(e, ev.SavingFailed) and not e.waiting]
     assert len(notices) == 1
-    assert notices[0].text.startswith("This session is not being saved: ")
-    assert "does not exist" in notices[0].text
+    assert notices[0].message.startswith("This session is not being saved: ")
+    assert "does not exist" in notices[0].message
+
+
+TURN_EXITS = {
+    "ok": [{"text": "done", "usage": {"input_tokens": 30, "output_tokens": 4}}],
+    "error": [
+        {
+            "tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}],
+            "usage": {"input_tokens": 30, "output_tokens": 4},
+        },
+        {"status": 401, "error_message": "key revoked"},
+    ],
+}
+
+
+@pytest.mark.parametrize("outcome", sorted(TURN_EXITS))
+def test_every_turn_exit_flushes_the_token_counts(harness, outcome):
+    """S6: the turn end and an error exit flush: the counts are on disk when the turn returns."""
+    agent = harness.start({"replies": TURN_EXITS[outcome]})
+    with released_by_flush(harness.db):  # the token writer applies only when flushed
+        result = agent.run_turn("go")
+        assert result.status == outcome
+        conn = sqlite3.connect(harness.home / "state.db")  # a reader that does not flush
+        try:
+            row = conn.execute(
+                "SELECT input_tokens, output_tokens, api_call_count FROM sessions WHERE id = ?",
+                (result.session_id,),
+            ).fetchone()
+        finally:
+            conn.close()
+    assert row == (30, 4, 1)

@@ -14,7 +14,7 @@ import threading
 import time
 
 import pytest
-from helpers import wait_for
+from waits import wait_until
 
 from agent.config import ProviderConfig
 from agent.messages import Message
@@ -480,6 +480,8 @@ class ConnectProxy:
         self.port = self.listener.getsockname()[1]
         self.tunnels = 0
         self.socks = []
+        self.open_pipes = 0  # one per direction of each tunnel still carrying bytes
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
 
@@ -504,12 +506,13 @@ class ConnectProxy:
         upstream = socket.create_connection((host, int(port)))
         self.tunnels += 1
         self.socks += [client, upstream]
+        with self._lock:
+            self.open_pipes += 2
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         for a, b in ((client, upstream), (upstream, client)):
             threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pipe(src, dst):
+    def _pipe(self, src, dst):
         try:
             while data := src.recv(65536):
                 dst.sendall(data)
@@ -520,6 +523,8 @@ class ConnectProxy:
                 s.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        with self._lock:
+            self.open_pipes -= 1
 
     def close(self):
         # Shut the listener down before closing it: a close alone leaves the accept thread
@@ -550,6 +555,7 @@ def test_the_abort_walk_finds_sockets_under_a_proxy_mount(
         provider = make(server, "openai", tls_cert, providers)
         assert text_of(call(provider)) == "through the proxy"
         assert proxy.tunnels == 1
+        assert proxy.open_pipes == 2  # the kept connection's tunnel stays open
         http = wire._http_client_of(provider.slot.cached)
         assert wire.client_sockets(http)  # the socket sits on the proxy mount
         assert not http._transport._pool.connections  # not on the default pool
@@ -569,7 +575,8 @@ def test_the_abort_walk_finds_sockets_under_a_proxy_mount(
         with httpx2.Client() as bare:
             assert wire.shutdown_sockets(bare, "test") == 0
         assert [r for r in caplog.records if "found no socket" in r.getMessage()]
-        wait_for(lambda: True)
+        # The stopped request's connection really went: its tunnel ends at the proxy too.
+        wait_until(lambda: proxy.open_pipes == 0, what="the stopped request's tunnel to close")
     finally:
         proxy.close()
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import LoopThread, wait_for
+from helpers import LoopThread
+from waits import wait_until
 
 from agent.config import load_config
 from agent.loop import Agent
@@ -77,7 +78,7 @@ class LlamaServer:
             return int(found.group(1)) if found and self._healthy(int(found.group(1))) else None
 
         try:
-            return wait_for(ready, timeout=START_SECONDS, interval=0.1)
+            return wait_until(ready, timeout=START_SECONDS, what="llama-server", interval=0.1)
         except BaseException:
             self.stop()
             raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers import wait_for
+from waits import wait_until
 
 from agent import events as ev
 
@@ -26,7 +26,11 @@ def test_a_stopped_answer_is_accounted_by_estimate(real, llama):
     text = "Write a long story about a lighthouse keeper and a storm."
     thread = threading.Thread(target=lambda: box.setdefault("r", agent.run_turn(text)))
     thread.start()
-    wait_for(lambda: sum(isinstance(e, ev.TextDelta) for e in real.events[mark:]) >= 20, 300)
+
+    def streamed() -> bool:
+        return sum(isinstance(e, ev.TextDelta) for e in real.events[mark:]) >= 20
+
+    wait_until(streamed, timeout=300, what="20 pieces of the answer")
     agent.stop()
     thread.join(60)
     assert not thread.is_alive() and box["r"].status == "stopped"

@@ -52,6 +52,7 @@ def swap_for_link(workspace: Path, outside: Path) -> None:
     ],
 )
 def test_a_directory_swapped_for_a_link_while_the_dialog_is_open(hermes_home, tree, tool, args):
+    """H4: a target that changed since it was approved (a symlink now) is refused."""
     workspace, outside = tree
     asked = []
 
@@ -121,7 +122,7 @@ class Swapper:
             with contextlib.suppress(OSError):
                 os.unlink(d)
                 os.rename(fresh, d)
-            time.sleep(0)
+            time.sleep(0)  # and while it is a directory again
 
     def __enter__(self) -> Swapper:
         # A short switch interval makes the threads interleave inside each tool call.
@@ -177,6 +178,7 @@ def check_race(tree, results, swapper) -> None:
 
 
 def test_four_hundred_writes_against_a_swapper_land_none_outside(tree):
+    """H4: no write follows a symlink swapped in at any component, however timed."""
     results, swapper = race(tree, 400, budget=8.0)
     assert len(results) >= 200
     check_race(tree, results, swapper)

@@ -18,6 +18,7 @@ from helpers import write_config
 from agent.config import load_config
 from agent.scripted import Script, ScriptedServer
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 from hermes_tui.theming import load_themes, theme_cache_path
 from hermes_tui.widgets.tool_block import ToolBlock
 from storage.db import SessionDB
@@ -62,7 +63,7 @@ async def test_theme_keeps_a_0600_config_0600_and_rewrites_it_atomically(
     config.write_text("# keep this comment\n" + config.read_text())
     config.chmod(0o600)
     before = config.stat().st_ino
-    app = HermesApp(load_config(), workspace=tmp_path, cursor_blink=False)
+    app = HermesApp(load_config(), workspace=tmp_path, probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("/theme hermes-light")
         await pilot.pause()
@@ -76,7 +77,8 @@ async def test_theme_keeps_a_0600_config_0600_and_rewrites_it_atomically(
     assert sorted(p.name for p in hermes_home.iterdir() if "config" in p.name) == ["config.yaml"]
 
 
-async def test_state_db_wal_and_shm_are_0600_in_a_0700_home(tmp_path: Path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+async def test_state_db_wal_and_shm_are_0600_in_a_0700_home(tmp_path: Path):
     home = tmp_path / "fresh-home"
     db = await SessionDB.open(home / "state.db")
     try:
@@ -102,7 +104,8 @@ async def test_an_old_world_readable_state_db_is_tightened(tmp_path: Path):
         await db.close()
 
 
-def test_the_theme_cache_is_0600_in_a_0700_folder(tmp_path: Path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+def test_the_theme_cache_is_0600_in_a_0700_folder(tmp_path: Path):
     home = tmp_path / "home"
     home.mkdir()
     load_themes(home)
@@ -115,7 +118,7 @@ async def test_a_tool_block_never_shows_a_configured_key(hermes_home: Path, serv
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / ".env").write_text(f"OPENAI_API_KEY={KEY}\nDEBUG=1\n")
-    app = HermesApp(load_config(), workspace=workspace, cursor_blink=False)
+    app = HermesApp(load_config(), workspace=workspace, probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("read it")
         await app.wait_for_turn(20)

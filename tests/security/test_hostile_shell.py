@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import wait_for, write_config
+from helpers import write_config
+from waits import wait_until
 
 from agent.scripted import Script, ScriptedServer
 from agent.tools import ToolContext, default_registry
@@ -59,7 +60,7 @@ class Running:
         before = set(CHILDREN.live())
         self.thread = threading.Thread(target=self._run, args=({"command": command, **args},))
         self.thread.start()
-        self.pgid = wait_for(lambda: (set(CHILDREN.live()) - before or {0}).pop())
+        self.pgid = wait_until(lambda: (set(CHILDREN.live()) - before or {0}).pop())
 
     def _run(self, args) -> None:
         self.result = default_registry().run("run_shell", args, self.ctx)
@@ -97,37 +98,37 @@ GRANDCHILD = "sleep 100 & sleep 100; wait"
 
 def test_stop_kills_the_whole_group_grandchild_included(running):
     run = running(GRANDCHILD)
-    wait_for(lambda: len(members(run.pgid)) >= 3)  # bash and both sleeps
+    wait_until(lambda: len(members(run.pgid)) >= 3)  # bash and both sleeps
     assert run.stop() < 1.0
     assert "cancelled by the user" in run.result.output
-    wait_for(lambda: not members(run.pgid), timeout=2)  # SIGKILL lands asynchronously
+    wait_until(lambda: not members(run.pgid), timeout=2)  # SIGKILL lands asynchronously
 
 
 def test_timeout_kills_the_whole_group_grandchild_included(running):
     run = running(GRANDCHILD, timeout=1)
-    wait_for(lambda: len(members(run.pgid)) >= 3)
+    wait_until(lambda: len(members(run.pgid)) >= 3)
     run.thread.join(5)
     assert not run.thread.is_alive()
     assert "timed out after 1 s" in run.result.output
-    wait_for(lambda: not members(run.pgid), timeout=2)
+    wait_until(lambda: not members(run.pgid), timeout=2)
 
 
 def test_a_child_that_ignores_sigterm_is_sigkilled(running):
     # The ignored SIGTERM is inherited by both sleeps; only SIGKILL ends them.
     run = running("trap '' TERM; sleep 100 & sleep 100; wait")
-    wait_for(lambda: len(members(run.pgid)) >= 3)
+    wait_until(lambda: len(members(run.pgid)) >= 3)
     took = run.stop()
     assert TERM_GRACE <= took < 1.0 + TERM_GRACE
-    wait_for(lambda: not members(run.pgid), timeout=2)
+    wait_until(lambda: not members(run.pgid), timeout=2)
 
 
 def test_a_grandchild_that_left_the_group_cannot_block_the_read(running, tmp_path):
     # setsid puts the grandchild in a session of its own, out of reach of the group kill,
     # while it still holds the output pipe open: the read must end anyway.
     run = running("setsid sleep 100 & echo $! > escaped.pid; sleep 100")
-    pid = int(wait_for(lambda: (tmp_path / "escaped.pid").read_text().strip()))
+    pid = int(wait_until(lambda: (tmp_path / "escaped.pid").read_text().strip()))
     try:
-        wait_for(lambda: alive(pid))
+        wait_until(lambda: alive(pid))
         assert run.stop() < 1.0
         assert "cancelled by the user" in run.result.output
     finally:
@@ -153,7 +154,7 @@ def test_background_jobs_left_by_a_finished_command_end_at_exit(tmp_path):
     pid = int((tmp_path / "bg.pid").read_text())
     try:
         assert proc.returncode == 0, proc.stderr
-        wait_for(lambda: not alive(pid), timeout=3)
+        wait_until(lambda: not alive(pid), timeout=3)
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
@@ -184,7 +185,7 @@ def test_headless_exit_kills_what_run_shell_left_running(hermes_home, tmp_path):
     try:
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "started it"
-        wait_for(lambda: not alive(pid), timeout=3)
+        wait_until(lambda: not alive(pid), timeout=3)
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import held_write_lock, wait_for, write_config
+from helpers import held_write_lock, write_config
+from waits import wait_until
 
 from agent.scripted import Script, ScriptedServer
 
@@ -219,7 +220,7 @@ def test_a_lock_held_mid_turn_past_the_lock_window_loses_nothing(hermes_home, se
     job = Run(hermes_home, workspace, "read the readme")
     try:
         # The user message is on disk before the model is asked (S8); then the lock.
-        wait_for(lambda: len(server.requests_for()) > asked, timeout=20)
+        wait_until(lambda: len(server.requests_for()) > asked, timeout=20)
         with held_write_lock(hermes_home / "state.db") as release:
             server.open_gate("locked")
             # A lock window runs out mid-turn: said once, as a wait, and the turn goes on.
@@ -254,7 +255,7 @@ def test_the_exit_wait_is_bounded_and_says_what_was_not_saved(hermes_home, serve
     asked = len(server.requests_for())
     job = Run(hermes_home, workspace, "read the readme")
     try:
-        wait_for(lambda: len(server.requests_for()) > asked, timeout=20)
+        wait_until(lambda: len(server.requests_for()) > asked, timeout=20)
         with held_write_lock(hermes_home / "state.db"):
             server.open_gate("locked")
             job.wait_line("for the database lock on")

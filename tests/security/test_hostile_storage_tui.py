@@ -13,7 +13,8 @@ import sqlite3
 from contextlib import ExitStack
 
 from helpers import held_write_lock
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from agent.config import StorageSettings
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine
@@ -66,7 +67,7 @@ async def test_a_lock_when_the_session_is_created_keeps_the_text_in_the_composer
     server = scripted({"replies": [reply("never asked")]})
     app = with_storage(make_app(server))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         with held_write_lock(app.db.path):
             await send(pilot, "please fix the bug")
             await app.wait_for_turn()
@@ -86,7 +87,7 @@ async def test_a_queued_text_the_lock_refused_goes_back_to_the_head_of_the_queue
     server = scripted({"replies": [reply("never asked")]})
     app = with_storage(make_app(server))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         with held_write_lock(app.db.path):
             await app.submit("/queue run the tests")
             await app.wait_for_turn()
@@ -104,7 +105,7 @@ async def test_a_lock_held_mid_turn_past_the_window_keeps_the_turn_and_loses_not
     server = scripted({"replies": tool_turn()})
     app = with_storage(make_app(server))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await send(pilot, "what is in the readme")
         # The user message is on disk before the model is asked (S8); then the lock.
         await wait_until(pilot, lambda: server.requests_for(), what="the first model call")
@@ -136,7 +137,7 @@ async def locked_after_a_tool_turn(pilot, server, stack: ExitStack) -> None:
     """Run a tool turn whose writes a lock holds up; the lock stays held until `stack`
     closes, after the app has gone (its close must meet the lock too)."""
     app = pilot.app
-    await app._agent_ready.wait()
+    await app.ready()
     await send(pilot, "what is in the readme")
     await wait_until(pilot, lambda: server.requests_for(), what="the first model call")
     stack.enter_context(held_write_lock(app.db.path))
@@ -181,7 +182,7 @@ async def test_quit_saves_everything_once_the_lock_clears_within_the_wait(make_a
     server = scripted({"replies": tool_turn()})
     app = with_storage(make_app(server), exit_wait=30.0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await send(pilot, "what is in the readme")
         await wait_until(pilot, lambda: server.requests_for(), what="the first model call")
         with held_write_lock(app.db.path) as release:
@@ -201,7 +202,7 @@ async def test_a_damaged_search_index_fails_search_with_its_sentence_and_the_res
     server = scripted({"replies": [reply("zebras live in Africa."), reply("Lions do too.")]})
     app = with_storage(make_app(server))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await send(pilot, "where do zebras live")
         await app.wait_for_turn()
         conn = sqlite3.connect(app.db.path)
@@ -250,7 +251,7 @@ async def test_a_damaged_sessions_table_is_a_notice_and_the_app_keeps_running(ma
     server = scripted({"replies": [reply("First answer."), reply("never asked")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await send(pilot, "first task")
         await app.wait_for_turn()
     damage_table(app.config.db_path, "sessions")

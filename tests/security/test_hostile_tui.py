@@ -9,7 +9,8 @@ from pathlib import Path
 
 from textual.widgets import OptionList, Static
 from textual.widgets._toast import Toast
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from agent.compaction import SUMMARY_KEY
 from agent.tools.approvals import Verdict
@@ -130,7 +131,7 @@ async def test_a_hostile_turn_draws_no_control_character(make_app, scripted, wor
 async def test_stored_rows_titles_and_snippets_draw_no_control_character(make_app, scripted):
     app = make_app(scripted({"replies": [reply("ok")]}))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         db = app.db
         session = await db.create_session(
             model=f"m{ESCAPES}", provider="scripted", workspace="/w", title=f"t {ESCAPES} {MARKUP}"
@@ -183,10 +184,10 @@ async def test_a_notice_with_markup_in_its_reason_is_shown_literally(make_app, m
     def refuse(*_args, **_kwargs):
         raise OSError(f"cannot write {MARKUP} {ESCAPES}")
 
-    monkeypatch.setattr("hermes_tui.app.save_ui_theme", refuse)
+    monkeypatch.setattr("hermes_tui.theming.save_ui_theme", refuse)
     app = make_app()
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         app.theme = "hermes-light"
         await wait_until(pilot, lambda: list(app.screen.query(Toast)), what="a toast")
         toast = app.screen.query_one(Toast)

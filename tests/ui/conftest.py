@@ -13,6 +13,7 @@ from ui.tui_helpers import FIXED_NOW, TEST_ARM_SECONDS, write_config
 from agent.config import load_config
 from agent.scripted import Script, ScriptedServer
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 
 SNAPSHOT_ROOT = Path(__file__).resolve().parents[2] / "snapshots"
 
@@ -77,15 +78,15 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
             import yaml
 
             (hermes_home / "config.yaml").write_text(yaml.safe_dump({"agent": settings}))
-        return HermesApp(
-            load_config(),
-            workspace=workspace,
+        probes = Probes(
             now=lambda: FIXED_NOW,
             clock=lambda: 0.0,
             cursor_blink=False,
             approval_arm_seconds=arm_seconds,
-            **({"approval_clock": approval_clock} if approval_clock is not None else {}),
         )
+        if approval_clock is not None:
+            probes.approval_clock = approval_clock
+        return HermesApp(load_config(), workspace=workspace, probes=probes)
 
     return build
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, reply, run_turn, wait_until
+from ui.tui_helpers import answer_approval, reply, run_turn
+from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 from hermes_tui.screens.help import HelpScreen
@@ -194,6 +195,7 @@ async def test_model_switch_writes_and_shows_a_marker_that_is_never_sent(make_ap
 
 
 async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted):
+    """U2: an unknown command says so and is never sent to the model."""
     server = scripted({"replies": [reply("never")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -205,6 +207,7 @@ async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted):
 
 
 async def test_help_lists_every_command_and_key(make_app):
+    """U2: /help lists the slash commands and the keys, from the same tables."""
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"/help", "enter")
@@ -229,6 +232,7 @@ async def test_title_renames_the_session(make_app, scripted):
 
 
 async def test_panels_toggle_from_the_keyboard(make_app):
+    """U1: the side panels toggle from the keyboard."""
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -243,6 +247,7 @@ async def test_panels_toggle_from_the_keyboard(make_app):
 
 
 async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, scripted):
+    """U1: the layout works at 80x24."""
     server = scripted({"replies": [reply("A short answer.")]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -257,6 +262,7 @@ async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, sc
 
 
 async def test_composer_newline_history_and_completion(make_app, scripted):
+    """U2, U3: slash commands complete; the composer takes newlines and keeps history."""
     server = scripted({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -300,7 +306,7 @@ async def test_resume_at_startup_by_title(make_app, scripted):
     again = make_app(server)
     again.resume_ref = "remember"
     async with again.run_test(size=(120, 40)) as pilot:
-        await again._agent_ready.wait()
+        await again.ready()
         await pilot.pause()
         assert again.agent.session_id == session_id
         assert kinds(again) == ["UserMessage", "AnswerBlock"]
@@ -329,7 +335,7 @@ async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scr
         session_id = app.agent.session_id
         await app.submit("/new")
         await pilot.pause()
-        await app.command_resume(session_id)
+        await app.run_command(f"/resume {session_id}")
         await wait_until(pilot, lambda: len(app.transcript.query(ToolBlock)) == 2, what="resume")
         blocks = {block.call_id: block for block in app.transcript.query(ToolBlock)}
         assert {call_id: block.state for call_id, block in blocks.items()} == live
@@ -348,6 +354,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
 
     from agent.config import load_config
     from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
 
     server = scripted({"replies": [reply("priced answer")]})
     make_app(server)
@@ -355,7 +362,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
     data = yaml.safe_load(config.read_text())
     data["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=hermes_home, cursor_blink=False)
+    app = HermesApp(load_config(), workspace=hermes_home, probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "what does it cost")
         # 1,200 input tokens at $2/M and 80 output tokens at $8/M.
@@ -369,7 +376,7 @@ async def test_the_start_up_heap_is_frozen_while_running_and_released_on_exit(ma
 
     app = make_app()
     async with app.run_test(size=(100, 30)):
-        await app._agent_ready.wait()
+        await app.ready()
         assert gc.get_freeze_count() > 0
     # Frozen objects are never collected: an app that exits must hand them back.
     assert gc.get_freeze_count() == 0

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from textual import events
 from textual.widgets import Button, Input, Static
-from ui.tui_helpers import FakeClock, answer_approval, approval_dialog, reply, wait_until
+from ui.tui_helpers import FakeClock, answer_approval, approval_dialog, reply
+from waits import wait_until
 
 from agent.tools.approvals import AlwaysScope
 from hermes_tui.screens.approval import UNARMED_HINT, ApprovalScreen
@@ -207,7 +208,7 @@ async def test_resume_shows_declined_and_ok_blocks(make_app, scripted):
         live = [(b.state, b.duration is None) for b in blocks(app)]
         assert live == [("declined", True), ("ok", False)]
         session_id = app.agent.session_id
-        await app.command_new()
+        await app.run_command("/new")
         assert blocks(app) == []
         await app.resume_session(session_id)
         await pilot.pause()

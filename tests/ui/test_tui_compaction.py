@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, run_turn, wait_until
+from ui.tui_helpers import FIXED_NOW, run_turn
+from waits import wait_until
 
 from agent.config import load_config
 from agent.recovery import RECOVERY_NOTE
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import AnswerBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
@@ -45,9 +47,7 @@ def compacting_app(server: Any, hermes_home: Path, workspace: Path, **compressio
     return HermesApp(
         load_config(),
         workspace=workspace,
-        now=lambda: FIXED_NOW,
-        clock=lambda: 0.0,
-        cursor_blink=False,
+        probes=Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False),
     )
 
 
@@ -157,7 +157,7 @@ async def test_older_messages_stay_reachable_by_scrolling_after_compaction(
     server = scripted(echo_script(summary_reply()))
     app = compacting_app(server, hermes_home, workspace)
     async with app.run_test(size=(100, 30)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         session = await app.db.create_session(
             model="test-model", provider="scripted", workspace=str(workspace), title="long"
         )
@@ -227,7 +227,7 @@ async def test_an_interrupted_session_offers_continue_and_shows_the_recovery_not
     server = scripted(echo_script())
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         session = await app.db.create_session(
             model="test-model", provider="scripted", workspace="/w", title="cut off"
         )
@@ -250,7 +250,7 @@ async def test_an_interrupted_session_offers_continue_and_shows_the_recovery_not
 async def test_a_write_failure_outside_a_turn_is_an_error_line_once(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         app.db.on_write_error("disk full")
         app.db.on_write_error("disk full")
         await wait_until(pilot, lambda: notices(app, "error"), what="the error line")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ui.test_tui_compaction import compacting_app, echo_script, summary_reply, summary_tokens
-from ui.tui_helpers import run_turn, wait_until
+from ui.tui_helpers import run_turn
+from waits import wait_until
 
 SIZE = (120, 36)
 QUESTIONS = ("what does app.py print?", "and README.md?", "rename the project", "add a test")

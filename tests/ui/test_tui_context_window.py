@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, wait_until
+from ui.tui_helpers import FIXED_NOW
+from waits import wait_until
 
 from agent.config import load_config
 from agent.models import DEFAULT_CONTEXT_WINDOW
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 
 
 def windows(app: HermesApp) -> tuple[int | None, int]:
@@ -29,7 +31,11 @@ async def test_context_bar_and_compaction_use_one_window(
         "providers": {"scripted": provider, "sized": {**provider, "context_window": 50_000}},
     }
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    app = HermesApp(load_config(), workspace=workspace, now=lambda: FIXED_NOW, clock=lambda: 0.0)
+    app = HermesApp(
+        load_config(),
+        workspace=workspace,
+        probes=Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.status_panel.status.model, what="the model shown")
         # A model nobody knows: the documented fallback, on the bar and for compaction.

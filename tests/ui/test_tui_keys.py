@@ -8,10 +8,12 @@ from pathlib import Path
 
 import yaml
 from textual.widgets._markdown import MarkdownFence
-from ui.tui_helpers import reply, run_turn, wait_until
+from ui.tui_helpers import reply, run_turn
+from waits import wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 
@@ -111,7 +113,7 @@ async def test_page_keys_scroll_the_transcript_from_the_composer(make_app, scrip
 async def test_focus_keys(make_app):
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await pilot.press("ctrl+t")
         assert app.focused is app.transcript
         await pilot.press("ctrl+l")
@@ -127,7 +129,7 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
     data = yaml.safe_load(config.read_text())
     data["keys"] = {"copy.answer": "f8", "transcript.previous": "f9"}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=app.workspace, cursor_blink=False)
+    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
     async with app.run_test(size=(120, 30)) as pilot:
         await run_turn(pilot, "hi")
         written = capture_writes(app)
@@ -154,7 +156,7 @@ async def test_the_key_bar_lists_what_can_act_and_a_click_presses_the_key(make_a
         # Steer and queue keys show only while they can act (check_action).
         assert "steer" not in idle and "queue" not in idle
         # A click on "f1 help" presses f1: the help screen opens.
-        start = next(span[0] for span in bar._spans if span[2] == "f1")
+        start = bar.column_of("f1")
         await pilot.click(KeyBar, offset=(start + 1, 0))
         await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
         await pilot.press("escape")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.tool_block import ToolBlock
@@ -33,8 +34,8 @@ async def test_the_stall_banner_warns_once_only_with_waiting_input_and_clears(
         banner = app.stall_banner
         await app.submit("go")
         await wait_until(pilot, lambda: app.transcript.query(AnswerBlock), what="first chunk")
-        ticks = app.ticks
-        await wait_until(pilot, lambda: app.ticks >= ticks + 2, what="two ticks of silence")
+        ticks = app.probes.ticks
+        await wait_until(pilot, lambda: app.probes.ticks >= ticks + 2, what="two ticks of silence")
         assert not banner.display and banner.shown == 0, "no banner without waiting input"
         await pilot.press(*"next")
         await pilot.press("enter")
@@ -54,7 +55,7 @@ async def test_the_status_panel_shows_the_running_tool_and_for_how_long(make_app
     server = scripted({"replies": [reply("Running.", tool_calls=calls), reply("done")]})
     app = make_app(server, approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
-        clock = app.clock = FakeClock()
+        clock = app.probes.clock = FakeClock()
         await app.submit("run it")
         await wait_until(pilot, lambda: app.transcript.query(ToolBlock), what="the tool")
         clock.t = 7.0
@@ -74,7 +75,7 @@ async def test_a_silent_stream_counts_up_and_the_session_shows_working(make_app,
     server = scripted({"replies": [silent]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        clock = app.clock = FakeClock()
+        clock = app.probes.clock = FakeClock()
         await app.submit("go")
         # "Part", "ial " then the gate: 8 characters, about 2 tokens, counted live.
         await wait_until(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn, wait_until
+from ui.tui_helpers import reply, run_turn
+from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 from hermes_tui.widgets.transcript import MAX_MOUNTED, PAGE_ROWS
@@ -39,7 +40,7 @@ def oldest_seq(app) -> int:
 async def test_scrolling_up_pages_in_older_rows_and_the_window_stays_bounded(make_app):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         session_id = await seed(app, ROWS)
         await app.resume_session(session_id)
         await pilot.pause()
@@ -72,7 +73,7 @@ async def test_a_new_turn_below_a_trimmed_window_reloads_the_newest_rows(make_ap
     server = scripted({"replies": [reply("fresh answer")]})
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         session_id = await seed(app, ROWS)
         await app.resume_session(session_id)
         await pilot.pause()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
 

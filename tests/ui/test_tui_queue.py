@@ -6,7 +6,8 @@ import threading
 
 import pytest
 from textual import events
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine, UserMessage
@@ -124,7 +125,7 @@ async def test_a_late_steer_goes_behind_older_queued_input_exactly_once(make_app
     server = scripted({"replies": [gated(), reply("second"), reply("third")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         agent = app.agent
         reached, release = threading.Event(), threading.Event()
 
@@ -227,7 +228,7 @@ async def test_text_a_turn_refused_goes_back_into_the_composer(make_app, scripte
     server = scripted({"replies": [reply("never sent")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         app.agent.skew_guard.fingerprint = "an older install"
         await type_and_send(pilot, "please fix it")
         await app.wait_for_turn()
@@ -243,7 +244,7 @@ async def test_keys_typed_just_before_enter_or_the_steer_key_are_never_cut(make_
     server = scripted({"replies": [gated_tool(), reply("ok")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
 
         async def burst(text: str, key: str) -> None:
             for char in text:

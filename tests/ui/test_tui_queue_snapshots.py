@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.tool_block import ToolBlock
@@ -31,7 +32,7 @@ async def queue_three(pilot) -> None:
         await pilot.press("enter")
     # As a refused steer lands: behind the older items.
     app.input_queue.push("prefer pytest fixtures over setUp methods", "steer")
-    app._show_queue()
+    app.turns.show_queue()
     await pilot.pause()
 
 
@@ -114,7 +115,7 @@ def test_status_panel_running_tool(snap_compare, make_app, scripted):
     async def running(pilot):
         await app.submit("run the tests")
         await wait_until(pilot, lambda: app.transcript.query(ToolBlock), what="tool block")
-        app.clock = lambda: 7.0
+        app.probes.clock = lambda: 7.0
         await wait_until(
             pilot, lambda: "(7 s)" in app.status_panel.text, what="the tool's elapsed time"
         )
@@ -128,7 +129,7 @@ def test_status_panel_stream_silent(snap_compare, make_app, scripted):
 
     async def silent(pilot):
         await streaming(pilot)
-        app.clock = lambda: 12.0
+        app.probes.clock = lambda: 12.0
         await wait_until(
             pilot, lambda: "stream silent for 12 s" in app.status_panel.text, what="silence"
         )

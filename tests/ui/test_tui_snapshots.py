@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn, wait_until
+from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn
+from waits import wait_until
 
 from hermes_tui.screens.help import HelpScreen
 from hermes_tui.widgets.reasoning import ReasoningBlock
@@ -15,7 +16,7 @@ def test_empty_app_on_the_demo_model(snap_compare, make_app):
     app = make_app()
 
     async def ready(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=ready)
 
@@ -177,7 +178,7 @@ def test_sessions_panel_with_several_sessions(snap_compare, make_app):
     ]
 
     async def seeded(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
         for title, age in reversed(seeds):
             session = await app.db.create_session(
                 model="gpt-4.1", provider="openai", workspace="/w", title=title
@@ -242,7 +243,7 @@ def test_command_completion(snap_compare, make_app):
     app = make_app()
 
     async def typing(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
         await pilot.press(*"/s")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=typing)

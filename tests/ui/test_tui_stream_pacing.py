@@ -10,10 +10,10 @@ import time
 
 from textual.app import App, ComposeResult
 from textual.screen import Screen
-from ui.tui_helpers import wait_until
+from waits import wait_until
 
 from agent import events as ev
-from hermes_tui.app import STATUS_STREAM_SECONDS
+from hermes_tui.status import STATUS_STREAM_SECONDS
 from hermes_tui.widgets.answer import AnswerBlock, AnswerStream
 from hermes_tui.widgets.status_panel import StatusPanel
 
@@ -47,7 +47,7 @@ async def test_text_arriving_while_an_update_rests_goes_into_the_next_update():
         await stream.write("one ")
         await wait_until(pilot, lambda: answer.source == "one ")
         await stream.write("two ")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.02)  # a later moment of the same rest (80 ms)
         await stream.write("three")
         await wait_until(pilot, lambda: answer.source == "one two three")
         await stream.stop()
@@ -78,7 +78,7 @@ async def test_stop_shows_everything_written_at_once_even_mid_rest():
             for piece in pieces:
                 await stream.write(piece)
                 if rng.random() < 0.3:
-                    await pilot.pause(rng.random() / 100)
+                    await pilot.pause(rng.random() / 100)  # a random moment in a rest
             started = asyncio.get_running_loop().time()
             await stream.stop()
             assert asyncio.get_running_loop().time() - started < 0.5
@@ -148,28 +148,29 @@ async def test_streamed_text_redraws_the_status_panel_at_most_ten_times_a_second
 ):
     app = make_app()
     async with app.run_test() as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         drawn: list[float] = []  # when each redraw happened
-        draw = app._draw_status  # the batch path's redraws (the once-a-second tick aside)
-        monkeypatch.setattr(app, "_draw_status", lambda: drawn.append(time.monotonic()) or draw())
-        await app._apply_events([ev.RequestStarted(1, "m", "p")])
+        # The batch path's redraws (the once-a-second tick aside).
+        app.probes.status_drawn = lambda: drawn.append(time.monotonic())
+        await app.router.apply([ev.RequestStarted(1, "m", "p")])
         assert len(drawn) == 1  # anything but streamed text redraws at once
-        await app._apply_events([ev.TextDelta("first ")])
+        await app.router.apply([ev.TextDelta("first ")])
         assert len(drawn) == 2  # the first streamed text is drawn at once, however soon
         started = time.monotonic()
         for _ in range(20):  # a fast stream: a batch per frame
             last_batch = time.monotonic()
-            await app._apply_events([ev.TextDelta("more "), ev.ReasoningDelta("hm ")])
+            await app.router.apply([ev.TextDelta("more "), ev.ReasoningDelta("hm ")])
         # One redraw per STATUS_STREAM_SECONDS at most (however slow this machine is).
         assert len(drawn) <= 3 + (time.monotonic() - started) // STATUS_STREAM_SECONDS
         # A skipped batch is drawn when the interval ends: the panel never lags behind.
         await wait_until(pilot, lambda: drawn[-1] >= last_batch, what="catch-up")
         count = len(drawn)
+        # Time passing with no batch is the subject: nothing may be drawn during it.
         await asyncio.sleep(STATUS_STREAM_SECONDS * 1.5)
         assert len(drawn) == count  # one catch-up at most, not one per skipped batch
-        await app._apply_events([ev.TextDelta("later")])
+        await app.router.apply([ev.TextDelta("later")])
         assert len(drawn) == count + 1  # the interval is over: drawn at once
         before = len(drawn)
-        await app._apply_events([ev.TextDelta("x"), ev.UsageUpdated(10, 5, 10, 5, None)])
+        await app.router.apply([ev.TextDelta("x"), ev.UsageUpdated(10, 5, 10, 5, None)])
         assert len(drawn) == before + 1
         await pilot.pause()

@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.filter import ANSIToTruecolor
-from ui.tui_helpers import wait_until
+from waits import wait_until
 
 from agent.config import load_config, save_ui_theme
 from hermes_tui.app import HermesApp
+from hermes_tui.probes import Probes
 from hermes_tui.theming import (
     DEFAULT_THEME,
     HERMES_KEYS,
     builtin_theme_dir,
     hermes_variable,
-    load_theme_file,
     load_themes,
+    read_theme_file,
     theme_cache_path,
 )
 from hermes_tui.widgets.messages import NoticeLine
@@ -76,7 +77,7 @@ def test_theme_file_validation_rejects_unknown_keys_and_bad_types(tmp_path: Path
         path = tmp_path / name
         path.write_text(text)
         try:
-            load_theme_file(path)
+            read_theme_file(path)
         except Exception as exc:  # ThemeFileError
             assert exc.problem.key == key, (name, exc.problem)
         else:
@@ -89,7 +90,7 @@ async def test_the_app_starts_with_a_broken_theme_and_says_why(make_app, hermes_
     (folder / "broken.yaml").write_text("colors:\n  primary: '#0178D4'\n  error: 12\n")
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         await pilot.pause()
         assert app.theme == DEFAULT_THEME
         [notice] = [text for text in notices(app) if "broken.yaml" in text]
@@ -116,7 +117,7 @@ async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, herm
     assert text.startswith(original) or text.replace("ui:\n  theme: hermes-light\n", "") == original
     assert "# my settings" in text and "app.help: f10  # mine" in text
     assert load_config().ui.theme == "hermes-light"
-    restarted = HermesApp(load_config(), cursor_blink=False)
+    restarted = HermesApp(load_config(), probes=Probes(cursor_blink=False))
     async with restarted.run_test(size=(120, 36)):
         assert restarted.theme == "hermes-light"
 
@@ -130,7 +131,7 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
 
     async def screenshot(app: HermesApp, switch_to: str | None) -> str:
         async with app.run_test(size=(100, 30)) as pilot:
-            await app._agent_ready.wait()
+            await app.ready()
             if switch_to:
                 app.theme = switch_to
             await pilot.pause()
@@ -151,9 +152,7 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
         HermesApp(
             fresh.config,
             workspace=fresh.workspace,
-            now=fresh.now,
-            clock=fresh.clock,
-            cursor_blink=False,
+            probes=Probes(now=fresh.probes.now, clock=fresh.probes.clock, cursor_blink=False),
         ),
         None,
     )
@@ -163,7 +162,7 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
 async def test_the_palette_choice_is_remembered(make_app, hermes_home: Path):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await app._agent_ready.wait()
+        await app.ready()
         assert set(app.available_themes) == set(load_themes(hermes_home).themes)
         app.theme = "hermes-nord"  # what the palette's theme picker does
         await wait_until(pilot, lambda: load_config().ui.theme == "hermes-nord", what="saved")

@@ -15,7 +15,7 @@ def themed_demo_turn(snap_compare, make_app, theme: str) -> bool:
     app = make_app()
 
     async def turn(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
         app.theme = theme
         await run_turn(pilot, "hello")
 
@@ -50,7 +50,7 @@ def test_light_theme_with_a_tool_block_and_reasoning(snap_compare, make_app, scr
     app = make_app(server)
 
     async def turn(pilot):
-        await app._agent_ready.wait()
+        await app.ready()
         app.theme = "hermes-light"
         await run_turn(pilot, "what is in this project?")
         for block in [*app.transcript.query(ToolBlock), *app.transcript.query(ReasoningBlock)]:

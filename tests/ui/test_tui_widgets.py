@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 from textual.app import App, ComposeResult
-from ui.tui_helpers import reply, wait_until
+from ui.tui_helpers import reply
+from waits import wait_until
 
 from agent import events as ev
 from hermes_tui import commands
@@ -14,7 +15,20 @@ from hermes_tui.widgets.markers import Marker, marker_text
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.reasoning import ReasoningBlock
 from hermes_tui.widgets.tool_block import OUTPUT_CAP_CHARS, ToolBlock, cap_output
-from hermes_tui.widgets.transcript import Transcript
+from hermes_tui.widgets.transcript import PlainRows, Transcript
+
+
+class StoredRows:
+    """A HistorySource over a list of stored rows (one page)."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = [{"seq": seq, **row} for seq, row in enumerate(rows, 1)]
+
+    async def page(self, *, before_seq=None, after_seq=None, limit: int) -> list[dict]:
+        return self.rows if before_seq is None and after_seq is None else []
+
+    async def last_user_seq(self) -> int | None:
+        return None
 
 
 class TranscriptApp(App):
@@ -47,7 +61,7 @@ async def test_bridge_coalesces_a_fast_stream_into_few_messages():
         thread = threading.Thread(target=stream)
         thread.start()
         thread.join()
-        await wait_until(pilot, lambda: app.query(AnswerBlock) and not app.bridge._pending)
+        await wait_until(pilot, lambda: app.query(AnswerBlock) and not app.bridge.pending)
         streamed = [e for batch in app.batches for e in batch if isinstance(e, ev.TextDelta)]
         assert "".join(e.text for e in streamed) == "".join(f"{i} " for i in range(2000))
         assert len(app.batches) < 50
@@ -83,14 +97,14 @@ async def test_display_rows_render_as_markers_and_hidden_renders_nothing():
     app = TranscriptApp()
     async with app.run_test():
         transcript = app.query_one(Transcript)
-        await transcript.load_rows(
-            [
-                {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": "", "display_kind": "hidden"},
-                {"role": "assistant", "content": "", "display_kind": "model_switch"},
-                {"role": "assistant", "content": "hello"},
-            ]
-        )
+        rows = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "display_kind": "hidden"},
+            {"role": "assistant", "content": "", "display_kind": "model_switch"},
+            {"role": "assistant", "content": "hello"},
+        ]
+        transcript.attach(StoredRows(rows), PlainRows())
+        await transcript.open_history()
         assert [m.text for m in transcript.query(Marker)] == ["◈ model changed"]
 
 

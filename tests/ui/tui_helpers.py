@@ -1,14 +1,13 @@
-"""Helpers for pilot tests: wait on conditions, never sleep to let things settle."""
+"""Helpers for pilot tests: configs, scripted replies, turns and approval dialogs."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from textual.pilot import Pilot
+from waits import wait_until
 
 FIXED_NOW = 1_750_000_000.0
 """The wall clock the app sees in tests, so relative times in snapshots never move."""
@@ -28,18 +27,6 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         """Move the clock on by `seconds`."""
         self.now += seconds
-
-
-async def wait_until(
-    pilot: Pilot, predicate: Callable[[], Any], timeout: float = 10.0, what: str = ""
-) -> None:
-    """Pump the app until `predicate()` is truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await pilot.pause(0.01)
-    await pilot.pause()
 
 
 def write_config(home: Path, base_url: str, **agent: Any) -> None:

@@ -1,20 +1,12 @@
-"""Liveness pieces on their own: clock and heartbeat, watchdog, turn state, skew guard (L1-L4)."""
+"""Liveness pieces on their own: the activity clock and heartbeat, the skew guard (L1, L4)."""
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 from pathlib import Path
 
-from agent import events as ev
-from agent.liveness import (
-    ActivityClock,
-    CodeSkewGuard,
-    StallWatchdog,
-    TurnState,
-    raised_in_own_code,
-)
+from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
 
 
 class FakeClock:
@@ -37,52 +29,6 @@ def test_heartbeat_is_throttled():
     activity.touch()
     assert len(stamps) == 2
     assert activity.idle_for() == 0
-
-
-def test_watchdog_warns_once_per_episode_and_clears(caplog):
-    dog = StallWatchdog(timeout=300)
-    with caplog.at_level(logging.WARNING, logger="hermes_tui.liveness"):
-        assert dog.check(busy=True, waiting=1, idle_for=299) is None
-        assert dog.check(busy=True, waiting=1, idle_for=300) == "warn"
-        assert dog.check(busy=True, waiting=1, idle_for=400) is None
-        assert dog.check(busy=True, waiting=1, idle_for=0) == "clear"
-        assert dog.check(busy=True, waiting=1, idle_for=301) == "warn"
-    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 2
-    assert "5 min" in dog.message(300)
-
-
-def test_watchdog_is_silent_without_waiting_input_or_when_idle():
-    dog = StallWatchdog(timeout=1)
-    assert dog.check(busy=True, waiting=0, idle_for=999) is None
-    assert dog.check(busy=False, waiting=3, idle_for=999) is None
-
-
-def test_turn_state_describes_each_phase():
-    state = TurnState()
-    state.apply(ev.TurnStarted("s", "hi"), 0.0)
-    assert state.describe(0.5).startswith("waiting for the first token")
-    state.apply(ev.ReasoningDelta("hm"), 1.0)
-    assert state.describe(1.5).startswith("thinking")
-    state.apply(ev.TextDelta("ok"), 2.0)
-    assert state.describe(2.5).startswith("writing")
-    assert state.describe(12.0) == "stream silent for 10 s"
-    state.apply(ev.ToolStarted("c", "run_shell", {}, "run_shell ls"), 13.0)
-    assert state.describe(20.0) == "running tool run_shell (7 s)"
-    state.apply(ev.Retrying(2, 5, 4.0, "x"), 21.0)
-    assert state.describe(21.0) == "retrying (2/5) in 4 s"
-    state.apply(ev.CompactionStarted(), 22.0)
-    assert state.describe(25.0) == "compacting (3 s)"
-    state.apply(ev.TurnFinished("ok", ""), 30.0)
-    assert state.describe(31.0) == "idle"
-
-
-def test_a_tools_running_time_starts_after_the_users_answer():
-    state = TurnState()
-    state.apply(ev.TurnStarted("s", "hi"), 0.0)
-    state.apply(ev.ToolStarted("c", "run_shell", {}, "run_shell ls"), 1.0)
-    state.apply(ev.ToolAwaitingApproval("c", "run_shell"), 1.0)
-    state.apply(ev.ToolApprovalAnswered("c", True, 99.0), 100.0)
-    assert state.describe(103.0) == "running tool run_shell (3 s)"
 
 
 def copy_packages(tmp_path: Path) -> Path:

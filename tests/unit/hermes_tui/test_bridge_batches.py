@@ -14,7 +14,7 @@ class QuietApp:
     def __init__(self) -> None:
         self.scheduled = 0
 
-    def call_later(self, callback) -> None:
+    def call_later(self, _callback) -> None:
         self.scheduled += 1
 
 

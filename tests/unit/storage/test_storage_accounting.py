@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import linecache
 import os
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 import weakref
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import released_by_flush
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from waits import wait_until
 
 from storage import SessionDB, StorageClosedError
 from storage.accounting import TokenAccounting
@@ -114,6 +116,7 @@ def d(**kw) -> Delta:
 
 
 def test_adjacent_same_route_incremental_deltas_merge_with_exact_sums():
+    """S3: adjacent incremental deltas of one route merge; counts and costs sum exactly."""
     a = d(input_tokens=3, output_tokens=1, reasoning_tokens=2, estimated_cost_usd=0.25)
     b = d(input_tokens=4, cache_read_tokens=7, cache_write_tokens=1, actual_cost_usd=0.5)
     assert can_merge(a, b)
@@ -130,6 +133,7 @@ def test_adjacent_same_route_incremental_deltas_merge_with_exact_sums():
 
 
 def test_different_route_session_or_model_never_merge():
+    """S3: only adjacent deltas of the same session, model and route merge."""
     base = d()
     for other in (
         d(route="r2"),
@@ -144,6 +148,7 @@ def test_different_route_session_or_model_never_merge():
 
 
 def test_absolute_never_merges_and_is_a_barrier():
+    """S3: an `absolute=True` delta never merges and is a barrier."""
     absolute = d(input_tokens=100, absolute=True)
     assert not can_merge(d(), absolute) and not can_merge(absolute, d())
     assert not can_merge(absolute, absolute)
@@ -153,6 +158,7 @@ def test_absolute_never_merges_and_is_a_barrier():
 
 
 def test_none_cost_sums_preserve_none():
+    """S3: costs sum None-preservingly (all None stays None)."""
     assert sum_costs(None, None) is None
     assert sum_costs(None, 0.5) == 0.5 and sum_costs(0.5, None) == 0.5
     assert sum_costs(0.25, 0.5) == 0.75
@@ -210,6 +216,7 @@ _delta = st.builds(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_delta, max_size=25))
 def test_coalesced_apply_leaves_the_rows_sequential_applies_leave(deltas):
+    """S3: a merged apply leaves exactly the rows that sequential applies would."""
     sequential, coalesced = _memory_db(), _memory_db()
     for delta in deltas:
         apply_delta(sequential, delta)
@@ -225,6 +232,7 @@ def test_coalesced_apply_leaves_the_rows_sequential_applies_leave(deltas):
 
 
 def test_queue_applies_in_order_and_coalesces_a_backlog(acct):
+    """S2, S3: the writer applies in order and a backlog coalesces into few UPDATEs."""
     updates: list[str] = []
 
     def count_updates(sql: str) -> None:
@@ -274,6 +282,7 @@ def test_absolute_is_a_barrier_on_the_database(acct):
 
 
 def test_flush_fast_path_and_busy_is_set_before_the_pop(acct):
+    """S4: an idle flush is an attribute check; busy is set before the pop, never missed."""
     acct.flush_token_counts()  # never used: an attribute check
     assert acct._thread is None and acct._atexit is None  # the writer starts lazily
     seen: list[bool] = []
@@ -292,6 +301,7 @@ def test_flush_fast_path_and_busy_is_set_before_the_pop(acct):
 
 
 def test_inline_apply_after_the_writer_stopped_and_raise_after_close(acct):
+    """S6: after the writer stops a queued delta applies inline; after close it raises."""
     acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
     acct.stop_writer()
     acct.queue_token_counts("s1", model="m", provider="p", input_tokens=2)
@@ -305,6 +315,7 @@ def test_inline_apply_after_the_writer_stopped_and_raise_after_close(acct):
 
 
 def test_close_drains_and_unregisters_the_exit_drain(tmp_path, monkeypatch):
+    """S6: the exit drain is registered on first use; close() drains and unregisters it."""
     registered: list = []
     fake = type(
         "FakeAtexit",
@@ -354,6 +365,7 @@ _EXIT_WITHOUT_CLOSE = textwrap.dedent(
 
 
 def test_drain_at_interpreter_exit(tmp_path):
+    """S6: a process that exits without close() still drains its queued deltas."""
     path = make_db(tmp_path / "state.db")
     proc = subprocess.run(
         [sys.executable, "-c", _EXIT_WITHOUT_CLOSE, str(path)],
@@ -394,6 +406,7 @@ def test_writer_failures_are_reported_and_survived(acct):
 
 
 def test_concurrent_flushes_against_a_live_writer_read_their_writes(tmp_path):
+    """S4, S7: every flusher reads its own writes; they wait for the live writer."""
     sessions = [f"t{i}" for i in range(8)]
     path = make_db(tmp_path / "state.db", sessions)
     accounting = TokenAccounting(path)
@@ -452,10 +465,10 @@ def test_a_dead_writer_is_drained_once_by_concurrent_flushes(acct):
     first = threading.Thread(target=flush_and_read)
     first.start()
     # The first flush claimed the batch (busy); a second one must wait for it, not return.
-    assert _wait(lambda: acct._busy)
+    wait_until(lambda: acct._busy, timeout=5)
     second = threading.Thread(target=flush_and_read)
     second.start()
-    assert _wait(lambda: len(acct._cond._waiters) >= 1)
+    wait_until(lambda: len(acct._cond._waiters) >= 1, timeout=5)
     assert results == []
     gate.set()
     first.join(10)
@@ -503,8 +516,20 @@ def test_a_delta_queued_as_the_writer_goes_to_sleep_is_written_without_a_flush(a
     race = acct._queue = _RacingQueue(acct)
     race.on_empty_check = lambda: _queue_from_another_thread(acct, 10)
     acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
-    assert _wait(lambda: race.on_empty_check is None)
-    assert _wait(lambda: rows(acct.path)[0][2] == 11), "lost wake-up: the delta sits queued"
+    wait_until(lambda: race.on_empty_check is None, timeout=5)
+    wait_until(
+        lambda: rows(acct.path)[0][2] == 11,
+        timeout=5,
+        what="the delta written (a lost wake-up leaves it queued)",
+    )
+
+
+def parked_in_a_lock(thread: threading.Thread) -> bool:
+    """Whether `thread` is blocked acquiring a lock of its own (not waiting on a Condition)."""
+    frame = sys._current_frames().get(thread.ident)
+    if frame is None or frame.f_code.co_filename == threading.__file__:
+        return False
+    return ".acquire(" in linecache.getline(frame.f_code.co_filename, frame.f_lineno)
 
 
 def test_a_writer_that_falls_asleep_during_a_queue_call_is_woken(acct):
@@ -513,17 +538,22 @@ def test_a_writer_that_falls_asleep_during_a_queue_call_is_woken(acct):
     race = acct._queue = _RacingQueue(acct)
     with gated(acct) as gate:
         acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
-        assert _wait(lambda: acct._busy)  # the writer is held in its first batch
+        wait_until(lambda: acct._busy, timeout=5)  # the writer is held in its first batch
 
         def let_the_writer_fall_asleep() -> None:
             gate.set()
-            assert _wait(lambda: acct.idle and acct._sleeping)
-            time.sleep(0.05)  # from "about to block" to blocked on its wake-up lock
+            wait_until(lambda: acct.idle and acct._sleeping, timeout=5)
+            # From "about to block" to blocked on its wake-up lock.
+            wait_until(lambda: parked_in_a_lock(acct._thread), timeout=5)
 
         race.before_append = let_the_writer_fall_asleep
         acct.queue_token_counts("s1", model="m", provider="p", input_tokens=10)
         assert race.before_append is None
-        assert _wait(lambda: rows(acct.path)[0][2] == 11), "lost wake-up: the delta sits queued"
+        wait_until(
+            lambda: rows(acct.path)[0][2] == 11,
+            timeout=5,
+            what="the delta written (a lost wake-up leaves it queued)",
+        )
 
 
 def test_queue_call_checks_names_at_once_and_the_writer_drops_bad_values(acct, caplog):
@@ -542,44 +572,12 @@ def test_queue_call_checks_names_at_once_and_the_writer_drops_bad_values(acct, c
     assert acct._thread.is_alive()
 
 
-def _wait(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.002)
-    return False
-
-
 # ------------------------------------------------------------------ through SessionDB
-
-
-@contextmanager
-def released_by_flush(db: SessionDB):
-    """The writer is held until someone flushes: a reader that skips the flush reads stale."""
-    gate = threading.Event()
-    accounting = db.accounting
-    real_apply, real_flush = accounting._apply_batch, accounting.flush_token_counts
-
-    def held(deltas):
-        if threading.current_thread() is accounting._thread:
-            gate.wait(30)
-        return real_apply(deltas)
-
-    def flush(timeout=None):
-        gate.set()
-        return real_flush(timeout)
-
-    accounting._apply_batch, accounting.flush_token_counts = held, flush
-    try:
-        yield gate
-    finally:
-        gate.set()
-        accounting._apply_batch, accounting.flush_token_counts = real_apply, real_flush
 
 
 @pytest.mark.parametrize("reader", ["get_session", "list_sessions", "find_session"])
 async def test_every_reader_reads_through_the_queue(db, session, reader):
+    """S4: every reader of tokens or cost reads through the queue (read-your-writes)."""
     sid = session["id"]
     with released_by_flush(db):
         db.queue_token_counts(sid, model="gpt-test", provider="openai", input_tokens=42)
@@ -609,6 +607,7 @@ async def test_an_old_route_delta_never_resurrects_the_previous_model(db, path):
 
 
 async def test_session_db_close_drains_the_token_queue(tmp_path):
+    """S6: SessionDB.close() stops and drains the writer; a later queue call raises."""
     db = await SessionDB.open(tmp_path / "state.db")
     sid = (await db.create_session(model="m", provider="p", workspace="/w"))["id"]
     with gated(db.accounting) as gate:

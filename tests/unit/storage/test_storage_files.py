@@ -23,7 +23,8 @@ def umask_zero():
     os.umask(previous)
 
 
-def test_private_dir_makes_every_missing_folder_0700(tmp_path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+def test_private_dir_makes_every_missing_folder_0700(tmp_path):
     target = private_dir(tmp_path / "a" / "b")
     assert mode(tmp_path / "a") == 0o700 and mode(target) == 0o700
 
@@ -35,7 +36,8 @@ def test_private_dir_leaves_an_existing_folder_alone(tmp_path):
     assert mode(tmp_path / "mine") == 0o755
 
 
-def test_private_file_creates_0600_and_tightens_without_granting(tmp_path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+def test_private_file_creates_0600_and_tightens_without_granting(tmp_path):
     assert mode(private_file(tmp_path / "new.log")) == 0o600
     loose = tmp_path / "loose.log"
     loose.write_text("x")
@@ -49,7 +51,8 @@ def test_private_file_creates_0600_and_tightens_without_granting(tmp_path, umask
     assert mode(readonly) == 0o400  # the user's read-only choice stands
 
 
-def test_atomic_write_keeps_the_mode_and_a_new_file_is_0600(tmp_path, umask_zero):
+@pytest.mark.usefixtures("umask_zero")
+def test_atomic_write_keeps_the_mode_and_a_new_file_is_0600(tmp_path):
     kept = tmp_path / "config.yaml"
     kept.write_text("old\n")
     kept.chmod(0o640)

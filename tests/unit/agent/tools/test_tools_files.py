@@ -35,6 +35,7 @@ def _escape_path(ws, kind):
     ],
 )
 def test_every_path_tool_refuses_escapes(reg, ws, name, extra, kind):
+    """A4: every file tool refuses a path outside the workspace."""
     raw = _escape_path(ws, kind)
     if name in ("list_dir", "glob", "grep") and kind in ("outside_abs", "file_link"):
         raw = str(ws.parent / "outside") if kind == "outside_abs" else raw

@@ -59,6 +59,7 @@ def test_a_link_loop_is_a_sentence(reg, ws, yolo):
 
 
 def test_writes_and_edits_refuse_links_inside_and_name_the_real_path(reg, ws, yolo):
+    """H4: writes and edits never follow a symlink, even one inside the workspace."""
     (ws / "real").mkdir()
     (ws / "real" / "f.txt").write_text("old\n")
     (ws / "alias").symlink_to("real", target_is_directory=True)
@@ -112,6 +113,7 @@ def test_a_file_that_appeared_during_approval_is_not_overwritten(reg, ws):
 
 
 def test_a_file_modified_during_approval_is_not_overwritten(reg, ws):
+    """H4: a target that changed since it was approved is refused."""
     target = ws / "a.txt"
     target.write_text("old")
     ctx = ToolContext(ws, approve=approving(lambda: target.write_text("theirs, longer")))

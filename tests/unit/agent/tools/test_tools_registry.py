@@ -53,6 +53,7 @@ def test_summary(reg):
     ],
 )
 def test_needs_approval(reg, mode, expected):
+    """A4: which tools need a yes in each approval mode (`ask`, `auto-edit`, `yolo`)."""
     assert {name for name in ALL if reg.needs_approval(name, mode)} == expected
     assert not reg.needs_approval("no_such_tool", mode)
 
@@ -207,6 +208,7 @@ def test_approve_callback_raising_is_a_result(reg, ws):
     ],
 )
 def test_run_never_raises_on_bad_input(reg, yolo, name, args, fragment):
+    """A4: a tool error is a result for the model, never an exception."""
     result = reg.run(name, args, yolo)
     assert isinstance(result, ToolResult)
     assert not result.ok

@@ -1,0 +1,133 @@
+"""What the keys in the binding table do: the `action_*` methods Textual calls on the app."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_tui.clipboard import clip_for
+
+if TYPE_CHECKING:
+    from hermes_tui.app import HermesApp
+
+    _Base = HermesApp
+else:
+    _Base = object
+
+
+class KeyActions(_Base):
+    """The app's key actions (mixed into HermesApp); each hands over to the part that acts."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Queue and steer keys show in the footer only while they can act."""
+        queue = self.turns.queue
+        if action == "steer_composer":
+            return self.turns.busy
+        if action == "focus_queue":
+            return bool(len(queue))
+        if action == "resume_queue":
+            return queue.paused and bool(len(queue))
+        return True
+
+    async def action_quit(self) -> None:
+        """Quit; writes that another process's lock holds up get a bounded wait first (H7).
+
+        The wait says what it waits for; quitting again leaves at once.
+        """
+        if self._quitting or self.db is None or self.db.idle:
+            self.exit(0)
+            return
+        self._quitting = True
+        self.run_worker(self._save_then_exit(), group="exit", exclusive=True, exit_on_error=False)
+
+    async def _save_then_exit(self) -> None:
+        from storage.errors import sentence
+
+        quit_key = self.keys.shown("app.quit")
+
+        def tell(waiting: str) -> None:
+            notice = f"{sentence(waiting)[:-1]}: {quit_key} again quits now."
+            self.call_later(self.notice, notice, "warning")
+
+        try:
+            await self.db.wait_saved(self.config.storage.exit_wait_seconds, on_wait=tell)
+        finally:
+            self.exit(0)
+
+    def action_stop(self) -> None:
+        """Stop the running turn."""
+        self.turns.stop()
+
+    def action_steer_composer(self) -> None:
+        """Send the composer's text into the running turn as a steer, as text (T2, T4)."""
+        # After the characters still queued for the composer (see Composer.action_submit).
+        self.composer.call_later(self._steer_composer_text)
+
+    async def _steer_composer_text(self) -> None:
+        text = self.composer.text
+        if not text.strip():
+            return
+        self.composer.remember(text)
+        await self.send(text, "steer")
+
+    def action_focus_queue(self) -> None:
+        """Focus the queued items (delete removes one, e puts it back in the input)."""
+        self.show_panel("status")
+        self.status_panel.queue_view.list.focus()
+
+    async def action_resume_queue(self) -> None:
+        """Let a paused queue run again."""
+        await self.turns.resume_queue()
+
+    async def action_new_session(self) -> None:
+        """Start a new session."""
+        await self.run_command("/new")
+
+    async def action_help(self) -> None:
+        """Show help."""
+        await self.show_help()
+
+    def action_toggle_sessions(self) -> None:
+        """Show or hide the sessions panel."""
+        self.show_panel("sessions", not self.sessions_panel.display)
+
+    def action_toggle_status(self) -> None:
+        """Show or hide the status panel."""
+        self.show_panel("status", not self.status_panel.display)
+
+    async def action_focus_sessions(self) -> None:
+        """Focus the sessions list (showing the panel)."""
+        await self.sessions.focus_list()
+
+    async def action_search_sessions(self) -> None:
+        """Show the sessions panel and focus its search box."""
+        await self.sessions.open_search()
+
+    def action_focus_composer(self) -> None:
+        """Focus the composer."""
+        self.composer.focus()
+
+    def action_focus_transcript(self) -> None:
+        """Focus the transcript (arrow keys and page keys scroll it)."""
+        self.transcript.focus()
+
+    def action_copy(self) -> None:
+        """Copy the code block under the mouse, else the selected or last answer (OSC 52)."""
+        transcript = self.transcript
+        clip = clip_for(self.mouse_over, transcript.selected, list(transcript.children))
+        if clip is None:
+            self.notify("Nothing to copy yet.", severity="warning")
+            return
+        self.copy_to_clipboard(clip.text)
+        lines = clip.text.count("\n") + 1
+        self.notify(f"Copied the {clip.what} ({lines} line{'s' if lines > 1 else ''}).")
+
+    def action_jump(self, step: int) -> None:
+        """Select the previous or next message in the transcript."""
+        self.transcript.jump(step)
+
+    def action_page(self, step: int) -> None:
+        """Scroll the transcript by a page."""
+        if step < 0:
+            self.transcript.page_up()
+        else:
+            self.transcript.page_down()

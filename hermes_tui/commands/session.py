@@ -1,0 +1,82 @@
+"""Commands about sessions and the model: new, resume, continue, the panel, model, title."""
+
+from __future__ import annotations
+
+from hermes_tui.commands.context import CommandContext
+from hermes_tui.commands.registry import command
+from hermes_tui.turns import WorkKind
+
+
+@command("new", "", "Start a new session")
+async def new(ctx: CommandContext, _argument: str) -> None:
+    """Start a fresh session."""
+    if await ctx.turns.refused("start a new session"):
+        return
+    await ctx.sessions.new()
+
+
+@command("resume", "<id|title>", "Resume a stored session")
+async def resume(ctx: CommandContext, argument: str) -> None:
+    """Resume a session by id, id prefix or title."""
+    if not argument:
+        await ctx.notice("Usage: /resume <id|title>.", "error")
+        return
+    session = await ctx.sessions.find(argument)
+    if session is None:
+        await ctx.notice(f"No session matches {argument!r}.", "error")
+        return
+    await ctx.sessions.resume(session["id"])
+
+
+@command("continue", "", "Finish a turn cut off when the app stopped")
+async def continue_turn(ctx: CommandContext, _argument: str) -> None:
+    """Continue a turn the last run left unfinished, with a typed recovery note (D4)."""
+    if await ctx.turns.refused("continue"):
+        return
+    agent = ctx.agent
+    if not agent.interrupted:
+        await ctx.notice("Nothing to continue: the last turn finished.")
+        return
+    await ctx.turns.begin(WorkKind.CONTINUE, "", agent.continue_interrupted)
+
+
+@command("sessions", "", "Show and focus the sessions panel")
+async def sessions(ctx: CommandContext, _argument: str) -> None:
+    """Show and focus the sessions panel."""
+    await ctx.sessions.focus_list()
+
+
+@command("model", "[provider:model]", "Show or switch the model")
+async def model(ctx: CommandContext, argument: str) -> None:
+    """Show the model, or switch to `provider:model` (a model_switch row in a session)."""
+    from agent.config import ConfigError
+
+    agent = ctx.agent
+    if not argument:
+        known = ", ".join(sorted(ctx.config.providers))
+        await ctx.notice(
+            f"Model: {agent.model_ref} (providers: {known}). Switch with /model provider:model."
+        )
+        return
+    if await ctx.turns.refused("switch models"):
+        return
+    try:
+        agent.set_model(argument)
+    except ConfigError as exc:
+        await ctx.notice(str(exc), "error")
+        return
+    ctx.status.show_model()
+    if agent.session_id is None:
+        await ctx.notice(f"Model set to {argument} for this session.")
+
+
+@command("title", "<text>", "Rename the current session")
+async def title(ctx: CommandContext, argument: str) -> None:
+    """Rename the current session."""
+    if not argument:
+        await ctx.notice("Usage: /title <text>.", "error")
+        return
+    if ctx.agent.session_id is None:
+        await ctx.notice("No session yet: send a message first.", "error")
+        return
+    await ctx.sessions.rename(argument)

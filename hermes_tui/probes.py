@@ -1,0 +1,29 @@
+"""What tests and benchmarks inject into the app, in one object: its clocks and counters."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class Probes:
+    """The app's clocks and test knobs; read on every use, so a test may swap one mid-run.
+
+    The defaults are what a user's app runs with.
+    """
+
+    now: Callable[[], float] = time.time
+    """The wall clock: the sessions panel's relative times."""
+    clock: Callable[[], float] = time.monotonic
+    """The elapsed clock: how long a turn, a tool or a silence has lasted."""
+    cursor_blink: bool = True
+    approval_arm_seconds: float | None = None
+    """How long an approval dialog waits for a quiet moment (None: the dialog's default)."""
+    approval_clock: Callable[[], float] = time.monotonic
+    """The clock that quiet moment is measured with."""
+    ticks: int = 0
+    """Liveness ticks so far (once a second)."""
+    status_drawn: Callable[[], None] | None = None
+    """Called after each status redraw that a batch of agent events asked for."""

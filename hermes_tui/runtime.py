@@ -1,0 +1,103 @@
+"""The one composition root: the demo model, the session store and the agent, started and
+shut down the same way for the TUI and for headless mode."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.config import Config
+
+
+def load_config_for(*, demo: bool = False, model: str | None = None) -> Config:
+    """config.yaml and the environment, with `--model provider:model` applied (checked)."""
+    from agent.config import load_config
+
+    config = load_config(demo=demo)
+    if model:
+        config.provider(model.partition(":")[0])  # an unknown provider is a ConfigError
+        config = config.with_model(model)
+    return config
+
+
+@dataclass
+class Runtime:
+    """What a run of hermes-tui works with: its config, the store, the agent, the demo server."""
+
+    config: Config
+    db: Any
+    agent: Any
+    demo_server: Any = None
+    on_exit_wait: Callable[[str], None] | None = None
+    """Told what the exit waits for while another process's lock holds queued writes."""
+    not_saved: str | None = None
+    """After close: the sentence naming what could not be saved, if anything."""
+
+    @classmethod
+    async def start(
+        cls,
+        config: Config,
+        sink: Callable[[Any], None],
+        approve: Callable[[Any], Any] | None,
+        *,
+        workspace: Path,
+        on_exit_wait: Callable[[str], None] | None = None,
+    ) -> Runtime:
+        """Start the demo model (if configured), open the store, build the agent."""
+        from agent.demo import start_demo
+        from agent.loop import Agent
+        from hermes_tui.store import open_store
+
+        config, server = start_demo(config)
+        try:
+            db = await open_store(config)
+        except BaseException:
+            if server is not None:
+                server.stop()
+            raise
+        agent = Agent(config, store=db, sink=sink, workspace=workspace, approve=approve)
+        return cls(config, db, agent, server, on_exit_wait)
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        config: Config,
+        sink: Callable[[Any], None],
+        approve: Callable[[Any], Any] | None,
+        *,
+        workspace: Path,
+        on_exit_wait: Callable[[str], None] | None = None,
+    ) -> AsyncIterator[Runtime]:
+        """`async with Runtime.open(...) as runtime`: started, and closed however it ends."""
+        runtime = await cls.start(
+            config, sink, approve, workspace=workspace, on_exit_wait=on_exit_wait
+        )
+        try:
+            yield runtime
+        finally:
+            await runtime.close()
+
+    async def close(self, wait: float | None = None) -> str | None:
+        """Stop the agent and its processes, then close the store within its bounded exit
+        wait (`wait`: another bound, e.g. none after a quit that already waited) (H6, H7).
+
+        Returns (and keeps in `not_saved`) the sentence naming what could not be saved.
+        """
+        from agent.tools.shell import kill_all_children
+        from storage.errors import StorageError, sentence
+
+        self.agent.stop()
+        self.agent.close()
+        kill_all_children()  # no run_shell process group outlives the run (H6)
+        try:
+            await self.db.close(wait=wait, on_wait=self.on_exit_wait)
+        except StorageError as exc:
+            self.not_saved = sentence(exc)
+        finally:
+            if self.demo_server is not None:
+                self.demo_server.stop()
+        return self.not_saved

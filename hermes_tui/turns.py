@@ -1,0 +1,267 @@
+"""The turn flow: busy and idle, the input queue, and one way to start and end every piece
+of agent work (a turn, a /continue, a /compact) (T1-T6)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+from textual.worker import Worker, WorkerState
+
+from agent.inbox import InputQueue, QueuedInput
+from agent.kinds import BusyInputMode, TurnStatus
+from hermes_tui.widgets.notes import RecoveryNote
+
+if TYPE_CHECKING:
+    from hermes_tui.app import HermesApp
+
+WORK_GROUP = "work"
+"""The worker group of agent work: one piece at a time."""
+PAUSING_OUTCOMES = frozenset({TurnStatus.STOPPED, TurnStatus.ERROR})
+"""Turn outcomes after which the input queue waits for the user instead of running on (T6)."""
+COMPACT_BUSY = "A turn is running: /compact works when the agent is idle."
+QUEUE_ORIGINS = {BusyInputMode.STEER: "steer", BusyInputMode.INTERRUPT: "redirect"}
+"""How a steer or redirect no turn took is marked in the queue."""
+_ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+
+
+class WorkKind(StrEnum):
+    """What a piece of agent work is: it decides how it starts and how its end is shown."""
+
+    TURN = "turn"
+    CONTINUE = "continue"
+    COMPACTION = "compaction"
+
+
+class WorkEnded(Message):
+    """The work's worker finished; posted behind any event batch already in the queue."""
+
+    def __init__(self, worker: Worker[Any], state: WorkerState) -> None:
+        super().__init__()
+        self.worker = worker
+        self.state = state
+
+
+def quote(text: str, width: int = 60) -> str:
+    """`text` on one line, cut to `width`, in quotes."""
+    line = " ".join(text.split())
+    return f"“{line[: width - 1]}…”" if len(line) > width else f"“{line}”"
+
+
+class TurnController:
+    """Starts agent work, routes input typed meanwhile, and settles each end (T1, T3, T6)."""
+
+    def __init__(self, app: HermesApp) -> None:
+        self.app = app
+        self.queue = InputQueue()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._item: QueuedInput | None = None  # the queued item the running turn came from
+
+    @property
+    def busy(self) -> bool:
+        """True while work runs (from its start until its last event is shown)."""
+        return not self._idle.is_set()
+
+    async def wait_idle(self, timeout: float = 30.0) -> None:
+        """Wait until no work runs (queued input that runs on counts as the same wait)."""
+        await asyncio.wait_for(self._idle.wait(), timeout)
+
+    # -- input -------------------------------------------------------------------------------
+    async def send(self, text: str, mode: str) -> Worker[Any] | None:
+        """Start a turn when idle; during one, queue, steer or redirect (`mode`) the text (T1).
+
+        Nothing is dropped: a steer or redirect that no turn takes joins the queue behind
+        older items. Sending while idle also releases a queue paused by a stop (T6).
+        """
+        agent = self.app.agent
+        if not self.busy:
+            self.queue.resume()
+            return await self.start_turn(text)
+        if mode == BusyInputMode.STEER and agent.steer(text):
+            await self.app.notice(
+                f"↳ steer sent: it reaches the model after the current step. {quote(text)}"
+            )
+        elif mode == BusyInputMode.INTERRUPT and agent.redirect(text):
+            await self.app.notice(f"↳ redirecting the model: {quote(text)}")
+        else:
+            self.queue.push(text, QUEUE_ORIGINS.get(mode, "queued"))
+            self.show_queue()
+        return None
+
+    def stop(self) -> None:
+        """Stop the running work (the queue pauses when a turn ends stopped)."""
+        if self.busy and self.app.agent is not None:
+            self.app.agent.stop()
+
+    async def refused(self, what: str) -> bool:
+        """Say so and return True while work runs: `what` waits for the agent to be idle."""
+        if self.busy:
+            await self.app.notice(
+                f"The agent is working: press escape to stop it before you {what}.", "warning"
+            )
+        return self.busy
+
+    # -- starting ----------------------------------------------------------------------------
+    async def start_turn(self, text: str, item: QueuedInput | None = None) -> Worker[Any]:
+        """Run one user turn with `text` (from the queued `item`, if it came from there)."""
+        agent = self.app.agent
+        return await self.begin(WorkKind.TURN, text, lambda: agent.run_turn(text), item)
+
+    async def begin(
+        self,
+        kind: WorkKind,
+        text: str,
+        work: Callable[[], Any],
+        item: QueuedInput | None = None,
+    ) -> Worker[Any]:
+        """Start `work` on a thread worker: the app is busy until its end has been shown."""
+        self._item = item
+        self._idle.clear()
+        self.app.status.begin(text)
+        transcript = self.app.transcript
+        if kind is WorkKind.TURN:
+            await transcript.add_user(text)
+        elif kind is WorkKind.CONTINUE:
+            await transcript.add(RecoveryNote())
+        # Like a sent message: what it brings shows at the bottom, so follow it.
+        transcript.anchor()
+        self.app.status.set_state("compacting" if kind is WorkKind.COMPACTION else "working")
+        self.app.refresh_bindings()
+        return self.app.run_worker(
+            work, name=kind, group=WORK_GROUP, thread=True, exclusive=True, exit_on_error=False
+        )
+
+    # -- ending ------------------------------------------------------------------------------
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        """Post the end of agent work behind the batches the bridge posted before it."""
+        if event.worker.group == WORK_GROUP and event.state in _ENDED:
+            # A batch may still wait in the app's queue: a message posted now is handled
+            # after it, so the work ends after its events.
+            self.app.post_message(WorkEnded(event.worker, event.state))
+
+    async def ended(self, message: WorkEnded) -> None:
+        """The one end of every piece of work: its last events, its outcome, then what's next."""
+        # Events still buffered in the bridge belong before the end.
+        await self.app.router.apply(self.app.bridge.drain())
+        worker, state = message.worker, message.state
+        if worker.name == WorkKind.COMPACTION:
+            await self._compaction_ended(worker, state)
+        elif state == WorkerState.ERROR:
+            error = worker.error
+            await self.app.transcript.add_error(
+                f"The turn failed unexpectedly: {type(error).__name__}: {error}. "
+                "Your message is saved; send it again or start a /new session."
+            )
+            self.app.status.set_state("error")
+            self.queue.pause()
+        elif state == WorkerState.CANCELLED:
+            self.app.status.set_state("idle")
+        else:
+            await self._settle(worker.result)
+        await self.app.sessions.refresh()
+        await self.run_next_or_idle()
+
+    async def _compaction_ended(self, worker: Worker[Any], state: WorkerState) -> None:
+        result = worker.result if state == WorkerState.SUCCESS else None
+        if state == WorkerState.ERROR:
+            error = worker.error
+            await self.app.transcript.add_error(
+                f"Compaction failed unexpectedly: {type(error).__name__}: {error}. "
+                "Nothing was dropped."
+            )
+        elif result is not None and result.reason == "busy":
+            await self.app.notice(result.message or COMPACT_BUSY, "warning")
+        elif result is not None and result.ok:
+            self.app.status.show_context(result.tokens_after)
+        self.app.status.set_state("idle")
+
+    async def run_next_or_idle(self) -> None:
+        """Start the next queued input, else go idle (nothing waits, or the queue is paused)."""
+        item = self.queue.pop_next()
+        self.show_queue()
+        if item is not None:
+            # The queue runs on without an idle moment in between: busy stays set.
+            await self.start_turn(item.text, item)
+            return
+        # Last, with no await after it: a waiter on the turn sees every row in place.
+        self._idle.set()
+        self.app.refresh_bindings()
+        self.app.status.refresh_liveness()
+
+    async def _settle(self, result: Any) -> None:
+        """Put every text the turn did not consume back in the user's hands (T3, T6, L4)."""
+        composer = self.app.composer
+        if result.unsent and self._item is not None:
+            # It came from the queue: it goes back to the head of the queue (H7).
+            self.queue.put_back(self._item)
+            self.show_queue()
+            await self.app.notice("Your message is back in the queue.", "warning")
+        elif result.unsent:
+            draft = composer.text
+            composer.load_text(f"{result.unsent}\n{draft}" if draft.strip() else result.unsent)
+            composer.move_cursor(composer.document.end)
+            await self.app.notice("Your message is back in the input.", "warning")
+        if result.pending_steer:
+            # Accepted but not delivered before the turn ended: behind older input, once.
+            self.queue.push(result.pending_steer, "steer")
+            await self.app.notice(
+                "The turn ended before your steer reached the model: it waits in the queue."
+            )
+        if result.status in PAUSING_OUTCOMES or result.unsent:
+            self.queue.pause()
+            if len(self.queue):
+                resume = self.app.keys.shown("queue.resume")
+                await self.app.notice(
+                    f"The queue is paused ({len(self.queue)} waiting): {resume} or "
+                    "/queue resume runs it; sending a message also resumes it.",
+                    "warning",
+                )
+
+    # -- the queue ---------------------------------------------------------------------------
+    def show_queue(self) -> None:
+        """Show the queue in the status panel (and the keys that act on it in the footer)."""
+        keys = self.app.keys
+        self.app.status_panel.queue_view.show(
+            self.queue.items,
+            paused=self.queue.paused,
+            focus_key=keys.shown("queue.focus"),
+            resume_key=keys.shown("queue.resume"),
+        )
+        self.app.refresh_bindings()
+
+    async def enqueue(self, text: str) -> None:
+        """Queue `text` behind the rest; it runs at once when nothing else does."""
+        self.queue.push(text)
+        self.show_queue()
+        if not self.busy:
+            await self.run_next_or_idle()
+
+    async def resume_queue(self) -> None:
+        """Let a paused queue run again."""
+        self.queue.resume()
+        self.show_queue()
+        if not self.busy:
+            await self.run_next_or_idle()
+
+    def remove_queued(self, item_id: int) -> None:
+        """Delete one queued item."""
+        self.queue.remove(item_id)
+        self.show_queue()
+        if not len(self.queue):
+            self.app.composer.focus()
+
+    def edit_queued(self, item_id: int) -> None:
+        """Take a queued item out and into the composer, after any draft there (never lost)."""
+        item = self.queue.remove(item_id)
+        if item is None:
+            return
+        composer = self.app.composer
+        draft = composer.text
+        composer.load_text(f"{draft.rstrip()}\n{item.text}" if draft.strip() else item.text)
+        composer.move_cursor(composer.document.end)
+        self.show_queue()
+        composer.focus()

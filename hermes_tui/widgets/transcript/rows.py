@@ -1,0 +1,143 @@
+"""Stored rows -> transcript widgets: exactly what was persisted, no reasoning (D3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from textual.widget import Widget
+
+from hermes_tui.widgets.markers import Marker, marker_text
+from hermes_tui.widgets.messages import UserMessage
+from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
+from hermes_tui.widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:
+    from hermes_tui.widgets.answer import AnswerBlock
+
+
+class Note(NamedTuple):
+    """The typed part of a stored text row: a compaction summary or the recovery note."""
+
+    kind: str
+    """summary | recovery"""
+    text: str
+    """The note's own text (a summary's body)."""
+    rest: str
+    """The row's text after the note (a summary merged into a kept message)."""
+    own_row: bool
+    """The note is a row of its own (a standalone summary)."""
+
+
+class RowReader(Protocol):
+    """What the agent wrote into a stored row, in the agent's own terms."""
+
+    def tool_summary(self, name: str, arguments: Any) -> str:
+        """The one-line summary of a stored tool call."""
+        ...
+
+    def note(self, row: Mapping[str, Any]) -> Note | None:
+        """The row's typed part, if it has one."""
+        ...
+
+
+class PlainRows:
+    """A RowReader that knows no agent: a call is summarised by its name, no row is typed."""
+
+    def tool_summary(self, name: str, arguments: Any) -> str:
+        """The tool's name."""
+        return name
+
+    def note(self, row: Mapping[str, Any]) -> Note | None:
+        """No row is a typed note."""
+        return None
+
+
+def answer_block(text: str = "") -> AnswerBlock:
+    """A new answer widget; Markdown is imported on the first answer, not at start-up."""
+    from hermes_tui.widgets.answer import AnswerBlock
+
+    return AnswerBlock(text)
+
+
+def row_seq(widget: Widget) -> int | None:
+    """The seq of the stored row a widget shows (None: a live row, not stored yet)."""
+    return getattr(widget, "row_seq", None)
+
+
+class RowWidgets:
+    """Builds widgets for stored rows, pairing tool calls with results from any page."""
+
+    def __init__(self, reader: RowReader) -> None:
+        self.reader = reader
+        self._results: dict[str | None, dict[str, Any]] = {}
+        # Tool blocks whose result is on a page not loaded yet.
+        self._missing: dict[str, ToolBlock] = {}
+
+    def clear(self) -> None:
+        """Forget every pairing (another session, or the window reloaded)."""
+        self._results.clear()
+        self._missing.clear()
+
+    def widgets(self, rows: list[dict[str, Any]]) -> list[Widget]:
+        """Widgets for stored rows, each tagged with its row's seq."""
+        for row in rows:
+            if row.get("role") == "tool" and not row.get("display_kind"):
+                self._results[row.get("tool_call_id")] = row
+                missing = self._missing.pop(row.get("tool_call_id") or "", None)
+                if missing is not None and missing.state == "missing":
+                    finish_from_row(missing, row)
+        widgets: list[Widget] = []
+        for row in rows:
+            made = self._row(row)
+            for widget in made:
+                widget.row_seq = row.get("seq")  # type: ignore[attr-defined]
+            widgets.extend(made)
+        return widgets
+
+    def _row(self, row: dict[str, Any]) -> list[Widget]:
+        kind = row.get("display_kind")
+        if kind:
+            text = marker_text(kind, row.get("display_metadata"))
+            return [Marker(kind, text)] if text is not None else []
+        role = row.get("role")
+        if role == "user":
+            made, text = self._typed(row)
+            return made + ([UserMessage(text)] if text else [])
+        if role != "assistant":
+            return []
+        made, text = self._typed(row)
+        if text:
+            made.append(answer_block(text))
+        return made + [self._tool_block(call) for call in row.get("tool_calls") or []]
+
+    def _typed(self, row: dict[str, Any]) -> tuple[list[Widget], str]:
+        """The row's note widget, if typed, and the text shown after it."""
+        note = self.reader.note(row)
+        if note is None:
+            return [], row.get("content") or ""
+        if note.kind == "summary":
+            return [SummaryBlock(note.text)], note.rest
+        return [RecoveryNote()], note.rest
+
+    def _tool_block(self, call: dict[str, Any]) -> ToolBlock:
+        summary = self.reader.tool_summary(call["name"], call.get("arguments"))
+        block = ToolBlock(call["id"], call["name"], summary, state="missing")
+        if call["id"] in self._results:
+            finish_from_row(block, self._results[call["id"]])
+        else:
+            self._missing[call["id"]] = block
+        return block
+
+
+def finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
+    """A stored tool result: ok, error or declined and its duration when recorded, else done."""
+    outcome = row.get("display_metadata") or {}
+    ok = outcome.get("ok") if isinstance(outcome, dict) else None
+    state = "done" if ok is None else ("ok" if ok else "error")
+    if ok is not None and outcome.get("outcome") == "declined":
+        state = "declined"
+    duration = outcome.get("duration") if ok is not None else None
+    if not isinstance(duration, int | float):
+        duration = None
+    block.finish(state, row.get("content") or "", duration)

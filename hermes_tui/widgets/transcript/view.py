@@ -1,0 +1,127 @@
+"""The transcript: the one scroll container; the live turn below the window of stored rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from agent import events as ev
+from hermes_tui.widgets.messages import ErrorBlock, NoticeLine, UserMessage
+from hermes_tui.widgets.transcript.live import LiveTurn
+from hermes_tui.widgets.transcript.rows import RowReader
+from hermes_tui.widgets.transcript.window import HistorySource, HistoryWindow
+
+
+def jump_targets() -> tuple[type[Widget], ...]:
+    """The rows the jump keys stop at."""
+    from hermes_tui.widgets.answer import AnswerBlock
+
+    return (UserMessage, AnswerBlock, ErrorBlock)
+
+
+class Transcript(VerticalScroll):
+    """Follows the bottom while the agent streams, until the user scrolls up."""
+
+    def __init__(self, *, id: str | None = None, show_reasoning: bool = True) -> None:
+        super().__init__(id=id)
+        self.live = LiveTurn(self, show_reasoning=show_reasoning)
+        self.window = HistoryWindow(self)
+        self._selected: Widget | None = None
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def attach(self, history: HistorySource, reader: RowReader) -> None:
+        """Page stored rows from `history`, read with `reader` (once, when the store opens)."""
+        self.window.attach(history, reader)
+
+    async def apply(self, event: ev.AgentEvent) -> None:
+        """Render one agent event of the running turn."""
+        await self.live.apply(event)
+
+    # -- rows --------------------------------------------------------------------------------
+    async def add(self, *widgets: Widget) -> None:
+        """Mount live rows at the end (below the newest stored row)."""
+        await self.window.before_live(widgets)
+        await self.mount_all(widgets)
+
+    async def add_user(self, text: str) -> None:
+        """Show what the user sent and follow the bottom again."""
+        await self.add(UserMessage(text))
+        self.anchor()
+
+    async def add_notice(self, text: str, level: str = "info") -> None:
+        """A one-line notice."""
+        await self.add(NoticeLine(text, level))
+
+    async def add_error(self, message: str) -> None:
+        """An error block."""
+        await self.live.end_message()
+        await self.add(ErrorBlock(message))
+
+    async def clear(self) -> None:
+        """Remove every row (a new or another session)."""
+        await self.live.end_message()
+        self.live.clear()
+        self.window.clear()
+        await self.remove_children()
+        self.anchor()
+
+    async def open_history(self) -> None:
+        """Show the newest page of the current stored session (D3, U5)."""
+        await self.window.open()
+
+    @property
+    def paging(self) -> bool:
+        """True while a page of stored rows is being fetched and mounted."""
+        return self.window.paging
+
+    # -- scrolling ---------------------------------------------------------------------------
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.window.scrolled(old_value, new_value)
+
+    def _on_mouse_scroll_up(self, event: Any) -> None:
+        # At the very top scroll_y cannot change, so the wheel itself asks for more.
+        if self.window.at_top():
+            self.window.request_page("older")
+
+    def page_up(self) -> None:
+        """Scroll up one page, loading older rows at the top."""
+        if self.window.at_top():
+            self.window.request_page("older")
+        self.scroll_page_up(animate=False)
+
+    def page_down(self) -> None:
+        """Scroll down one page, loading newer rows at the bottom."""
+        if self.window.at_bottom():
+            self.window.request_page("newer")
+        self.scroll_page_down(animate=False)
+
+    # -- message navigation ------------------------------------------------------------------
+    @property
+    def selected(self) -> Widget | None:
+        """The message picked with the jump keys, if it is still mounted."""
+        widget = self._selected
+        return widget if widget is not None and widget.is_attached else None
+
+    def jump(self, step: int) -> Widget | None:
+        """Select the previous (-1) or next (+1) message and scroll it to the top."""
+        messages = [w for w in self.children if isinstance(w, jump_targets())]
+        if not messages:
+            return None
+        current = self.selected
+        # Nothing picked yet: start from the newest message.
+        index = messages.index(current) + step if current in messages else len(messages) - 1
+        if index < 0:
+            self.window.request_page("older")
+        index = max(0, min(index, len(messages) - 1))
+        if current is not None:
+            current.remove_class("-selected")
+        target = messages[index]
+        target.add_class("-selected")
+        self._selected = target
+        self.scroll_to_widget(target, top=True, animate=False, immediate=True)
+        return target

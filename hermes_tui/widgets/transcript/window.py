@@ -1,0 +1,237 @@
+"""The window over a long session (U5): a bounded number of rows mounted, pages of stored
+rows loaded as the user scrolls and dropped at the far end."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.widget import Widget
+
+from hermes_tui.widgets.transcript.rows import PlainRows, RowReader, RowWidgets, row_seq
+
+if TYPE_CHECKING:
+    from hermes_tui.widgets.transcript.view import Transcript
+
+PAGE_ROWS = 50
+"""Stored rows fetched per page when the user scrolls past the mounted ones."""
+MAX_MOUNTED = 200
+"""At most this many row widgets stay mounted (beyond it, rows at the far end are dropped)."""
+EDGE_ROWS = 3
+"""Scrolling within this many lines of the top (bottom) loads the next page."""
+
+
+class HistorySource(Protocol):
+    """Where the transcript pages stored rows from (the session database)."""
+
+    async def page(
+        self, *, before_seq: int | None = None, after_seq: int | None = None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Up to `limit` rows next to a seq, oldest first (the newest rows with neither)."""
+        ...
+
+    async def last_user_seq(self) -> int | None:
+        """The seq of the newest stored user row, once pending writes landed."""
+        ...
+
+
+class HistoryWindow:
+    """Which stored rows are mounted, and the paging that moves the window."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        self.transcript = transcript
+        self.history: HistorySource | None = None
+        self.rows = RowWidgets(PlainRows())
+        # Stored rows exist above / below the mounted ones.
+        self._older = False
+        self._newer = False
+        self._paging = False
+        # Widgets of the running turn, not yet tagged with a stored row: never trimmed.
+        self._live: list[Widget] = []
+        # Bumped by clear(): a page fetched for an earlier window is dropped.
+        self._generation = 0
+
+    def attach(self, history: HistorySource, reader: RowReader) -> None:
+        """Page from `history`, reading its rows with `reader` (once, when the store opens)."""
+        self.history = history
+        self.rows = RowWidgets(reader)
+
+    @property
+    def paging(self) -> bool:
+        """True while a page of stored rows is being fetched and mounted."""
+        return self._paging
+
+    def clear(self) -> None:
+        """Forget the window (the transcript was emptied)."""
+        self.rows.clear()
+        self._live.clear()
+        self._older = self._newer = False
+        self._generation += 1
+
+    async def before_live(self, widgets: Sequence[Widget]) -> None:
+        """Live rows go below the newest stored row: reload the tail first if it was trimmed."""
+        while self._newer and self.history is not None:
+            await self.open()
+            self._newer = False
+        if self.history is not None:
+            self._live.extend(widgets)
+
+    async def open(self) -> None:
+        """Show the newest page of the stored session; older pages load on scrolling up."""
+        transcript = self.transcript
+        await transcript.clear()
+        if self.history is None:
+            return
+        rows = await self.history.page(limit=PAGE_ROWS)
+        self._older = len(rows) == PAGE_ROWS
+        await transcript.mount_all(self.rows.widgets(rows))
+        transcript.scroll_end(animate=False, immediate=True)
+
+    def scrolled(self, old_value: float, new_value: float) -> None:
+        """Near an edge, ask for the page beyond it."""
+        if new_value < old_value and new_value <= EDGE_ROWS:
+            self.request_page("older")
+        elif new_value > old_value and new_value >= self.transcript.max_scroll_y - EDGE_ROWS:
+            self.request_page("newer")
+
+    def at_top(self) -> bool:
+        """True when the view is within EDGE_ROWS of the top."""
+        return self.transcript.scroll_y <= EDGE_ROWS
+
+    def at_bottom(self) -> bool:
+        """True when the view is within EDGE_ROWS of the bottom."""
+        return self.transcript.scroll_y >= self.transcript.max_scroll_y - EDGE_ROWS
+
+    def request_page(self, direction: str) -> None:
+        """Load one page of `direction` (older | newer) soon, if there is one."""
+        wanted = self._older if direction == "older" else self._newer
+        if wanted and self.history is not None and not self._paging:
+            self._paging = True
+            self.transcript.call_later(self._load_page, direction)
+
+    async def _load_page(self, direction: str) -> None:
+        """Mount one page of older (or newer) rows and drop rows at the far end."""
+        from storage.errors import StorageError
+
+        try:
+            await self._page(direction)
+        except StorageError as exc:
+            # A damaged database (H7): the rows on screen stay, and the reason is shown.
+            await self.transcript.add_notice(
+                f"More of this session cannot be shown: {exc}.", "error"
+            )
+        finally:
+            # After the scroll position is restored (queued before this), take requests again.
+            self.transcript.call_after_refresh(self._end_paging)
+
+    async def _page(self, direction: str) -> None:
+        transcript = self.transcript
+        generation = self._generation
+        seqs = [seq for seq in map(row_seq, transcript.children) if seq is not None]
+        if self.history is None or not seqs:
+            return
+        older = direction == "older"
+        if older:
+            rows = await self.history.page(before_seq=min(seqs), limit=PAGE_ROWS)
+        else:
+            rows = await self.history.page(after_seq=max(seqs), limit=PAGE_ROWS)
+        if generation != self._generation:
+            return
+        more = len(rows) == PAGE_ROWS
+        widgets = self.rows.widgets(rows)
+        if older:
+            self._older = more
+            if widgets:
+                await self._keep_in_place(lambda: transcript.mount_all(widgets, before=0))
+                await self._trim_async("bottom")
+        else:
+            self._newer = more
+            if widgets:
+                await transcript.mount_all(widgets)
+                await self._keep_in_place(lambda: self._trim_async("top"))
+
+    def _end_paging(self) -> None:
+        self._paging = False
+
+    async def _keep_in_place(self, change: Callable[[], Awaitable[Any]]) -> None:
+        """Apply `change` (mounting above, removing above) without moving what the user sees."""
+        transcript = self.transcript
+        children = list(transcript.children)
+        anchor = next((w for w in children if w.virtual_region.bottom > transcript.scroll_y), None)
+        offset = anchor.virtual_region.y - transcript.scroll_y if anchor is not None else 0
+        await change()
+        if anchor is None or not anchor.is_attached:
+            return
+
+        def restore() -> None:
+            y = anchor.virtual_region.y - offset
+            transcript.scroll_to(y=y, animate=False, immediate=True)
+
+        transcript.call_after_refresh(restore)
+
+    async def _trim_async(self, end: str) -> None:
+        removed = self._trim(end)
+        if removed is not None:
+            await removed
+
+    def _trim(self, end: str) -> Any:
+        """Keep at most MAX_MOUNTED rows: drop whole stored rows from `end` of the window."""
+        children = list(self.transcript.children)
+        excess = len(children) - MAX_MOUNTED
+        if excess <= 0:
+            return None
+        ordered = children if end == "top" else children[::-1]
+        cut = excess
+        # A stored row's widgets go together, so no row is half shown.
+        while cut < len(ordered) and row_seq(ordered[cut]) == row_seq(ordered[cut - 1]):
+            cut += 1
+        doomed = ordered[:cut]
+        # The bottom is live while a turn has unsealed widgets: it is never trimmed then.
+        live = [w for w in doomed if w in self._live] or (end == "bottom" and self._live)
+        keeps_a_seq = any(row_seq(w) is not None for w in ordered[cut:])
+        if live or not keeps_a_seq:
+            return None
+        if end == "top":
+            self._older = True
+        else:
+            self._newer = True
+            # Following "the bottom" makes no sense while the newest rows are not mounted.
+            self.transcript.anchor(False)
+        return self.transcript.remove_children(doomed)
+
+    async def seal_turn(self) -> None:
+        """Tag the finished turn's widgets with its stored user row, so they can be paged."""
+        if self.history is None or not self._live:
+            return
+        seq = await self.history.last_user_seq()
+        if seq is None:
+            return
+        for widget in self._live:
+            if widget.is_attached:
+                widget.row_seq = seq  # type: ignore[attr-defined]
+        self._live.clear()
+        if self.at_bottom():
+            await self._keep_in_place(lambda: self._trim_async("top"))
+
+    async def renumber_after_compaction(self) -> None:
+        """Compaction stored its marker (and summary) before the kept tail, moving the tail's
+        seqs up: the mounted tail rows take their new seqs, so paging stays exact (U5)."""
+        if self.history is None:
+            return
+        rows = await self.history.page(limit=PAGE_ROWS)
+        marker = next((r for r in reversed(rows) if r.get("display_kind") == "compaction"), None)
+        if marker is None:
+            return
+        start = marker["seq"]
+        reader = self.rows.reader
+        summaries = [r for r in rows if r["seq"] == start + 1 and _own_row_note(reader, r)]
+        inserted = 1 + len(summaries)
+        for widget in self.transcript.children:
+            seq = row_seq(widget)
+            if seq is not None and seq >= start and widget not in self._live:
+                widget.row_seq = seq + inserted  # type: ignore[attr-defined]
+
+
+def _own_row_note(reader: RowReader, row: dict[str, Any]) -> bool:
+    note = reader.note(row)
+    return note is not None and note.own_row
