@@ -103,8 +103,12 @@ class UsageUpdated(NamedTuple):
 
     The totals are the session's: what was stored when it was resumed plus this run's calls.
     `estimated`: the server sent no usage for this call (it was stopped or failed), so its
-    counts are estimates (the status panel may mark them "~"). `purpose`: what the call was
+    counts are estimates (the status panel marks them "~"). `purpose`: what the call was
     for; only a turn's call (`CallPurpose.TURN`) measures the conversation's context.
+
+    `context_tokens`: what the call left in the model's context, its whole prompt (cached
+    tokens included, on either wire) plus its output; `context_window`: the model's window
+    (None: unknown). The context bar shows the one over the other.
     """
 
     input_tokens: int
@@ -115,6 +119,8 @@ class UsageUpdated(NamedTuple):
     total_cost_usd: float | None = None
     estimated: bool = False
     purpose: CallPurpose = CallPurpose.TURN
+    context_tokens: int = 0
+    context_window: int | None = None
 
 
 class Retrying(NamedTuple):

@@ -108,8 +108,8 @@ class CompactionHost(Protocol):
         ...
 
     @property
-    def context_window(self) -> int:
-        """The current model's context window."""
+    def context_window(self) -> int | None:
+        """The current model's context window (None: nobody knows it)."""
         ...
 
     def request(self) -> ChatRequest:

@@ -14,6 +14,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.config import ProviderConfig
+from agent.context_gauge import prompt_tokens
 from agent.kinds import CallPurpose
 from agent.models import tokens_for_chars
 from agent.pricing import call_cost, prices_for
@@ -45,11 +46,21 @@ class Usage:
         )
 
 
-def estimated_usage(prompt_tokens: int, streamed_chars: int) -> UsagePart:
+def estimated_usage(prompt: int, streamed_chars: int) -> UsagePart:
     """A call without the server's usage: the request's prompt size and the output so far."""
     return UsagePart(
-        input_tokens=prompt_tokens, output_tokens=tokens_for_chars(streamed_chars), estimated=True
+        input_tokens=prompt, output_tokens=tokens_for_chars(streamed_chars), estimated=True
     )
+
+
+def context_tokens(usage: UsagePart, provider_kind: str) -> int:
+    """The tokens a call leaves in the model's context: its whole prompt and its output.
+
+    The OpenAI wire's `prompt_tokens` include the cached ones; Anthropic's `input_tokens`
+    leave them out (`cache_read_input_tokens`, `cache_creation_input_tokens` count apart).
+    """
+    prompt = prompt_tokens(usage, input_includes_cache=provider_kind != "anthropic")
+    return prompt + usage.output_tokens
 
 
 def token_delta(
@@ -96,6 +107,7 @@ class UsageRecorder:
         writer: SessionWriter,
         sink: ev.Sink,
         purpose: CallPurpose = CallPurpose.TURN,
+        context_window: int | None = None,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals
@@ -117,5 +129,7 @@ class UsageRecorder:
                 totals.cost_usd,
                 usage.estimated,
                 purpose,
+                context_tokens(usage, provider.kind),
+                context_window,
             )
         )
