@@ -335,11 +335,11 @@ class Agent:
                 break
         if first is None or all(m is not first for m in unanswered):
             return
-            return
         for message in unanswered:
             message.withheld = True
         meta = {"withheld": len(unanswered), "error": result.error or "", "kind": str(kind)}
         self._append(Message("assistant", display_kind=REQUEST_FAILED, display_metadata=meta))
+        self.sink(ev.DisplayRow(REQUEST_FAILED, meta))
         result.withheld = "\n\n".join(m.content for m in reversed(unanswered))
 
     def _internal_error(self, exc: Exception) -> str:

@@ -205,6 +205,8 @@ class TurnController:
             composer.load_text(f"{result.unsent}\n{draft}" if draft.strip() else result.unsent)
             composer.move_cursor(composer.document.end)
             await self.app.notice("Your message is back in the input.", "warning")
+        elif getattr(result, "withheld", None):
+            await self._offer_withheld(result.withheld)
         if result.pending_steer:
             # Accepted but not delivered before the turn ended: behind older input, once.
             self.queue.push(result.pending_steer, "steer")
@@ -220,6 +222,25 @@ class TurnController:
                     "/queue resume runs it; sending a message also resumes it.",
                     "warning",
                 )
+
+    async def _offer_withheld(self, text: str) -> None:
+        """A failed turn's text no model answered: the agent never sends it again, so it is
+        offered back in the input to send on purpose; a draft there is never overwritten."""
+        composer = self.app.composer
+        if composer.text.strip():
+            await self.app.notice(
+                "The request failed, so your message will not be sent again: your draft is "
+                "kept, and ↑ in the input brings the message back.",
+                "warning",
+            )
+            return
+        composer.load_text(text)
+        composer.move_cursor(composer.document.end)
+        await self.app.notice(
+            "The request failed, so your message will not be sent again: it is back in the "
+            "input, to send again or clear.",
+            "warning",
+        )
 
     # -- the queue ---------------------------------------------------------------------------
     def show_queue(self) -> None:

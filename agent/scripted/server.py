@@ -329,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.status is not None and reply.status >= 400:
             message = reply.error_message or f"scripted server: HTTP {reply.status}"
+            if reply.gate is not None:
+                self._before_body(reply)  # an error can wait at a gate too (held mid-request)
             self._send_error(wire, reply.status, reply, message)
             return
         if reply.raw_sse is not None:
