@@ -74,6 +74,7 @@ def test_after_compact_the_next_request_is_smaller_by_the_servers_count(real, ll
     assert summary.purpose == CallPurpose.SUMMARY and not summary.estimated
     assert agent.run_turn("Thanks. Go on.").status in ("ok", "truncated")
     after = turn_prompts(real)[-1]
+    print(f"realmodel /compact: next request's prompt tokens (server usage) {before} -> {after}")
     assert after < before, (before, after)
     # Every call is in the session's totals: the turn, the summary, one more turn.
     row = real.session(agent.session_id)
@@ -95,6 +96,7 @@ def test_automatic_compaction_at_a_small_window_lets_the_call_succeed(real, llam
     finished = [e for e in real.events if isinstance(e, ev.CompactionFinished)]
     assert finished and finished[-1].ok, [e.message for e in finished]
     (prompt,) = turn_prompts(real)
+    print(f"realmodel automatic compaction at a {window} window: the call took {prompt} tokens")
     assert prompt < window * 0.75  # the call went through, well inside the window
 
 
