@@ -229,18 +229,12 @@ class TurnController:
         composer = self.app.composer
         if composer.text.strip():
             await self.app.notice(
-                "The request failed, so your message will not be sent again: your draft is "
-                "kept, and ↑ in the input brings the message back.",
-                "warning",
+                "Your draft is kept; ↑ in the input brings back the failed message.", "warning"
             )
             return
         composer.load_text(text)
         composer.move_cursor(composer.document.end)
-        await self.app.notice(
-            "The request failed, so your message will not be sent again: it is back in the "
-            "input, to send again or clear.",
-            "warning",
-        )
+        await self.app.notice("Your message is back in the input: send it again or clear it.")
 
     # -- the queue ---------------------------------------------------------------------------
     def show_queue(self) -> None:

@@ -57,11 +57,8 @@ def _request_failed(metadata: dict[str, Any]) -> str:
     """After a failed turn's messages: no model answered them and none is sent again (T7)."""
     count = metadata.get("withheld")
     if isinstance(count, int) and count > 1:
-        return (
-            f"{MARK} request failed: the {count} messages above were not answered "
-            "and are not sent again"
-        )
-    return f"{MARK} request failed: the message above was not answered and is not sent again"
+        return f"{MARK} request failed: the {count} messages above are kept, not sent again"
+    return f"{MARK} request failed: the message above is kept, not sent again"
 
 
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {

@@ -104,9 +104,7 @@ async def test_a_withheld_message_is_shown_and_offered_back(scripted, hermes_hom
     async with app.run_test(size=SIZE) as pilot:
         await run_turn(pilot, "the first try")
         markers = [m.text for m in app.transcript.query(Marker) if m.kind == "request_failed"]
-        assert markers == [
-            "◈ request failed: the message above was not answered and is not sent again"
-        ]
+        assert markers == ["◈ request failed: the message above is kept, not sent again"]
         # Never lost: it is back in the input, to send on purpose.
         assert app.composer.text == "the first try"
         app.composer.load_text("")
@@ -132,7 +130,7 @@ async def test_a_withheld_message_never_overwrites_a_draft(scripted, hermes_home
             await app.wait_for_turn()
             await pilot.pause()
             assert app.composer.text == "a draft I am writing"
-            assert any("↑ in the input brings" in n for n in notices(app)), notices(app)
+            assert any("↑ in the input brings back" in n for n in notices(app)), notices(app)
     finally:
         server.open_gate("g")
 
