@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 
 from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
+from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.notes import RecoveryNote
 
 if TYPE_CHECKING:
@@ -232,9 +233,14 @@ class TurnController:
                 "Your draft is kept; ↑ in the input brings back the failed message.", "warning"
             )
             return
-        composer.load_text(text)
+        # The input draws what it holds: a control character would reach the terminal (H1).
+        shown = safe_text(text)
+        composer.load_text(shown)
         composer.move_cursor(composer.document.end)
-        await self.app.notice("Your message is back in the input: send it again or clear it.")
+        visible = " (its control characters shown as symbols)" if shown != text else ""
+        await self.app.notice(
+            f"Your message is back in the input{visible}: send it again or clear it."
+        )
 
     # -- the queue ---------------------------------------------------------------------------
     def show_queue(self) -> None:

@@ -336,6 +336,10 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.raw_sse is not None:
             self._stream(reply, wire_raw.raw_chunks(reply.raw_sse), wire)
             return
+        self._send_reply(reply, info, wire)
+
+    def _send_reply(self, reply: Reply, info: RequestInfo, wire: str) -> None:
+        """A scripted answer (streamed or whole) on `wire`."""
         rid = self.owner._next_id()
         if wire == "anthropic":
             msg_id = f"msg_scripted_{rid}"
