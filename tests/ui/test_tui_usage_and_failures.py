@@ -9,7 +9,9 @@ import yaml
 from ui.tui_helpers import FIXED_NOW, reply, run_turn
 from waits import wait_until
 
+from agent import events as ev
 from agent.config import load_config
+from agent.kinds import CallPurpose
 from agent.messages import model_visible
 from hermes_tui.app import HermesApp
 from hermes_tui.probes import Probes
@@ -152,3 +154,19 @@ def test_a_gguf_path_as_model_keeps_the_session_row_to_two_lines():
     assert lines[1].startswith("  5m ago · SmolLM2-135M")
     assert lines[1].endswith("…")
     assert "/home/me" not in label.plain
+
+
+async def test_a_summary_call_counts_in_the_totals_but_not_on_the_meter(make_app, scripted):
+    server = scripted({"replies": [reply("hi")]})
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_turn(pilot, "hello")
+        status = app.status_panel.status
+        before = status.context_used
+        # A compaction's summary call: its prompt was the old history, not the context now.
+        summary = ev.UsageUpdated(
+            5000, 300, 6200, 380, purpose=CallPurpose.SUMMARY, context_tokens=5300
+        )
+        await app.router.apply([summary])
+        assert (status.input_tokens, status.output_tokens) == (6200, 380)
+        assert status.context_used == before == 1280
