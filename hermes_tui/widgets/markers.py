@@ -67,6 +67,14 @@ def _instructions(metadata: dict[str, Any]) -> str:
     return f"{MARK} instructions changed"
 
 
+def _request_failed(metadata: dict[str, Any]) -> str:
+    """After a failed turn's messages: no model answered them and none is sent again (T7)."""
+    count = metadata.get("withheld")
+    if isinstance(count, int) and count > 1:
+        return f"{MARK} request failed: the {count} messages above are kept, not sent again"
+    return f"{MARK} request failed: the message above is kept, not sent again"
+
+
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "steer": _landed("steered"),
     "redirect": _landed("redirected"),
@@ -74,6 +82,7 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "async_delegation_complete": _delegation,
     "compaction": _compaction,
     "instructions": _instructions,
+    "request_failed": _request_failed,
     "hidden": lambda _metadata: None,
 }
 
