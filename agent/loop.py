@@ -8,11 +8,12 @@ usage (agent/usage.py), the session's writes (agent/session_writer.py) and the t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,16 +27,18 @@ from agent.compaction import (
     log_session,
     session_var,
 )
-from agent.config import Config, split_model_ref
+from agent.config import Config, ConfigError, split_model_ref
+from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
 from agent.inbox import Inbox
-from agent.kinds import ErrorKind, Phase, TurnStatus
+from agent.kinds import CallPurpose, ErrorKind, Phase, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
 from agent.messages import REQUEST_FAILED, Message, ToolCall, ToolCallIds, mark_withheld
 from agent.model_call import call_model
-from agent.models import context_window_for
+from agent.models import context_window_for, estimate_request
 from agent.ports import ApprovalPolicy, SessionStore
+from agent.project_context import ProjectContext
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import ChatRequest, Provider, UsagePart
 from agent.providers.discovery import SERVERS
@@ -44,7 +47,7 @@ from agent.secrets import Secrets
 from agent.server_check import ask_server, check_model
 from agent.session_writer import SessionWriter
 from agent.tool_batch import ToolBatch
-from agent.usage import Usage, UsageRecorder
+from agent.usage import Usage, UsageRecorder, estimated_usage
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
@@ -110,6 +113,10 @@ class Agent:
         self.compressor = ContextCompressor(config.compression, on_change=self._save_cooldown)
         self.skew_guard = CodeSkewGuard()
         self.secrets = self._read_secrets()
+        # Instruction files and @ mentions (P1, P2); display rows kept like any other.
+        self.context = ProjectContext(
+            self.workspace, config.home, lambda event: self.sink(event), self._append
+        )
         self._ids = ToolCallIds()
         self._providers: dict[str, Provider] = {}
         self._turn_lock = threading.Lock()
@@ -169,9 +176,11 @@ class Agent:
         self.messages = []
         self._ids = ToolCallIds()
         self.usage = Usage()
+        self.compressor.gauge.reset()
         self.approvals.clear()
         self.session_metadata = {}
         self.compressor.restore_cooldown(None)
+        self.context.new_session()
 
     def attach_session(
         self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
@@ -187,10 +196,12 @@ class Agent:
         mark_withheld(self.messages)
         self._ids = ToolCallIds.from_history(self.messages)
         self.usage = Usage.of_session(session)
+        self.compressor.gauge.reset()
         self.approvals.clear()
         self.session_metadata = dict((session or {}).get("metadata") or {})
         # The cooldown belongs to the session: it survives across runs (C3).
         self.compressor.restore_cooldown(self.session_metadata.get(COOLDOWN_KEY))
+        self.context.attach_rows(rows)
 
     def resume(self, ref: str) -> dict[str, Any]:
         """Blocking resume by id or title through the store; returns the session row."""
@@ -222,6 +233,8 @@ class Agent:
         provider, model = split_model_ref(ref)
         self.config.provider(provider)
         previous, self.model_ref = self.model_ref, ref
+        if previous != ref:
+            self.compressor.gauge.reset()  # another model counts tokens its own way
         if self.session_id is not None and previous != ref:
             meta = {"from": previous, "to": ref}
             self._append(Message("assistant", display_kind="model_switch", display_metadata=meta))
@@ -252,17 +265,30 @@ class Agent:
             hook()
 
     # -- the turn -------------------------------------------------------------------------
-    def run_turn(self, text: str, *, note_kind: str | None = None) -> TurnResult:
+    def run_turn(
+        self,
+        text: str,
+        *,
+        note_kind: str | None = None,
+        shown: str | None = None,
+        model: str | None = None,
+    ) -> TurnResult:
         """Run one user turn to its end; blocks the calling thread.
 
         `note_kind` types the user message (e.g. "recovery") in the same insert as its text.
+        `shown` is what the user typed when the model reads another text (a custom command's
+        prompt); `model` (provider:model) runs this turn alone on another model.
         """
         skew = self.skew_guard.skew_message()
         if skew is not None:
             # Refused before anything is written: the text goes back to the user (L4).
             self.sink(ev.TurnError(skew, ErrorKind.UPGRADED))
             return TurnResult(TurnStatus.ERROR, error=skew, unsent=text)
-        with self._turn_lock:
+        unknown = self._unknown_model(model)
+        if unknown is not None:
+            self.sink(ev.TurnError(unknown, ErrorKind.CONFIG))
+            return TurnResult(TurnStatus.ERROR, error=unknown, unsent=shown or text)
+        with self._turn_lock, self._turn_model(model):
             self.activity.reset()
             self.control.begin_turn()
             self.inbox.open_generation()
@@ -274,16 +300,16 @@ class Agent:
             asked: Message | None = None  # the turn's own user message
             try:
                 self._ask_server()
-                self._ensure_session(text)
+                typed = text if shown is None else shown
+                self._ensure_session(typed)
                 # C6: every log record of this turn, on any thread it spawns, names the session.
                 log_token = session_var.set(self.session_id)
                 result.session_id = self.session_id
-                self.sink(ev.TurnStarted(self.session_id or "", text))
+                self.sink(ev.TurnStarted(self.session_id or "", typed))
                 self._close_unanswered_calls()
-                meta = recovery.note_metadata(note_kind) if note_kind else None
-                asked = Message("user", text, display_metadata=meta)
-                self._append(asked, persist=True)
+                asked = self._take_user_message(text, shown, note_kind)
                 taken = True
+                self.context.refresh(in_session=True)
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED
@@ -296,7 +322,7 @@ class Agent:
                 log.warning("turn ended by a storage failure: %s", exc)
                 self._fail(result, sentence(exc), ErrorKind.STORAGE)
                 if not taken:
-                    result.unsent = text
+                    result.unsent = text if shown is None else shown
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 self._fail(result, redact(self._internal_error(exc)), ErrorKind.INTERNAL)
@@ -306,6 +332,43 @@ class Agent:
                 if log_token is not None:
                     session_var.reset(log_token)
             return result
+
+    def _take_user_message(self, text: str, shown: str | None, note_kind: str | None) -> Message:
+        """Append the user's message, its `@path` mentions attached (P2), show them; return it."""
+        meta = recovery.note_metadata(note_kind) if note_kind else None
+        message, attached = self.context.user_message(
+            text, shown=shown, metadata=meta, redact=self.secrets.redact, window=self.context_window
+        )
+        self._append(message, persist=True)
+        if attached:
+            self.sink(ev.InputAttached(attached))
+        return message
+
+    def _unknown_model(self, model: str | None) -> str | None:
+        """Why `model` cannot run a turn (not provider:model, or no such provider), or None."""
+        if model is None:
+            return None
+        try:
+            self.config.provider(split_model_ref(model)[0])
+        except ConfigError as exc:
+            return str(exc)
+        return None
+
+    @contextlib.contextmanager
+    def _turn_model(self, model: str | None) -> Iterator[None]:
+        """Run the block on `model` (checked by `_unknown_model`), then on the session's."""
+        if model is None:
+            yield
+            return
+        previous, self.model_ref = self.model_ref, model
+        try:
+            yield
+        finally:
+            self.model_ref = previous
+
+    def refresh_instructions(self) -> None:
+        """Read the instruction files now (a session starts); notices go to the sink (P1)."""
+        self.context.refresh(in_session=self.session_id is not None)
 
     def _fail(self, result: TurnResult, error: str, kind: str) -> None:
         result.status = TurnStatus.ERROR
@@ -330,11 +393,11 @@ class Agent:
                 break
         if first is None or all(m is not first for m in unanswered):
             return
-            return
         for message in unanswered:
             message.withheld = True
         meta = {"withheld": len(unanswered), "error": result.error or "", "kind": str(kind)}
         self._append(Message("assistant", display_kind=REQUEST_FAILED, display_metadata=meta))
+        self.sink(ev.DisplayRow(REQUEST_FAILED, meta))
         result.withheld = "\n\n".join(m.content for m in reversed(unanswered))
 
     def _internal_error(self, exc: Exception) -> str:
@@ -421,6 +484,12 @@ class Agent:
                 continue
             text = draft.visible_text
             if not text.strip() and not draft.calls:
+                if draft.finish == "length":
+                    # Cut off before any answer (often: reasoning took the whole budget).
+                    # Not an empty answer: asking again would spend the same budget the
+                    # same way (A6 is for a model that chose to say nothing).
+                    self._cut_off_before_answer(draft, result)
+                    return
                 if nudged:
                     raise ProviderError(
                         ErrorKind.EMPTY,
@@ -468,6 +537,22 @@ class Agent:
             self.sink(ev.Notice(result.error, "warning"))
         return calls
 
+    def _cut_off_before_answer(self, draft: Draft, result: TurnResult) -> None:
+        """End the turn on an output limit reached before any text or tool call."""
+        name = self.provider_name
+        provider = self.config.provider(name)
+        limit = f" (now {provider.max_tokens})" if provider.max_tokens else ""
+        fix = f"raise `providers.{name}.max_tokens`{limit}"
+        if provider.thinking_budget:
+            fix += f" or lower `providers.{name}.thinking_budget` ({provider.thinking_budget})"
+        if draft.reasoned:
+            what = "The model used its whole output budget thinking and wrote no answer"
+        else:
+            what = "The answer was cut off at the model's output limit before it began"
+        result.status = TurnStatus.TRUNCATED
+        result.error = f"{what}: {fix}, then ask again."
+        self.sink(ev.Notice(result.error, "warning"))
+
     def _deliver_steers(self) -> None:
         """Deliver accepted steers as user-authored guidance at a safe boundary (T2)."""
         for text in self.inbox.take():
@@ -507,6 +592,8 @@ class Agent:
                 keep=lambda message: self._append(message, persist=True),
             )
             batch.run(calls, stopped=not entered)
+            # A subdirectory's instruction file joins the first time a tool touches it (P1).
+            self.context.touched(calls)
         finally:
             self.control.leave_tools()
 
@@ -531,7 +618,9 @@ class Agent:
         return ChatRequest(
             model=self.model_name,
             messages=self.messages,
-            system=self.config.agent.system_prompt or system_prompt(self.workspace),
+            system=self.context.system(
+                self.config.agent.system_prompt or system_prompt(self.workspace)
+            ),
             tools=self.registry.schemas(),
             max_tokens=provider_config.max_tokens,
             extra_body=self.routing_body(),
@@ -584,7 +673,8 @@ class Agent:
             started=ev.RequestStarted(iteration, self.model_name, self.provider_name),
             sink=self.sink,
             touch=self.activity.touch,
-            on_usage=self._record_usage,
+            on_usage=self._turn_usage,
+            estimate=self._estimate_usage,
         )
 
     def _ask_server(self) -> None:
@@ -617,7 +707,23 @@ class Agent:
             self.session_metadata[COOLDOWN_KEY] = state
         self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
 
-    def _record_usage(self, usage: UsagePart) -> None:
+    def _turn_usage(self, usage: UsagePart) -> None:
+        """A turn call's usage: accounted, and (when the server counted it) a gauge sample."""
+        if not usage.estimated:
+            # The messages are those of the request still streaming: the estimate is its own.
+            kind = self.config.provider(self.provider_name).kind
+            reported = prompt_tokens(usage, input_includes_cache=kind != "anthropic")
+            self.compressor.gauge.observe(reported, estimate_request(self.request()))
+        self.record_usage(usage)
+
+    def _estimate_usage(self, draft: Draft) -> UsagePart:
+        """A call the server sent no usage for: its prompt as the provider would count it (the
+        last report, scaled) and the output it streamed, marked estimated."""
+        prompt = self.compressor.gauge.project(estimate_request(self.request()))
+        return estimated_usage(prompt, draft.streamed_chars)
+
+    def record_usage(self, usage: UsagePart, purpose: CallPurpose = CallPurpose.TURN) -> None:
+        """Account one model call of the session, whatever it was for (S2)."""
         name = self.provider_name
         self.usage_recorder.record(
             usage,
@@ -627,6 +733,7 @@ class Agent:
             session_id=self.session_id,
             writer=self.writer,
             sink=self.sink,
+            purpose=purpose,
             context_window=self.context_window,
         )
 
