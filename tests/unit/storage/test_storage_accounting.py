@@ -660,10 +660,10 @@ def test_s3_an_absolute_delta_sets_the_usage_row_as_well_as_the_session(acct):
     )  # fmt: skip
     session, _ = rows(acct.path)
     assert session[2:10] == (4, 0, 2, 0, 0, 3, 0.5, None)
-    assert usage_row(acct.path) == (4, 0, 2, 0, 0, 3, 0.5, None)
+    assert usage_row(acct.path) == (4, 0, 2, 0, 0, 3, 0.5, None, 0)  # ..., estimated_calls
     # None costs keep what is stored, on both rows.
     acct.update_token_counts("s1", model="m", provider="p", input_tokens=1, absolute=True)
-    assert rows(acct.path)[0][8] == 0.5 and usage_row(acct.path)[-2:] == (0.5, None)
+    assert rows(acct.path)[0][8] == 0.5 and usage_row(acct.path)[6:8] == (0.5, None)
 
 
 def test_s2_a_delta_with_no_call_adds_no_call(acct):
