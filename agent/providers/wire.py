@@ -174,15 +174,14 @@ class _DrainingBody(httpx2.SyncByteStream):
             net.deadline = None
 
 
-# Requests go out as headers then body: without TCP_NODELAY the body waits on a delayed ACK.
-_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-
-
 class DrainingTransport(httpx2.HTTPTransport):
-    """httpx2's transport with drained bodies (kept connections) and a shared TLS context."""
+    """httpx2's transport with drained bodies (kept connections) and a shared TLS context.
+
+    Requests go out as headers then body; httpcore2 sets TCP_NODELAY on every socket, so the
+    body never waits on a delayed ACK (a test checks the option on the socket).
+    """
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("socket_options", _SOCKET_OPTIONS)
         super().__init__(**kwargs)
         self._pool._network_backend = _DrainBackend()
 
