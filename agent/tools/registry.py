@@ -70,11 +70,16 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The outcome of a tool call, sent back to the model; `declined`: the user said no."""
+    """The outcome of a tool call, sent back to the model; `declined`: the user said no.
+
+    `display` is for the transcript only (a file change's diff): kept with the result's row
+    as display metadata, never part of what the model reads (D1, X1).
+    """
 
     ok: bool
     output: str
     declined: bool = False
+    display: dict[str, Any] | None = None
 
 
 class ToolError(Exception):
@@ -319,7 +324,9 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not crash the turn
             result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
         output = result.output if isinstance(result.output, str) else str(result.output)
-        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap), result.declined)
+        return ToolResult(
+            bool(result.ok), cap_text(output, ctx.output_cap), result.declined, result.display
+        )
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)

@@ -1,0 +1,56 @@
+"""Deterministic SVG snapshots of what the agent changed: diffs, the rewind picker, forks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ui.tui_helpers import reply, run_turn
+
+OPS = (
+    "def add(a, b):\n"
+    "    return a + b\n"
+    "\n"
+    "\n"
+    "def sub(a, b):\n"
+    "    return a + b  # wrong\n"
+    "\n"
+    "\n"
+    "def mul(a, b):\n"
+    "    return a * b\n"
+)
+
+
+def _fix_sub(workspace: Path) -> dict:
+    (workspace / "ops.py").write_text(OPS, encoding="utf-8")
+    arguments = {
+        "path": "ops.py",
+        "old_string": "    return a + b  # wrong\n",
+        "new_string": '    """a minus b."""\n    return a - b\n',
+    }
+    return {
+        "replies": [
+            reply(
+                "Fixing sub.",
+                tool_calls=[{"id": "e1", "name": "edit_file", "arguments": arguments}],
+            ),
+            reply("Fixed: `sub` subtracts now."),
+        ]
+    }
+
+
+def test_diff_tool_block_narrow(snap_compare, make_app, scripted, workspace):
+    app = make_app(scripted(_fix_sub(workspace)), approval="yolo")
+
+    async def turn(pilot):
+        await run_turn(pilot, "fix sub in ops.py")
+
+    assert snap_compare(app, terminal_size=(100, 32), run_before=turn)
+
+
+def test_diff_tool_block_side_by_side(snap_compare, make_app, scripted, workspace):
+    app = make_app(scripted(_fix_sub(workspace)), approval="yolo")
+
+    async def turn(pilot):
+        await run_turn(pilot, "fix sub in ops.py")
+
+    assert snap_compare(app, terminal_size=(214, 32), run_before=turn)
