@@ -40,6 +40,7 @@ from agent.usage import Usage, UsageRecorder
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
+    from agent.checkpoints.checkpointer import Checkpointer
     from agent.tools.registry import ToolRegistry
 
 log = logging.getLogger("hermes_tui.agent")
@@ -95,6 +96,34 @@ class Agent:
         self._ids = ToolCallIds()
         self._providers: dict[str, Provider] = {}
         self._turn_lock = threading.Lock()
+        self.checkpointer = self._make_checkpointer()
+
+    def _make_checkpointer(self) -> Checkpointer | None:
+        """The workspace's checkpoints (X2), or None when they are off or git is missing."""
+        from agent.checkpoints.checkpointer import Checkpointer
+        from agent.checkpoints.shadow import git_available
+
+        settings = self.config.checkpoints
+        if not settings.enabled or not git_available():
+            return None
+        store = self.store
+
+        def record(session_id: str, row: dict[str, Any]) -> None:
+            if store is not None:
+                store.enqueue_checkpoint(session_id, row)
+
+        def update(session_id: str, key: str, fields: dict[str, Any]) -> None:
+            if store is not None:
+                store.enqueue_checkpoint_update(session_id, key, **fields)
+
+        return Checkpointer.for_workspace(
+            self.workspace,
+            self.config.home,
+            lambda text, level: self.sink(ev.Notice(text, level)),
+            record=record,
+            update=update,
+            max_file_bytes=int(settings.max_file_mb * 1024 * 1024),
+        )
 
     def _read_secrets(self) -> Secrets:
         """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
@@ -196,10 +225,15 @@ class Agent:
         self.config.provider(provider)
         previous, self.model_ref = self.model_ref, ref
         if self.session_id is not None and previous != ref:
-            meta = {"from": previous, "to": ref}
-            self._append(Message("assistant", display_kind="model_switch", display_metadata=meta))
+            self.add_display_row("model_switch", {"from": previous, "to": ref})
             self.writer.update_session(self.session_id, model=model, provider=provider)
-            self.sink(ev.DisplayRow("model_switch", meta))
+
+    def add_display_row(self, kind: str, metadata: dict[str, Any]) -> None:
+        """Keep and show a typed display row (a ◈ marker) in the live session (D1)."""
+        if self.session_id is None:
+            return
+        self._append(Message("assistant", display_kind=kind, display_metadata=metadata))
+        self.sink(ev.DisplayRow(kind, metadata))
 
     # -- cross-thread controls ----------------------------------------------------------------
     def steer(self, text: str) -> bool:
@@ -251,8 +285,11 @@ class Agent:
                 self.sink(ev.TurnStarted(self.session_id or "", text))
                 self._close_unanswered_calls()
                 meta = recovery.note_metadata(note_kind) if note_kind else None
-                self._append(Message("user", text, display_metadata=meta), persist=True)
+                message = Message("user", text, display_metadata=meta)
+                self._append(message, persist=True)
                 taken = True
+                if self.checkpointer is not None:
+                    self.checkpointer.begin_turn(self.session_id, message)
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED
@@ -300,6 +337,8 @@ class Agent:
         self.messages = [m for m in self.messages if not m.ephemeral]
         for message in self.messages:
             message.thinking = []
+        if self.checkpointer is not None:
+            self.checkpointer.end_turn()
         self.writer.flush(self.session_id, tokens=True, when="at turn end")
         leftover = self.control.end()
         if leftover is not None:
@@ -437,6 +476,8 @@ class Agent:
                 cancel=self.control.tool_cancel,
                 hidden_env=self.secrets.hidden_env(),
                 approvals=self.approvals,
+                before_change=self.checkpointer.before_change if self.checkpointer else None,
+                after_change=self.checkpointer.after_change if self.checkpointer else None,
             )
             batch = ToolBatch(
                 registry=self.registry,
@@ -549,7 +590,9 @@ class Agent:
         self.writer.check(reason)
 
     def close(self) -> None:
-        """Release provider clients."""
+        """Release provider clients; finish the checkpoints being taken."""
         for provider in self._providers.values():
             provider.close()
         self._providers.clear()
+        if self.checkpointer is not None:
+            self.checkpointer.close()

@@ -207,7 +207,7 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
             True, f"{verb} {rel} ({len(data)} bytes written).", display={DIFF_KEY: diff.metadata()}
         )
 
-    return Pending(request, commit, protected=protected)
+    return Pending(request, commit, protected=protected, touches=rel)
 
 
 # ---------------------------------------------------------------- edit_file
@@ -258,7 +258,7 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
             True, f"Edited {rel}: replaced {replaced} {noun}.", display={DIFF_KEY: diff.metadata()}
         )
 
-    return Pending(request, commit, protected=protected)
+    return Pending(request, commit, protected=protected, touches=rel)
 
 
 # ---------------------------------------------------------------- list_dir

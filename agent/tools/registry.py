@@ -63,6 +63,11 @@ class ToolContext:
     cancel: threading.Event | None = None
     hidden_env: frozenset[str] = frozenset(STANDARD_KEY_ENV)
     """Environment variables run_shell children do not get (the agent passes its keys' names)."""
+    before_change: Callable[[str, str | None], None] | None = None
+    """Called just before an edit or shell call changes anything: (tool kind, path or None);
+    the agent's checkpoints take the turn's snapshot here (X2)."""
+    after_change: Callable[[str, str | None], None] | None = None
+    """Called after such a call committed: the checkpoints note what the agent wrote."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -96,6 +101,8 @@ class Pending:
     request: Callable[[], ApprovalRequest]
     commit: Callable[[], ToolResult]
     protected: str = ""
+    touches: str | None = None
+    """The workspace path the commit writes, when it is one file (a shell command: None)."""
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolResult | Pending"]
@@ -337,12 +344,28 @@ class ToolRegistry:
         outcome = tool.handler(ctx, clean)
         if isinstance(outcome, ToolResult):
             return outcome
+        refusal = self.ask(tool, clean, outcome, ctx)
+        if refusal is not None:
+            return refusal
+        changes = tool.kind in ("edit", "shell")
+        if changes and ctx.before_change is not None:
+            ctx.before_change(tool.kind, outcome.touches)
+        try:
+            return outcome.commit()
+        finally:
+            if changes and ctx.after_change is not None:
+                ctx.after_change(tool.kind, outcome.touches)
+
+    def ask(self, tool: Tool, clean: dict, outcome: Pending, ctx: ToolContext) -> ToolResult | None:
+        """None when `outcome` may commit (asking the user if the mode wants it), else the
+        refusal to give the model."""
+        name = tool.name
         protected = outcome.protected
         if self.needs_approval(name, ctx.approval_mode, protected=bool(protected)):
             # A protected path is asked every time: no remembered "always" answers it.
             scope = None if protected else always_scope(name, tool.kind, clean)
             if ctx.approvals.covers(scope):
-                return outcome.commit()
+                return None
             request = replace(outcome.request(), always=scope)
             if ctx.approve is None:
                 if protected:
@@ -358,7 +381,7 @@ class ToolRegistry:
                 return ToolResult(False, declined_message(DECLINED, verdict.reason), declined=True)
             if verdict.always and scope is not None:
                 ctx.approvals.remember(scope)
-        return outcome.commit()
+        return None
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -1,0 +1,282 @@
+"""The shadow repository: the workspace's files as git objects kept outside the workspace.
+
+Each snapshot is a commit in `$HERMES_TUI_HOME/checkpoints/<workspace-hash>`, a bare
+repository of our own, written with the `git` binary through GIT_DIR / GIT_WORK_TREE and an
+index file of its own. The user's `.git`, index, stash and hooks are never read or written
+(git never takes a `.git` into a tree), and nothing the workspace holds can make git run
+a program: no configuration but ours is read (no system, global or workspace config), hooks
+and fsmonitor are off, and `info/attributes` (which wins over any `.gitattributes`) turns
+off every filter, end-of-line conversion and encoding, so a snapshot is the bytes on disk.
+`.gitignore` files are respected; files over the size cap are left out, and listed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this are not checkpointed (and the user is told, once)."""
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""The id of git's empty tree: a workspace with no files in it."""
+REF = "refs/hermes/snapshots"
+"""Every snapshot is reachable from this one ref (each commit's parent is the one before)."""
+GIT_TIMEOUT = 120.0
+
+_NEUTRAL_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
+"""`info/attributes`: no conversion, filter or encoding for any path, whatever the tree says."""
+
+_CONFIG = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.excludesFile=/dev/null",
+    "core.attributesFile=/dev/null",
+    "core.quotePath=false",
+    # One pack per snapshot instead of a file per blob: a first snapshot of 10,000 files
+    # writes one file, not 10,000.
+    "core.bigFileThreshold=1",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "safe.directory=*",
+    "advice.addEmbeddedRepo=false",
+    "user.name=hermes-tui",
+    "user.email=checkpoints@hermes-tui",
+)
+
+
+class ShadowError(Exception):
+    """The shadow repository could not be read or written; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs between two snapshots: its mode and blob on each side.
+
+    A side where the path does not exist has mode "000000" and `None` for its blob.
+    """
+
+    path: str
+    old_mode: str
+    old_blob: str | None
+    new_mode: str
+    new_blob: str | None
+
+    @property
+    def added(self) -> bool:
+        """The path exists only on the new side."""
+        return self.old_blob is None
+
+    @property
+    def deleted(self) -> bool:
+        """The path exists only on the old side."""
+        return self.new_blob is None
+
+
+def git_available() -> bool:
+    """Whether a `git` binary is on PATH."""
+    return shutil.which("git") is not None
+
+
+def workspace_key(workspace: Path) -> str:
+    """The shadow repository's folder name for a workspace: a hash of its real path."""
+    return hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
+
+
+class ShadowRepo:
+    """Snapshots of one workspace in a private bare repository, through the git binary."""
+
+    def __init__(
+        self, workspace: Path, root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.git_dir = root / workspace_key(self.workspace)
+        self.max_file_bytes = max_file_bytes
+        self._index = self.git_dir / "hermes-index"
+        self._skipped_file = self.git_dir / "hermes-skipped.json"
+        self._lock = threading.Lock()
+        self._ready = False
+        self.skipped: set[str] = set()
+
+    # -- running git ---------------------------------------------------------------------------
+    def _env(self) -> dict[str, str]:
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            # None of the user's git settings: they could point git at a program to run.
+            if not name.startswith("GIT_") and name not in ("HOME", "XDG_CONFIG_HOME", "PREFIX")
+        }
+        env.update(
+            {
+                "HOME": str(self.git_dir),
+                "XDG_CONFIG_HOME": str(self.git_dir),
+                "GIT_DIR": str(self.git_dir),
+                "GIT_WORK_TREE": str(self.workspace),
+                "GIT_INDEX_FILE": str(self._index),
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": "/dev/null",
+                "GIT_CONFIG_SYSTEM": "/dev/null",
+                "GIT_ATTR_NOSYSTEM": "1",
+                "GIT_TERMINAL_PROMPT": "0",
+                "GIT_OPTIONAL_LOCKS": "0",
+                "GIT_NO_REPLACE_OBJECTS": "1",
+                "GIT_AUTHOR_DATE": "@0 +0000",
+                "GIT_COMMITTER_DATE": "@0 +0000",
+                "LC_ALL": "C",
+            }
+        )
+        return env
+
+    def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
+        command = ["git", *(part for pair in _CONFIG for part in ("-c", pair)), *args]
+        try:
+            done = subprocess.run(
+                command,
+                input=stdin,
+                env=self._env(),
+                cwd=self.git_dir,
+                capture_output=True,
+                timeout=GIT_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ShadowError(f"git could not run for the checkpoint ({exc}).") from None
+        if check and done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            reason = lines[-1] if lines else f"exit code {done.returncode}"
+            raise ShadowError(f"git {args[0]} failed for the checkpoint: {reason}.")
+        return done.stdout
+
+    def _ensure(self) -> None:
+        if self._ready:
+            return
+        self.git_dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.mkdir(mode=0o700, exist_ok=True)
+            # No template: no sample hooks, no description, nothing we did not write.
+            env = self._env()
+            env.pop("GIT_WORK_TREE")
+            subprocess.run(
+                ["git", "init", "-q", "--bare", "--template=", str(self.git_dir)],
+                env=env,
+                cwd=self.git_dir,
+                capture_output=True,
+                check=True,
+                timeout=GIT_TIMEOUT,
+            )
+        info = self.git_dir / "info"
+        info.mkdir(mode=0o700, exist_ok=True)
+        (info / "attributes").write_text(_NEUTRAL_ATTRIBUTES, encoding="utf-8")
+        try:
+            self.skipped = set(json.loads(self._skipped_file.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            self.skipped = set()
+        self._ready = True
+
+    # -- snapshots ----------------------------------------------------------------------------
+    def snapshot(self, message: str = "checkpoint") -> tuple[str, list[str]]:
+        """Record the workspace now; returns (commit id, paths newly left out for size)."""
+        with self._lock:
+            self._ensure()
+            newly = self._skip_large()
+            excludes = [f":(exclude,literal){path}" for path in sorted(self.skipped)]
+            self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, check=False)
+            tree = self._git("write-tree").decode().strip()
+            parent = self._git("rev-parse", "-q", "--verify", REF, check=False).decode().strip()
+            args = ["commit-tree", tree, "-m", message]
+            if parent:
+                args[2:2] = ["-p", parent]
+            commit = self._git(*args).decode().strip()
+            self._git("update-ref", REF, commit)
+            return commit, newly
+
+    def _skip_large(self) -> list[str]:
+        """Leave out new or changed files over the cap; the paths newly left out."""
+        listed = self._git(
+            "ls-files", "-z", "--others", "--modified", "--exclude-standard", check=False
+        )
+        newly = []
+        for raw in listed.split(b"\0"):
+            if not raw:
+                continue
+            rel = os.fsdecode(raw)
+            try:
+                size = os.lstat(self.workspace / rel).st_size
+            except OSError:
+                continue
+            if size > self.max_file_bytes and rel not in self.skipped:
+                self.skipped.add(rel)
+                newly.append(rel)
+        if newly:
+            self._skipped_file.write_text(json.dumps(sorted(self.skipped)), encoding="utf-8")
+        return newly
+
+    # -- reading ------------------------------------------------------------------------------
+    def changes(self, old: str, new: str, paths: Sequence[str] = ()) -> list[Change]:
+        """The paths that differ from snapshot `old` to snapshot `new` (optionally only `paths`)."""
+        with self._lock:
+            self._ensure()
+            out = self._git(
+                "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", old, new,
+                "--", *[f":(literal){path}" for path in paths],
+            )  # fmt: skip
+        return list(_parse_raw(out))
+
+    def read_blobs(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """The content of each blob id, in one `git cat-file --batch`."""
+        wanted = list(dict.fromkeys(blobs))
+        if not wanted:
+            return {}
+        with self._lock:
+            self._ensure()
+            out = self._git("cat-file", "--batch", stdin="".join(f"{b}\n" for b in wanted).encode())
+        found: dict[str, bytes] = {}
+        offset = 0
+        for blob in wanted:
+            end = out.index(b"\n", offset)
+            header = out[offset:end].split()
+            offset = end + 1
+            if len(header) < 3 or header[1] == b"missing":
+                raise ShadowError(f"the checkpoint lacks a file's content ({blob[:12]}).")
+            size = int(header[2])
+            found[blob] = out[offset : offset + size]
+            offset += size + 1
+        return found
+
+    def exists(self, commit: str) -> bool:
+        """Whether snapshot `commit` is in the repository."""
+        with self._lock:
+            self._ensure()
+            kind = self._git("cat-file", "-t", commit, check=False)
+        return kind.strip() == b"commit"
+
+
+def _parse_raw(out: bytes) -> Iterable[Change]:
+    """`git diff-tree --raw -z` records: `:old_mode new_mode old new status\\0path\\0`."""
+    fields = out.split(b"\0")
+    index = 0
+    while index + 1 < len(fields):
+        meta = fields[index].decode()
+        if not meta.startswith(":"):
+            index += 1
+            continue
+        old_mode, new_mode, old_blob, new_blob, _status = meta[1:].split(" ")[:5]
+        path = os.fsdecode(fields[index + 1])
+        index += 2
+        yield Change(
+            path,
+            old_mode,
+            None if set(old_blob) == {"0"} else old_blob,
+            new_mode,
+            None if set(new_blob) == {"0"} else new_blob,
+        )
