@@ -20,6 +20,7 @@ from hermes_tui import commands, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge
+from hermes_tui.changes import ChangesController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
@@ -73,6 +74,7 @@ class HermesApp(KeyActions, App[int]):
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
         self.sessions = SessionsController(self)
+        self.changes = ChangesController(self)
         self.themes = theming.AppThemes(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
@@ -256,11 +258,7 @@ class HermesApp(KeyActions, App[int]):
         """Show commands and keys."""
         from hermes_tui.screens.help import HelpScreen  # not on the start-up path
 
-        await self.push_screen(HelpScreen(self.key_help()))
-
-    def key_help(self) -> list[tuple[str, str]]:
-        """(keys, description) for every app binding, as currently mapped."""
-        return self.keys.help_rows()
+        await self.push_screen(HelpScreen(self.keys.help_rows()))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""

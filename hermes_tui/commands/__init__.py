@@ -13,7 +13,12 @@ from hermes_tui.commands.registry import (
     run,
 )
 
-for _handlers in ("turn", "session", "ui"):  # registered, and so listed by /help, in this order
+for _handlers in (
+    "turn",
+    "session",
+    "changes",
+    "ui",
+):  # registered, and so listed by /help, in this order
     import_module(f"hermes_tui.commands.{_handlers}")
 
 __all__ = [

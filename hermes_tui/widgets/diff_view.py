@@ -11,10 +11,14 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widget import Widget
+from textual.widgets import Static
 
 from hermes_tui.safe_text import safe_line
+from hermes_tui.widgets.foldable import Foldable
 
 SIDE_BY_SIDE_MIN = 156
 """The diff's own width from which it goes side by side (a transcript of 160 columns)."""
@@ -164,3 +168,70 @@ class DiffView(Widget):
             Content.styled(" │ ", "dim"),
             self._half(new[0], new[1], width, new=True),
         )
+
+
+class FileChange(Foldable):
+    """One file of /diff: `path +N −M`, its diff folded under it."""
+
+    def __init__(self, path: str, text: str, added: int, removed: int, *, expanded: bool) -> None:
+        super().__init__(expanded=expanded)
+        self.path = path
+        self.added = added
+        self.removed = removed
+        self.view = DiffView(text, path)
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        yield self.view
+
+    def _refresh_fold(self) -> None:
+        self.view.display = self.expanded
+        self.header.update(self.header_content())
+
+    def header_content(self) -> Content:
+        return Content.assemble(
+            "▾ " if self.expanded else "▸ ",
+            (safe_line(self.path), "bold"),
+            "  ",
+            (f"+{self.added}", "$text-success"),
+            " ",
+            (f"−{self.removed}", "$text-error"),
+        )
+
+
+FOLD_FROM = 4
+"""/diff opens every file when it lists fewer than this many, else folds them all."""
+
+
+class ChangeReport(Vertical):
+    """/diff: every file the session changed, against its first checkpoint, one per fold."""
+
+    DEFAULT_CSS = """
+    ChangeReport {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    ChangeReport > FileChange {
+        margin: 0;
+    }
+    """
+
+    def __init__(self, files: list[tuple[str, str, int, int]]) -> None:
+        super().__init__()
+        self.files = files
+
+    def compose(self) -> ComposeResult:
+        added = sum(f[2] for f in self.files)
+        removed = sum(f[3] for f in self.files)
+        count = len(self.files)
+        yield Static(
+            Content.assemble(
+                (f"{count} file{'s' if count != 1 else ''} changed this session ", "bold"),
+                (f"+{added}", "$text-success"),
+                " ",
+                (f"−{removed}", "$text-error"),
+                ("  (against its first checkpoint)", "dim"),
+            )
+        )
+        for path, text, plus, minus in self.files:
+            yield FileChange(path, text, plus, minus, expanded=count < FOLD_FROM)
