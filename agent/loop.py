@@ -21,6 +21,7 @@ from agent import events as ev
 from agent import recovery
 from agent.compaction import CompactionResult, ContextCompressor, log_session, session_var
 from agent.config import Config, split_model_ref
+from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
 from agent.inbox import Inbox
@@ -40,7 +41,6 @@ from agent.usage import Usage, UsageRecorder
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
-    from agent.checkpoints.checkpointer import Checkpointer
     from agent.tools.registry import ToolRegistry
 
 log = logging.getLogger("hermes_tui.agent")
@@ -81,6 +81,7 @@ class Agent:
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
         self.registry = registry or default_registry()
+        self.sandbox = decide_sandbox(config, self.registry)
         self.inbox = Inbox()
         self.messages: list[Message] = []
         self.session_id: str | None = None
@@ -96,33 +97,8 @@ class Agent:
         self._ids = ToolCallIds()
         self._providers: dict[str, Provider] = {}
         self._turn_lock = threading.Lock()
-        self.checkpointer = self._make_checkpointer()
-
-    def _make_checkpointer(self) -> Checkpointer | None:
-        """The workspace's checkpoints (X2), or None when they are off or git is missing."""
-        from agent.checkpoints.checkpointer import Checkpointer
-        from agent.checkpoints.shadow import git_available
-
-        settings = self.config.checkpoints
-        if not settings.enabled or not git_available():
-            return None
-        store = self.store
-
-        def record(session_id: str, row: dict[str, Any]) -> None:
-            if store is not None:
-                store.enqueue_checkpoint(session_id, row)
-
-        def update(session_id: str, key: str, fields: dict[str, Any]) -> None:
-            if store is not None:
-                store.enqueue_checkpoint_update(session_id, key, **fields)
-
-        return Checkpointer.for_workspace(
-            self.workspace,
-            self.config.home,
-            lambda text, level: self.sink(ev.Notice(text, level)),
-            record=record,
-            update=update,
-            max_file_bytes=int(settings.max_file_mb * 1024 * 1024),
+        self.checkpointer = make_checkpointer(
+            config, self.workspace, self.store, lambda event: self.sink(event)
         )
 
     def _read_secrets(self) -> Secrets:
@@ -478,6 +454,7 @@ class Agent:
                 approvals=self.approvals,
                 before_change=self.checkpointer.before_change if self.checkpointer else None,
                 after_change=self.checkpointer.after_change if self.checkpointer else None,
+                sandbox=self.sandbox,
             )
             batch = ToolBatch(
                 registry=self.registry,

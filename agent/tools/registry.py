@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
@@ -20,6 +20,9 @@ from agent.tools.approvals import (
     always_scope,
     declined_message,
 )
+
+if TYPE_CHECKING:
+    from agent.tools.sandbox import Sandbox
 
 DECLINED = "The user declined to run this tool call."
 NO_APPROVER = (
@@ -68,6 +71,8 @@ class ToolContext:
     the agent's checkpoints take the turn's snapshot here (X2)."""
     after_change: Callable[[str, str | None], None] | None = None
     """Called after such a call committed: the checkpoints note what the agent wrote."""
+    sandbox: Sandbox | None = None
+    """How run_shell is confined (None: unconfined, as with `sandbox: off`)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -301,10 +306,14 @@ class ToolRegistry:
                 parts.append(str(args))
         return one_line(" ".join([name, *parts]))
 
-    def needs_approval(self, name: str, mode: str, *, protected: bool = False) -> bool:
+    def needs_approval(
+        self, name: str, mode: str, *, protected: bool = False, sandboxed: bool = False
+    ) -> bool:
         """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none.
 
         A `protected` target (a path that runs code on its own) needs it in every mode but yolo.
+        `sandboxed`: shell commands run under the sandbox, so auto-edit runs them unasked
+        (they cannot reach outside the workspace, X3).
         """
         tool = self._tools.get(name)
         if tool is None:
@@ -314,7 +323,7 @@ class ToolRegistry:
         if protected:
             return True
         if mode == ApprovalMode.AUTO_EDIT:
-            return tool.kind == "shell"
+            return tool.kind == "shell" and not sandboxed
         # "ask", and any unknown mode, is treated as the safest one.
         return tool.kind in ("edit", "shell")
 
@@ -361,7 +370,10 @@ class ToolRegistry:
         refusal to give the model."""
         name = tool.name
         protected = outcome.protected
-        if self.needs_approval(name, ctx.approval_mode, protected=bool(protected)):
+        sandboxed = ctx.sandbox is not None and ctx.sandbox.active
+        if self.needs_approval(
+            name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
+        ):
             # A protected path is asked every time: no remembered "always" answers it.
             scope = None if protected else always_scope(name, tool.kind, clean)
             if ctx.approvals.covers(scope):

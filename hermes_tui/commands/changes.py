@@ -12,7 +12,7 @@ async def undo(ctx: CommandContext, _argument: str) -> None:
     ctx.changes.start(ctx.changes.undo())
 
 
-@command("rewind", "", "Restore code and/or conversation to before a message (esc esc)")
+@command("rewind", "", "Rewind code and chat to a message (esc esc)")
 async def rewind(ctx: CommandContext, _argument: str) -> None:
     """Open the rewind picker."""
     ctx.changes.start(ctx.changes.open_picker())
@@ -24,7 +24,7 @@ async def diff(ctx: CommandContext, _argument: str) -> None:
     ctx.changes.start(ctx.changes.show_diff())
 
 
-@command("fork", "", "Continue in a new session with this session's history")
+@command("fork", "", "A new session with this session's history")
 async def fork(ctx: CommandContext, _argument: str) -> None:
     """A new session with the whole history so far (the panel shows where it came from)."""
     ctx.changes.start(ctx.changes.fork())

@@ -163,7 +163,8 @@ def test_background_jobs_left_by_a_finished_command_end_at_exit(tmp_path):
 def test_headless_exit_kills_what_run_shell_left_running(hermes_home, tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    command = "sleep 100 >/dev/null 2>&1 & echo $! > bg.pid"
+    # Found by its command line, not `$!`: under the sandbox the shell's pids are its own.
+    command = "sleep 100.4171 >/dev/null 2>&1 &"
     script = {
         "replies": [
             {"tool_calls": [{"id": "s1", "name": "run_shell", "arguments": {"command": command}}]},
@@ -181,11 +182,15 @@ def test_headless_exit_kills_what_run_shell_left_running(hermes_home, tmp_path):
             env=env,
             timeout=60,
         )
-    pid = int((workspace / "bg.pid").read_text())
+
+    def left() -> list[int]:
+        found = subprocess.run(["pgrep", "-f", "sleep 100.4171"], capture_output=True, text=True)
+        return [int(pid) for pid in found.stdout.split() if alive(int(pid))]
+
     try:
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "started it"
-        wait_until(lambda: not alive(pid), timeout=3)
+        wait_until(lambda: not left(), timeout=3)
     finally:
-        if alive(pid):
+        for pid in left():
             os.kill(pid, signal.SIGKILL)

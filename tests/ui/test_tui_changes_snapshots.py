@@ -6,6 +6,8 @@ from pathlib import Path
 
 from ui.tui_helpers import reply, run_turn
 
+from hermes_tui.widgets.tool_block import ToolBlock
+
 OPS = (
     "def add(a, b):\n"
     "    return a + b\n"
@@ -38,11 +40,20 @@ def _fix_sub(workspace: Path) -> dict:
     }
 
 
+async def _turn(pilot, text: str) -> None:
+    """Run a turn, then fix the tool durations (a checkpoint's time varies with the load)."""
+    await run_turn(pilot, text)
+    for block in pilot.app.transcript.query(ToolBlock):
+        block.duration = 0.1
+        block.refresh_header()
+    await pilot.pause()
+
+
 def test_diff_tool_block_narrow(snap_compare, make_app, scripted, workspace):
     app = make_app(scripted(_fix_sub(workspace)), approval="yolo")
 
     async def turn(pilot):
-        await run_turn(pilot, "fix sub in ops.py")
+        await _turn(pilot, "fix sub in ops.py")
 
     assert snap_compare(app, terminal_size=(100, 32), run_before=turn)
 
@@ -51,6 +62,6 @@ def test_diff_tool_block_side_by_side(snap_compare, make_app, scripted, workspac
     app = make_app(scripted(_fix_sub(workspace)), approval="yolo")
 
     async def turn(pilot):
-        await run_turn(pilot, "fix sub in ops.py")
+        await _turn(pilot, "fix sub in ops.py")
 
     assert snap_compare(app, terminal_size=(214, 32), run_before=turn)

@@ -1,0 +1,136 @@
+"""The shell sandbox: run_shell under bubblewrap, where it works (X3).
+
+Under the sandbox a command sees the whole filesystem read-only except the workspace and a
+private `/tmp`; the workspace's `.git` and the paths that run code on their own (hooks,
+`.envrc`, editor task folders) that exist stay read-only too; the network is a loopback of
+its own (nothing reachable) unless `tools.shell.network: true`. The command runs in the
+process group run_shell kills on timeout and stop, and dies with the app.
+
+`sandbox: auto` uses bubblewrap when a trial run works and says why when it does not;
+`sandbox: on` refuses to run shell commands without it; `sandbox: off` never uses it.
+Elsewhere than Linux (macOS `sandbox-exec` is not used) there is no sandbox: `auto` says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.kinds import SandboxMode
+
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
+READ_ONLY_NAMES = (
+    ".git", ".husky", ".githooks", ".vscode", ".idea", ".devcontainer", ".envrc",
+    ".pre-commit-config.yaml", ".devcontainer.json", ".exrc", ".nvimrc", ".nvim.lua",
+    ".dir-locals.el", ".dir-locals-2.el",
+)  # fmt: skip
+"""Workspace entries a sandboxed command may not write (agent/tools/protected.py says why)."""
+PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether bubblewrap runs here, and the sentence that says why not."""
+
+    works: bool
+    binary: str | None = None
+    reason: str = ""
+
+
+@functools.cache
+def probe(binary: str | None = None) -> Probe:
+    """Try bubblewrap once per process with the namespaces run_shell asks for."""
+    if not sys.platform.startswith("linux"):
+        return Probe(False, None, f"there is no shell sandbox on {sys.platform} (Linux only)")
+    found = binary or shutil.which("bwrap")
+    if found is None:
+        return Probe(False, None, f"bubblewrap is not installed: {INSTALL_HINT}")
+    trial = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]  # fmt: skip
+    try:
+        done = subprocess.run(trial, capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe(False, found, f"bubblewrap could not start ({exc})")
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = said[-1].removeprefix("bwrap: ") if said else f"exit code {done.returncode}"
+        return Probe(
+            False,
+            found,
+            f"bubblewrap is installed but cannot run here ({why}); it needs user namespaces",
+        )
+    return Probe(True, found)
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How run_shell commands are confined in this run: `active` or not, and why."""
+
+    mode: SandboxMode
+    network: bool
+    state: Probe
+
+    @classmethod
+    def decide(cls, mode: SandboxMode, *, network: bool = False) -> Sandbox:
+        """The sandbox for `mode`: `off` never probes; `auto` and `on` try bubblewrap."""
+        if mode == SandboxMode.OFF:
+            return cls(mode, network, Probe(False, None, "the sandbox is off (`sandbox: off`)"))
+        return cls(mode, network, probe())
+
+    @property
+    def active(self) -> bool:
+        """True when commands run under bubblewrap."""
+        return self.mode != SandboxMode.OFF and self.state.works
+
+    @property
+    def refusal(self) -> str | None:
+        """With `sandbox: on` and no working bubblewrap: the sentence every command gets."""
+        if self.mode == SandboxMode.ON and not self.state.works:
+            return (
+                f"Refused: `sandbox: on` runs shell commands only under bubblewrap, and "
+                f"{self.state.reason}; or set `sandbox: auto` to run them unconfined."
+            )
+        return None
+
+    def panel_label(self) -> str:
+        """What the status panel says after "sandbox" ("" when it is off by choice)."""
+        if self.active:
+            return "bwrap" + (" + net" if self.network else "")
+        if self.mode == SandboxMode.OFF:
+            return ""
+        return "refusing shell" if self.refusal else "none"
+
+    def describe(self) -> str:
+        """The sentence about the sandbox in the run_shell tool description (the truth)."""
+        if self.active:
+            net = (
+                "The network is available."
+                if self.network
+                else "There is no network access (only a private loopback)."
+            )
+            return (
+                "Commands run in a sandbox: the filesystem is read-only except the workspace "
+                "and a private /tmp, and the workspace's .git is read-only. " + net
+            )
+        if self.refusal:
+            return "Shell commands are refused: the required sandbox is not available."
+        return "Commands run unconfined, with the user's permissions."
+
+    def wrap(self, argv: list[str], workspace: Path) -> list[str]:
+        """`argv` under bubblewrap, confined to `workspace`."""
+        assert self.state.binary is not None
+        ws = str(workspace)
+        args = [self.state.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                "--tmpfs", "/tmp", "--bind", ws, ws]  # fmt: skip
+        for name in READ_ONLY_NAMES:
+            path = workspace / name
+            if path.exists() and not path.is_symlink():
+                args += ["--ro-bind", str(path), str(path)]
+        if not self.network:
+            args.append("--unshare-net")
+        args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+        return [*args, "--chdir", ws, "--", *argv]

@@ -1,0 +1,196 @@
+"""The shell sandbox (X3): a hostile command confined by bubblewrap, and the sentences when
+bubblewrap is missing or cannot run. The detection and refusal tests always run; the
+confinement tests skip, saying why, where bubblewrap cannot run."""
+
+from __future__ import annotations
+
+import socket
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.kinds import ApprovalMode, SandboxMode
+from agent.tools import sandbox as sandbox_module
+from agent.tools.registry import ToolContext, default_registry
+from agent.tools.sandbox import Probe, Sandbox, probe
+
+REAL = probe()
+needs_bwrap = pytest.mark.skipif(not REAL.works, reason=f"no sandbox here: {REAL.reason}")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n")
+    return root
+
+
+def run(command: str, workspace: Path, sandbox: Sandbox, **kw) -> tuple[bool, str]:
+    ctx = ToolContext(workspace=workspace, approval_mode="yolo", sandbox=sandbox, **kw)
+    result = default_registry().run("run_shell", {"command": command}, ctx)
+    return result.ok, result.output
+
+
+def fake_bwrap(tmp_path: Path, stderr: str) -> str:
+    """A bwrap that fails like one without user namespaces."""
+    path = tmp_path / "bwrap"
+    path.write_text(f"#!/bin/sh\necho '{stderr}' >&2\nexit 1\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+# -- detection and refusal (always run) ----------------------------------------------------
+
+
+def test_auto_without_bwrap_says_so_and_runs_unconfined(monkeypatch, workspace):
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda _name: None)
+    found = sandbox_module.probe.__wrapped__()
+    assert not found.works and "bubblewrap is not installed" in found.reason
+    assert "apt-get install bubblewrap" in found.reason
+    box = Sandbox(SandboxMode.AUTO, False, found)
+    assert not box.active and box.refusal is None and box.panel_label() == "none"
+    ok, _output = run("echo free > out.txt", workspace, box)
+    assert ok and (workspace / "out.txt").exists()
+    assert "unconfined" in box.describe()
+
+
+def test_on_without_bwrap_refuses_with_the_sentence(monkeypatch, workspace):
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda _name: None)
+    box = Sandbox(SandboxMode.ON, False, sandbox_module.probe.__wrapped__())
+    ok, output = run("echo nope > out.txt", workspace, box)
+    assert not ok and not (workspace / "out.txt").exists()
+    assert output == (
+        "Refused: `sandbox: on` runs shell commands only under bubblewrap, and bubblewrap is "
+        "not installed: install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`);"
+        " or set `sandbox: auto` to run them unconfined."
+    )
+    assert "refused" in box.describe()
+
+
+def test_a_bwrap_that_cannot_create_namespaces_is_detected(tmp_path, workspace):
+    binary = fake_bwrap(tmp_path, "bwrap: No permissions to create new namespace")
+    found = sandbox_module.probe.__wrapped__(binary)
+    assert not found.works
+    assert "cannot run here (No permissions to create new namespace)" in found.reason
+    box = Sandbox(SandboxMode.ON, False, found)
+    ok, output = run("true", workspace, box)
+    assert not ok and "cannot run here" in output
+
+
+def test_off_never_sandboxes(workspace):
+    box = Sandbox.decide(SandboxMode.OFF)
+    assert not box.active and box.panel_label() == ""
+
+
+def test_auto_edit_asks_for_shell_unless_it_is_sandboxed():
+    registry = default_registry()
+    assert registry.needs_approval("run_shell", ApprovalMode.AUTO_EDIT)
+    assert not registry.needs_approval("run_shell", ApprovalMode.AUTO_EDIT, sandboxed=True)
+    assert registry.needs_approval("run_shell", ApprovalMode.ASK, sandboxed=True)
+
+
+def test_the_tool_description_tells_the_model_the_truth(tmp_path):
+    from agent.config import load_config
+    from agent.loop import Agent
+
+    (tmp_path / "home").mkdir()
+    config = load_config(tmp_path / "home", demo=True)
+    agent = Agent(config, workspace=tmp_path)
+    try:
+        described = next(t for t in agent.registry.schemas() if t["name"] == "run_shell")
+        assert agent.sandbox.describe() in described["description"]
+        plain = next(t for t in default_registry().schemas() if t["name"] == "run_shell")
+        assert "sandbox" not in plain["description"]
+    finally:
+        agent.close()
+
+
+# -- confinement (where bubblewrap runs) ---------------------------------------------------
+
+
+@pytest.fixture
+def box() -> Sandbox:
+    return Sandbox(SandboxMode.AUTO, False, REAL)
+
+
+@needs_bwrap
+def test_the_workspace_is_writable(workspace, box):
+    ok, output = run("echo made > made.txt && cat made.txt", workspace, box)
+    assert ok, output
+    assert (workspace / "made.txt").read_text() == "made\n"
+
+
+@needs_bwrap
+def test_a_write_outside_the_workspace_fails(workspace, tmp_path, box):
+    ok, output = run("echo x > /etc/hermes-sandbox-probe", workspace, box)
+    assert not ok and "Read-only file system" in output
+    assert not Path("/etc/hermes-sandbox-probe").exists()
+    # Next to the workspace: under /tmp here, so the write lands in the private /tmp only.
+    outside = tmp_path / "outside.txt"
+    run(f"echo x > {outside}", workspace, box)
+    assert not outside.exists()
+    ok, _ = run("touch $HOME/.hermes-sandbox-probe", workspace, box)
+    assert not ok and not (Path.home() / ".hermes-sandbox-probe").exists()
+
+
+@needs_bwrap
+def test_git_config_cannot_be_written(workspace, box):
+    ok, output = run("echo '[core] fsmonitor = evil' >> .git/config", workspace, box)
+    assert not ok and "Read-only file system" in output
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+@needs_bwrap
+def test_tmp_is_private(workspace, box, tmp_path):
+    ok, output = run("echo secret > /tmp/hermes-private && cat /tmp/hermes-private", workspace, box)
+    assert ok and "secret" in output
+    assert not Path("/tmp/hermes-private").exists()
+
+
+@needs_bwrap
+def test_the_network_is_unreachable(workspace, box):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe_script = (
+        "import socket,sys\n"
+        "s=socket.socket(); s.settimeout(2)\n"
+        f"sys.exit(0 if s.connect_ex(('127.0.0.1', {port})) == 0 else 7)\n"
+    )
+    (workspace / "net.py").write_text(probe_script)
+    try:
+        ok, output = run("python3 net.py", workspace, box)
+        assert not ok and "[exit code 7]" in output
+        allowed = Sandbox(SandboxMode.AUTO, True, REAL)
+        ok, output = run("python3 net.py", workspace, allowed)
+        assert ok, output
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_the_process_group_dies_with_the_tool(workspace, box):
+    ok, output = run(
+        "(sleep 60; echo late > late.txt) & sleep 60", workspace, box, shell_timeout=1.0
+    )
+    assert not ok and "timed out" in output
+    done = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True)
+    assert done.stdout == b""
+    assert not (workspace / "late.txt").exists()
+
+
+@needs_bwrap
+def test_a_created_code_running_file_is_named(workspace, box):
+    ok, output = run("echo 'rm -rf ~' > .envrc", workspace, box)
+    assert ok
+    assert "created .envrc, which can run code on its own" in output
+
+
+def test_probe_result_is_a_sentence():
+    assert isinstance(REAL, Probe)
+    assert REAL.works or REAL.reason.endswith(("namespaces", ")")) or "not installed" in REAL.reason
