@@ -180,8 +180,8 @@ class ChangesController:
         parent = await app.db.get_session(parent_id)
         if seq is None:
             seq = await app.db.last_message_seq(parent_id) or 0
-        title = f"{(parent or {}).get('title') or 'untitled'} (fork)"
-        fork = await app.db.branch_session(parent_id, seq, kind="fork", title=title)
+        # The same title: the sessions panel marks it as a fork of its parent.
+        fork = await app.db.branch_session(parent_id, seq, kind="fork")
         await self._reattach(fork["id"])
         app.agent.add_display_row("fork", {"from": (parent or {}).get("title") or parent_id})
         if text:

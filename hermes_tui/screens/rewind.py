@@ -44,7 +44,9 @@ class RewindPoint:
         parts = []
         if self.files:
             count = len(self.files)
-            parts.append(f"{count} file{'s' if count > 1 else ''} changed after")
+            names = ", ".join(one_line(name, 30) for name in self.files[:3])
+            more = " …" if count > 3 else ""
+            parts.append(f"{count} file{'s' if count > 1 else ''} changed after: {names}{more}")
         if self.shell:
             parts.append("shell commands ran")
         return " · ".join(parts) or "no file changed after"

@@ -65,3 +65,43 @@ def test_diff_tool_block_side_by_side(snap_compare, make_app, scripted, workspac
         await _turn(pilot, "fix sub in ops.py")
 
     assert snap_compare(app, terminal_size=(214, 32), run_before=turn)
+
+
+def _two_turns(workspace: Path) -> dict:
+    script = _fix_sub(workspace)
+    notes = {"path": "NOTES.md", "content": "# notes\n\nsub was wrong.\n"}
+    script["replies"] += [
+        reply("Noting it.", tool_calls=[{"id": "w1", "name": "write_file", "arguments": notes}]),
+        reply("Noted in NOTES.md."),
+    ]
+    return script
+
+
+def test_rewind_picker(snap_compare, make_app, scripted, workspace):
+    from waits import wait_until
+
+    from hermes_tui.screens.rewind import RewindScreen
+
+    app = make_app(scripted(_two_turns(workspace)), approval="yolo")
+
+    async def picker(pilot):
+        await _turn(pilot, "fix sub in ops.py")
+        await _turn(pilot, "write a note about it")
+        await app.submit("/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 32), run_before=picker)
+
+
+def test_sessions_panel_with_a_fork(snap_compare, make_app, scripted, workspace):
+    app = make_app(scripted(_two_turns(workspace)), approval="yolo")
+
+    async def forked(pilot):
+        await _turn(pilot, "fix sub in ops.py")
+        await app.submit("/fork")
+        await pilot.pause()
+        await app.changes.wait()
+        await _turn(pilot, "write a note about it")
+
+    assert snap_compare(app, terminal_size=(110, 32), run_before=forked)

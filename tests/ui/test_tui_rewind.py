@@ -193,7 +193,9 @@ async def test_fork_starts_a_new_session_with_the_history(make_app, scripted, wo
         assert app.agent.session_id != parent
         fork = await app.db.get_session(app.agent.session_id)
         assert (fork["parent_id"], fork["branch_kind"]) == (parent, "fork")
-        assert fork["title"] == "first (fork)"
+        assert fork["title"] == "first"
+        label = app.sessions_panel._label(fork).plain
+        assert label.startswith("● ↳ first") and "fork of first" in label
         assert [m.text for m in app.transcript.query(UserMessage)] == ["first"]
         assert markers(app)[-1] == "◈ forked from “first”"
         await run_turn(pilot, "second")
