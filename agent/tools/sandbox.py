@@ -102,7 +102,7 @@ class Sandbox:
             return "bwrap" + (" + net" if self.network else "")
         if self.mode == SandboxMode.OFF:
             return ""
-        return "refusing shell" if self.refusal else "none"
+        return "refusing shell" if self.refusal else "unconfined"
 
     def describe(self) -> str:
         """The sentence about the sandbox in the run_shell tool description (the truth)."""

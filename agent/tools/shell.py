@@ -370,7 +370,7 @@ def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     timeout = min(timeout, MAX_TIMEOUT)
 
     def request() -> ApprovalRequest:
-        confinement = "sandboxed (bubblewrap)" if ctx.sandbox and ctx.sandbox.active else "none"
+        confinement = _confinement(ctx.sandbox)
         detail = cap_text(
             f"$ {command}\n\ncwd: {ctx.workspace}\ntimeout: {timeout:g} s\nsandbox: {confinement}",
             20_000,
@@ -378,6 +378,14 @@ def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
         return ApprovalRequest("run_shell", one_line(f"run_shell {command}"), detail)
 
     return Pending(request, lambda: execute(command, ctx, timeout))
+
+
+def _confinement(sandbox: Sandbox | None) -> str:
+    """The approval dialog's `sandbox:` line: confined, or unconfined and why."""
+    if sandbox is not None and sandbox.active:
+        return "sandboxed (bubblewrap)"
+    why = sandbox.state.reason if sandbox is not None else "the sandbox is off"
+    return f"none, the command runs unconfined ({why})"
 
 
 DESCRIPTION = (

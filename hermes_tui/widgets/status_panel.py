@@ -66,7 +66,7 @@ class StatusState:
     model: str = ""
     provider: str = ""
     sandbox: str = ""
-    """How shell commands are confined ("bwrap", "none"); empty with `sandbox: off`."""
+    """How shell commands are confined ("bwrap", "unconfined"); empty with `sandbox: off`."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None

@@ -52,10 +52,15 @@ def test_auto_without_bwrap_says_so_and_runs_unconfined(monkeypatch, workspace):
     assert not found.works and "bubblewrap is not installed" in found.reason
     assert "apt-get install bubblewrap" in found.reason
     box = Sandbox(SandboxMode.AUTO, False, found)
-    assert not box.active and box.refusal is None and box.panel_label() == "none"
+    assert not box.active and box.refusal is None and box.panel_label() == "unconfined"
     ok, _output = run("echo free > out.txt", workspace, box)
     assert ok and (workspace / "out.txt").exists()
     assert "unconfined" in box.describe()
+    from agent.tools.shell import run_shell
+
+    ctx = ToolContext(workspace=workspace, approval_mode="ask", sandbox=box)
+    detail = run_shell(ctx, {"command": "true"}).request().detail
+    assert "sandbox: none, the command runs unconfined (bubblewrap is not installed" in detail
 
 
 def test_on_without_bwrap_refuses_with_the_sentence(monkeypatch, workspace):

@@ -1,0 +1,141 @@
+"""A hostile workspace against the checkpoints (X2) and the diffs (X1, H1).
+
+Whatever the workspace holds (a `.gitattributes` naming a filter, a `.git/config` with
+fsmonitor or filter commands, hooks, a user config that defines the filter, odd names, a
+link put where a file was), taking or restoring a checkpoint runs nothing of it, writes
+nothing outside the workspace and restores the exact bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent.checkpoints.restore import apply_changes
+from agent.checkpoints.shadow import ShadowRepo, git_available
+
+pytestmark = pytest.mark.skipif(not git_available(), reason="checkpoints need the git binary")
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A workspace whose .git, attributes and the user's git config all try to run code."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = tmp_path / "ran"
+    evil = f"sh -c 'echo ran >> {marker}; cat'"
+    (ws / ".gitattributes").write_text("* filter=evil diff=evil\n*.txt text eol=crlf ident\n")
+    git = ws / ".git"
+    (git / "hooks").mkdir(parents=True)
+    (git / "config").write_text(
+        f'[core]\n\tfsmonitor = "{evil}"\n\thooksPath = hooks\n'
+        f'[filter "evil"]\n\tclean = "{evil}"\n\tsmudge = "{evil}"\n\trequired = true\n'
+    )
+    for hook in ("pre-commit", "post-checkout", "post-index-change", "reference-transaction"):
+        _executable(git / "hooks" / hook, f"#!/bin/sh\necho ran >> {marker}\n")
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    for config in (home / ".gitconfig", home / ".config" / "git" / "config"):
+        config.write_text(
+            f'[filter "evil"]\n\tclean = "{evil}"\n\tprocess = "{evil}"\n'
+            f'[core]\n\tfsmonitor = "{evil}"\n'
+        )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_DIR", str(git))  # an inherited GIT_DIR must not lead git there
+    return ws, marker
+
+
+def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path):
+    ws, marker = hostile
+    crlf = b"line one\r\nline two\n$Id$\r\n"
+    (ws / "a.txt").write_bytes(crlf)
+    (ws / "bin.dat").write_bytes(bytes(range(256)))
+    git_before = {p: p.read_bytes() for p in (ws / ".git").rglob("*") if p.is_file()}
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    (ws / "a.txt").write_bytes(b"changed\n")
+    (ws / "bin.dat").unlink()
+    now, _ = repo.snapshot()
+    result = apply_changes(repo, ws, repo.changes(now, first))
+    assert sorted(result.restored) == ["a.txt", "bin.dat"] and not result.failed
+    assert (ws / "a.txt").read_bytes() == crlf
+    assert (ws / "bin.dat").read_bytes() == bytes(range(256))
+    assert not marker.exists(), marker.read_text()
+    assert {p: p.read_bytes() for p in (ws / ".git").rglob("*") if p.is_file()} == git_before
+    assert not (ws / ".git" / "index").exists()
+
+
+def test_odd_file_names_round_trip(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    names = ["-rf", ":(exclude)x", "new\nline", "tab\there", "ünï cödé", "*?[glob]", " space "]
+    for name in names:
+        (ws / name).write_text(name)
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    for name in names:
+        (ws / name).unlink()
+    now, _ = repo.snapshot()
+    changes = repo.changes(now, first)
+    assert sorted(c.path for c in changes) == sorted(names)
+    apply_changes(repo, ws, changes)
+    assert sorted(os.listdir(ws)) == sorted(names)
+
+
+def test_a_restore_never_writes_through_a_link(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    (ws / "a.txt").write_text("original\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    (ws / "a.txt").write_text("changed\n")
+    now, _ = repo.snapshot()
+    changes = repo.changes(now, first)
+    # Between the plan and the write, a link to a file outside takes the file's place.
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").symlink_to(outside)
+    result = apply_changes(repo, ws, changes)
+    assert [path for path, _ in result.failed] == ["a.txt"]
+    assert outside.read_text() == "precious\n"
+
+
+def test_a_linked_directory_is_not_followed_out(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws / "sub").mkdir()
+    (ws / "sub" / "f.txt").write_text("inside\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    (ws / "sub" / "f.txt").unlink()
+    (ws / "sub").rmdir()
+    (ws / "sub").symlink_to(elsewhere)
+    now, _ = repo.snapshot()
+    result = apply_changes(repo, ws, repo.changes(now, first))
+    assert not (elsewhere / "f.txt").exists()
+    assert result.failed or not result.restored
+
+
+def test_a_diff_of_hostile_content_shows_no_control_sequence():
+    from agent.tools.diffs import file_diff
+    from hermes_tui.widgets.diff_view import DiffView
+
+    evil = "x = 1\n\x1b]0;owned\x07\x1b[2J\u202egnp.exe\n"
+    diff = file_diff("x = 1\n", evil, "e\x1b[31m.py")
+    view = DiffView(diff.text, "e\x1b[31m.py")
+    rendered = "".join(part.plain for part in view._code)
+    assert "\x1b" not in rendered and "\x07" not in rendered and "\u202e" not in rendered
+    assert "␛]0;owned␇" in rendered and "\\u202e" in rendered
