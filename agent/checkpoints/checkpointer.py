@@ -83,7 +83,9 @@ class Checkpointer:
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> Checkpointer:
         """The checkpointer of `workspace`, its shadow repository under `home/checkpoints`."""
-        repo = ShadowRepo(workspace, home / "checkpoints", max_file_bytes=max_file_bytes)
+        repo = ShadowRepo(
+            workspace, home / "checkpoints", max_file_bytes=max_file_bytes, never=[home]
+        )
         return cls(repo, notify, record=record, update=update)
 
     # -- a turn -------------------------------------------------------------------------------

@@ -98,10 +98,18 @@ class ShadowRepo:
     """Snapshots of one workspace in a private bare repository, through the git binary."""
 
     def __init__(
-        self, workspace: Path, root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self,
+        workspace: Path,
+        root: Path,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        never: Sequence[Path] = (),
     ) -> None:
         self.workspace = workspace.resolve()
         self.git_dir = root / workspace_key(self.workspace)
+        # The app's own folders (the checkpoints, the session database) when they lie inside
+        # the workspace: never snapshotted, so never grown into themselves nor rewound.
+        self._never = [f"/{_git_pattern(rel)}/" for rel in _inside(self.workspace, [root, *never])]
         self.max_file_bytes = max_file_bytes
         self._index = self.git_dir / "hermes-index"
         self._skipped_file = self.git_dir / "hermes-skipped.json"
@@ -149,7 +157,9 @@ class ShadowRepo:
                 command,
                 input=stdin,
                 env=self._env(),
-                cwd=self.git_dir,
+                # At the top of the work tree: from a folder inside it (the shadow repository
+                # itself, when the app's home is in the workspace) git sees only that folder.
+                cwd=self.workspace,
                 capture_output=True,
                 timeout=GIT_TIMEOUT,
                 check=False,
@@ -182,6 +192,7 @@ class ShadowRepo:
         info = self.git_dir / "info"
         info.mkdir(mode=0o700, exist_ok=True)
         (info / "attributes").write_text(_NEUTRAL_ATTRIBUTES, encoding="utf-8")
+        (info / "exclude").write_text("".join(f"{line}\n" for line in self._never), "utf-8")
         try:
             self.skipped = set(json.loads(self._skipped_file.read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError):
@@ -307,6 +318,24 @@ class ShadowRepo:
             self._ensure()
             kind = self._git("cat-file", "-t", snapshot, check=False)
         return kind.strip() == b"tree"
+
+
+def _inside(workspace: Path, folders: Iterable[Path]) -> list[str]:
+    """The workspace-relative names of those `folders` that lie inside the workspace."""
+    found = []
+    for folder in folders:
+        try:
+            rel = folder.resolve().relative_to(workspace)
+        except ValueError:
+            continue
+        if rel.parts:
+            found.append(rel.as_posix())
+    return found
+
+
+def _git_pattern(rel: str) -> str:
+    """`rel` as a gitignore pattern that matches only itself (wildcards escaped)."""
+    return "".join(f"\\{char}" if char in "*?[]\\!# " else char for char in rel)
 
 
 def _parse_raw(out: bytes) -> Iterable[Change]:

@@ -139,3 +139,134 @@ def test_a_diff_of_hostile_content_shows_no_control_sequence():
     rendered = "".join(part.plain for part in view._code)
     assert "\x1b" not in rendered and "\x07" not in rendered and "\u202e" not in rendered
     assert "␛]0;owned␇" in rendered and "\\u202e" in rendered
+
+
+def _has_object(repo: ShadowRepo, object_id: str) -> bool:
+    return repo._git("cat-file", "-t", object_id, check=False).strip() != b""
+
+
+def _tree_paths(repo: ShadowRepo, tree: str) -> set[str]:
+    from agent.checkpoints.shadow import EMPTY_TREE
+
+    return {change.path for change in repo.changes(EMPTY_TREE, tree)}
+
+
+def test_a_file_over_the_cap_is_never_read_into_the_repository(tmp_path):
+    from agent.checkpoints.checkpointer import blob_id
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    small, big = b"small enough\n", b"x" * 4096
+    (ws / "grows.bin").write_bytes(small)
+    (ws / "huge.bin").write_bytes(big + b"other")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints", max_file_bytes=1024)
+    first, skipped = repo.snapshot()
+    assert skipped == ["huge.bin"]
+    assert not _has_object(repo, blob_id(big + b"other"))
+    # A checkpointed file that grows over the cap: left out, its old content kept (so a
+    # restore never puts the small old one over it), the big one never stored.
+    (ws / "grows.bin").write_bytes(big)
+    now, skipped = repo.snapshot()
+    assert skipped == ["grows.bin"]
+    assert not _has_object(repo, blob_id(big))
+    assert repo.changes(first, now) == []
+    assert _tree_paths(repo, now) == {"grows.bin"}
+    # Said once: later snapshots leave them out without saying it again.
+    assert repo.snapshot()[1] == []
+
+
+def test_a_sparse_giant_is_left_out_at_once(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with (ws / "disk.img").open("wb") as handle:
+        handle.truncate(8 * 2**30)  # 8 GiB of holes: reading it would take minutes
+    (ws / "a.txt").write_text("a\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    tree, skipped = repo.snapshot()
+    assert skipped == ["disk.img"] and _tree_paths(repo, tree) == {"a.txt"}
+    stored = sum(p.stat().st_size for p in repo.git_dir.rglob("*") if p.is_file())
+    assert stored < 1_000_000
+
+
+def test_the_apps_own_folder_inside_the_workspace_is_never_snapshotted(tmp_path):
+    """Run in the home directory, the workspace holds HERMES_TUI_HOME: its checkpoints and
+    its database are never taken into a snapshot, so never grown into nor rewound."""
+    ws = tmp_path / "ws"
+    home = ws / ".hermes tui[1]"
+    (home / "logs").mkdir(parents=True)
+    (home / "state.db").write_bytes(b"sessions v1")
+    (ws / "notes.txt").write_text("mine\n")
+    repo = ShadowRepo(ws, home / "checkpoints", never=[home])
+    first, _ = repo.snapshot()
+    (home / "state.db").write_bytes(b"sessions v2")
+    (ws / "notes.txt").write_text("changed\n")
+    now, _ = repo.snapshot()
+    assert _tree_paths(repo, first) == {"notes.txt"} == _tree_paths(repo, now)
+    apply_changes(repo, ws, repo.changes(now, first))
+    assert (home / "state.db").read_bytes() == b"sessions v2"
+    assert (ws / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_folder_swapped_for_a_link_between_plan_and_restore(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "f.txt").write_text("original\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("precious\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    (ws / "sub" / "f.txt").write_text("changed\n")
+    (ws / "sub" / "new.txt").write_text("new\n")
+    now, _ = repo.snapshot()
+    changes = repo.changes(now, first)
+    assert sorted(c.path for c in changes) == ["sub/f.txt", "sub/new.txt"]
+    # The plan is made; then the folder moves away and a link to a folder outside takes
+    # its name. Neither the write nor the removal may land outside.
+    (ws / "sub").rename(ws / "moved")
+    (ws / "sub").symlink_to(outside)
+    (outside / "new.txt").write_text("also precious\n")
+    result = apply_changes(repo, ws, changes)
+    assert sorted(path for path, _ in result.failed) == ["sub/f.txt", "sub/new.txt"]
+    assert (outside / "f.txt").read_text() == "precious\n"
+    assert (outside / "new.txt").read_text() == "also precious\n"
+    assert all(reason and "\n" not in reason for _, reason in result.failed)
+
+
+def test_a_file_that_became_a_folder_is_reported_not_crashed_on(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("original\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    (ws / "a.txt").write_text("changed\n")
+    now, _ = repo.snapshot()
+    changes = repo.changes(now, first)
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").mkdir()
+    (ws / "a.txt" / "inner").write_text("kept\n")
+    result = apply_changes(repo, ws, changes)
+    assert [path for path, _ in result.failed] == ["a.txt"]
+    assert (ws / "a.txt" / "inner").read_text() == "kept\n"
+
+
+def test_a_git_file_pointing_elsewhere_is_never_followed(tmp_path):
+    """A worktree's `.git` is a file naming the real git folder: the shadow repository never
+    reads or writes it, nor the folder it names, nor takes the file into a snapshot."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    real = tmp_path / "real-git"
+    (real / "hooks").mkdir(parents=True)
+    (real / "HEAD").write_text("ref: refs/heads/main\n")
+    (real / "config").write_text("[core]\n\tbare = false\n")
+    (ws / ".git").write_text(f"gitdir: {real}\n")
+    (ws / "a.txt").write_text("a\n")
+    before = {p: p.read_bytes() for p in real.rglob("*") if p.is_file()}
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    first, _ = repo.snapshot()
+    (ws / "a.txt").write_text("b\n")
+    now, _ = repo.snapshot()
+    apply_changes(repo, ws, repo.changes(now, first))
+    assert _tree_paths(repo, first) == {"a.txt"}
+    assert {p: p.read_bytes() for p in real.rglob("*") if p.is_file()} == before
+    assert (ws / ".git").read_text() == f"gitdir: {real}\n"
