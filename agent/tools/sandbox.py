@@ -2,9 +2,11 @@
 
 Under the sandbox a command sees the whole filesystem read-only except the workspace and a
 private `/tmp`; the workspace's `.git` and the paths that run code on their own (hooks,
-`.envrc`, editor task folders) that exist stay read-only too; the network is a loopback of
-its own (nothing reachable) unless `tools.shell.network: true`. The command runs in the
-process group run_shell kills on timeout and stop, and dies with the app.
+`.envrc`, editor task folders) that exist stay read-only too; `/run` and the session's
+runtime folder are empty (a daemon's socket is reachable through a read-only mount); the
+network is a loopback of its own (nothing reachable) unless `tools.shell.network: true`.
+The command runs in the process group run_shell kills on timeout and stop, and dies with
+the app.
 
 `sandbox: auto` uses bubblewrap when a trial run works and says why when it does not;
 `sandbox: on` refuses to run shell commands without it; `sandbox: off` never uses it.
@@ -14,6 +16,7 @@ Elsewhere than Linux (macOS `sandbox-exec` is not used) there is no sandbox: `au
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +33,11 @@ READ_ONLY_NAMES = (
 )  # fmt: skip
 """Workspace entries a sandboxed command may not write (agent/tools/protected.py says why)."""
 PROBE_TIMEOUT = 10.0
+SOCKET_FOLDERS = ("/run", "/var/run")
+"""Where the daemons' sockets live (docker, the system and session buses, systemd, ssh and
+gpg agents): a read-only mount does not stop a connect(), so these are empty folders inside.
+"""
+SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO")
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,8 @@ class Sandbox:
             )
             return (
                 "Commands run in a sandbox: the filesystem is read-only except the workspace "
-                "and a private /tmp, and the workspace's .git is read-only. " + net
+                "and a private /tmp, the workspace's .git is read-only, and no host service "
+                "(docker, the session bus, ssh agents) can be reached. " + net
             )
         if self.refusal:
             return "Shell commands are refused: the required sandbox is not available."
@@ -125,7 +134,8 @@ class Sandbox:
         assert self.state.binary is not None
         ws = str(workspace)
         args = [self.state.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--tmpfs", "/tmp", "--bind", ws, ws]  # fmt: skip
+                "--tmpfs", "/tmp", *_hidden_sockets(self.network),
+                "--bind", ws, ws]  # fmt: skip
         for name in READ_ONLY_NAMES:
             path = workspace / name
             if path.exists() and not path.is_symlink():
@@ -133,4 +143,20 @@ class Sandbox:
         if not self.network:
             args.append("--unshare-net")
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+        for name in SOCKET_VARIABLES:
+            args += ["--unsetenv", name]
         return [*args, "--chdir", ws, "--", *argv]
+
+
+def _hidden_sockets(network: bool) -> list[str]:
+    """Empty folders over the host's sockets (a command without network could otherwise ask
+    a daemon, say docker or systemd, to run something outside); DNS stays with the network."""
+    folders = [f for f in SOCKET_FOLDERS if os.path.isdir(f) and not os.path.islink(f)]
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime) and os.path.isdir(runtime) and not runtime.startswith("/run/"):
+        folders.append(runtime)
+    args = [part for folder in folders for part in ("--tmpfs", folder)]
+    resolver = os.path.realpath("/etc/resolv.conf")
+    if network and any(resolver.startswith(f"{folder}/") for folder in folders):
+        args += ["--ro-bind-try", resolver, resolver]
+    return args

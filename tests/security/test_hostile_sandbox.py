@@ -4,9 +4,12 @@ confinement tests skip, saying why, where bubblewrap cannot run."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -176,6 +179,56 @@ def test_the_network_is_unreachable(workspace, box):
         assert ok, output
     finally:
         server.close()
+
+
+def _socket_dirs() -> list[Path]:
+    """Folders outside /tmp this test may make a socket in: /run (as root), a runtime dir."""
+    found = []
+    for parent in ("/run", "/var/tmp"):
+        if os.access(parent, os.W_OK) and not os.path.islink(parent):
+            found.append(Path(tempfile.mkdtemp(prefix="hermes-sock-", dir=parent)))
+    return found
+
+
+@needs_bwrap
+def test_the_hosts_sockets_cannot_be_reached(workspace, box, monkeypatch):
+    """A read-only mount does not stop connect(): a daemon's socket (docker, the session bus,
+    an ssh agent) would let a command without network run things outside the sandbox."""
+    dirs = _socket_dirs()
+    if not dirs:
+        pytest.skip("no folder outside /tmp to make a socket in")
+    # The runtime folder of the session (where the session bus and agents listen).
+    runtime = next((d for d in dirs if not str(d).startswith("/run/")), None)
+    if runtime is not None:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(dirs[0] / "agent.sock"))
+    servers = []
+    try:
+        for folder in dirs:
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(folder / "agent.sock"))
+            server.listen(1)
+            servers.append(server)
+        tries = "; ".join(
+            f"s=socket.socket(socket.AF_UNIX); print(s.connect_ex({str(d / 'agent.sock')!r}))"
+            for d in dirs
+        )
+        (workspace / "sock.py").write_text(f"import os, socket\n{tries}\n")
+        (workspace / "env.sh").write_text('echo "ssh=${SSH_AUTH_SOCK:-unset}"\n')
+        ok, output = run("python3 sock.py; sh env.sh", workspace, box)
+        assert ok, output
+        codes = output.splitlines()[: len(dirs)]
+        assert all(code != "0" for code in codes), output
+        assert "ssh=unset" in output
+        # Outside the sandbox the same sockets answer: the test would see a reachable one.
+        probe_socket = socket.socket(socket.AF_UNIX)
+        assert probe_socket.connect_ex(str(dirs[0] / "agent.sock")) == 0
+        probe_socket.close()
+    finally:
+        for server in servers:
+            server.close()
+        for folder in dirs:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @needs_bwrap
