@@ -9,6 +9,11 @@ from typing import TYPE_CHECKING, Any
 from agent import events as ev
 from agent.config import Config
 
+NO_GIT = (
+    "No checkpoints: there is no `git` binary, so /undo and /rewind cannot restore files; "
+    "install git to have them."
+)
+
 if TYPE_CHECKING:
     from agent.checkpoints.checkpointer import Checkpointer
     from agent.ports import SessionStore
@@ -37,7 +42,10 @@ def make_checkpointer(
     from agent.checkpoints.shadow import git_available
 
     settings = config.checkpoints
-    if not settings.enabled or not git_available():
+    if not settings.enabled:
+        return None
+    if not git_available():
+        sink(ev.Notice(NO_GIT, "warning"))
         return None
 
     def record(session_id: str, row: dict[str, Any]) -> None:

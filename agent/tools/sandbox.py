@@ -138,8 +138,14 @@ class Sandbox:
                 "--bind", ws, ws]  # fmt: skip
         for name in READ_ONLY_NAMES:
             path = workspace / name
-            if path.exists() and not path.is_symlink():
-                args += ["--ro-bind", str(path), str(path)]
+            if not path.exists():
+                continue
+            # A link (`.git -> repo.git/`) is kept read-only where it leads, when that is
+            # inside the workspace; outside, everything is read-only already.
+            real = path.resolve() if path.is_symlink() else path
+            if real == workspace or not real.is_relative_to(workspace):
+                continue
+            args += ["--ro-bind", str(real), str(real)]
         if not self.network:
             args.append("--unshare-net")
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]

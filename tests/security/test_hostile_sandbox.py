@@ -153,6 +153,18 @@ def test_git_config_cannot_be_written(workspace, box):
 
 
 @needs_bwrap
+def test_a_git_folder_behind_a_link_stays_read_only(tmp_path, box):
+    ws = tmp_path / "linked"
+    (ws / "repo.git" / "hooks").mkdir(parents=True)
+    (ws / ".git").symlink_to("repo.git")
+    ok, output = run("echo 'rm -rf ~' > .git/hooks/pre-commit", ws, box)
+    assert not ok and "Read-only file system" in output
+    assert not (ws / "repo.git" / "hooks" / "pre-commit").exists()
+    ok, output = run("echo fine > repo.txt", ws, box)
+    assert ok, output
+
+
+@needs_bwrap
 def test_tmp_is_private(workspace, box, tmp_path):
     ok, output = run("echo secret > /tmp/hermes-private && cat /tmp/hermes-private", workspace, box)
     assert ok and "secret" in output
@@ -234,10 +246,10 @@ def test_the_hosts_sockets_cannot_be_reached(workspace, box, monkeypatch):
 @needs_bwrap
 def test_the_process_group_dies_with_the_tool(workspace, box):
     ok, output = run(
-        "(sleep 60; echo late > late.txt) & sleep 60", workspace, box, shell_timeout=1.0
+        "(sleep 60.3719; echo late > late.txt) & sleep 60.3719", workspace, box, shell_timeout=1.0
     )
     assert not ok and "timed out" in output
-    done = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True)
+    done = subprocess.run(["pgrep", "-f", "sleep 60.3719"], capture_output=True)
     assert done.stdout == b""
     assert not (workspace / "late.txt").exists()
 
