@@ -126,7 +126,9 @@ def test_a_grandchild_that_left_the_group_cannot_block_the_read(running, tmp_pat
     # setsid puts the grandchild in a session of its own, out of reach of the group kill,
     # while it still holds the output pipe open: the read must end anyway.
     run = running("setsid sleep 100 & echo $! > escaped.pid; sleep 100")
-    pid = int(wait_until(lambda: (tmp_path / "escaped.pid").read_text().strip()))
+    written = tmp_path / "escaped.pid"
+    # The shell may not have made the file yet: a missing file is not yet, not a failure.
+    pid = int(wait_until(lambda: written.exists() and written.read_text().strip()))
     try:
         wait_until(lambda: alive(pid))
         assert run.stop() < 1.0
