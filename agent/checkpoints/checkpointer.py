@@ -40,6 +40,8 @@ class TurnCheckpoint:
     before: str
     shell: bool = False
     writes: dict[str, str | None] = field(default_factory=dict)
+    message: Any = None
+    """The user message, while its row id was not known when the checkpoint was recorded."""
 
 
 def blob_id(data: bytes) -> str:
@@ -128,6 +130,9 @@ class Checkpointer:
         turn = TurnCheckpoint(uuid.uuid4().hex, self._session_id, commit)
         self._turn = turn
         message_id = getattr(self._message, "db_id", None)
+        if message_id is None:
+            # Its row is still queued (a busy database): linked when the turn ends.
+            turn.message = self._message
         self._record(
             turn.session_id,
             {"key": turn.key, "message_id": message_id, "before_ref": commit,
@@ -151,6 +156,9 @@ class Checkpointer:
     def _finish(self, turn: TurnCheckpoint) -> None:
         after = self._snapshot("after a turn")
         fields: dict[str, Any] = {"shell": turn.shell, "paths": turn.writes}
+        late_id = getattr(turn.message, "db_id", None)
+        if late_id is not None:
+            fields["message_id"] = late_id
         if after is not None:
             fields["after_ref"] = after
         self._update(turn.session_id, turn.key, fields)
