@@ -12,15 +12,21 @@ off every filter, end-of-line conversion and encoding, so a snapshot is the byte
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not on Windows, where only this process's own lock applies
+    fcntl = None  # type: ignore[assignment]
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not checkpointed (and the user is told, once)."""
@@ -150,7 +156,13 @@ class ShadowRepo:
         )
         return env
 
-    def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
+    def _git(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        check: bool = True,
+        ok: tuple[int, ...] = (0,),
+    ) -> bytes:
         command = ["git", *(part for pair in _CONFIG for part in ("-c", pair)), *args]
         try:
             done = subprocess.run(
@@ -166,10 +178,12 @@ class ShadowRepo:
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ShadowError(f"git could not run for the checkpoint ({exc}).") from None
-        if check and done.returncode != 0:
+        if check and done.returncode not in ok:
             lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            reason = lines[-1] if lines else f"exit code {done.returncode}"
-            raise ShadowError(f"git {args[0]} failed for the checkpoint: {reason}.")
+            said = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
+            reason = said[0].rstrip(".") if said else f"exit code {done.returncode}"
+            verb = next(arg for arg in args if not arg.startswith("-"))
+            raise ShadowError(f"git {verb} failed for the checkpoint: {reason}.")
         return done.stdout
 
     def _ensure(self) -> None:
@@ -208,7 +222,7 @@ class ShadowRepo:
         do `add -A` and `write-tree` run. Nothing changed: the last tree, one git run. A
         snapshot is a tree: nothing here collects garbage (gc.auto=0), so every tree stays.
         """
-        with self._lock:
+        with self._lock, self._shared_lock():
             self._ensure()
             changed = self._changed()
             newly = self._leave_out_large(changed)
@@ -225,24 +239,39 @@ class ShadowRepo:
                 log.write(f"{tree} {message}\n")
             return tree, newly
 
+    @contextlib.contextmanager
+    def _shared_lock(self) -> Iterator[None]:
+        """Held while the index changes: another app on the same workspace shares it."""
+        self.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(self.git_dir / "hermes.lock", "a+b") as handle:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
     def _add(self, changed: dict[str, bool]) -> None:
         """Bring the index to the workspace: only the changed paths when they are few."""
         if len(changed) <= FEW_CHANGES:
             # No second walk of the workspace; literal pathspecs, so no name is a pattern.
             names = b"".join(os.fsencode(path) + b"\0" for path in changed)
-            self._git(
-                "--literal-pathspecs", "add", "-A", "--ignore-errors",
-                "--pathspec-from-file=-", "--pathspec-file-nul", stdin=names, check=False,
-            )  # fmt: skip
-            return
+            try:
+                self._git(
+                    "--literal-pathspecs", "add", "-A", "--ignore-errors",
+                    "--pathspec-from-file=-", "--pathspec-file-nul", stdin=names, ok=(0, 1),
+                )  # fmt: skip
+                return
+            except ShadowError:
+                # A tracked folder became a link ("beyond a symbolic link"), or the like:
+                # the whole walk below sorts those out; a held lock fails there too.
+                pass
         excludes = [f":(exclude,literal){path}" for path in sorted(self.skipped)]
-        self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, check=False)
+        # Exit code 1: some file could not be read (it stays as it was); anything else, say a
+        # held index lock, fails the snapshot rather than record a stale one.
+        self._git("add", "-A", "--ignore-errors", "--", ".", *excludes, ok=(0, 1))
 
     def _changed(self) -> dict[str, bool]:
         """What differs from the index: each path, and whether it is still on disk."""
         out = self._git(
             "ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard",
-            check=False,
         )  # fmt: skip
         changed: dict[str, bool] = {}
         for record in out.split(b"\0"):

@@ -9,13 +9,15 @@ nothing outside the workspace and restores the exact bytes.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from agent.checkpoints.restore import apply_changes
-from agent.checkpoints.shadow import ShadowRepo, git_available
+from agent.checkpoints.shadow import EMPTY_TREE, ShadowRepo, git_available
 
 pytestmark = pytest.mark.skipif(not git_available(), reason="checkpoints need the git binary")
 
@@ -146,8 +148,6 @@ def _has_object(repo: ShadowRepo, object_id: str) -> bool:
 
 
 def _tree_paths(repo: ShadowRepo, tree: str) -> set[str]:
-    from agent.checkpoints.shadow import EMPTY_TREE
-
     return {change.path for change in repo.changes(EMPTY_TREE, tree)}
 
 
@@ -270,3 +270,59 @@ def test_a_git_file_pointing_elsewhere_is_never_followed(tmp_path):
     assert _tree_paths(repo, first) == {"a.txt"}
     assert {p: p.read_bytes() for p in real.rglob("*") if p.is_file()} == before
     assert (ws / ".git").read_text() == f"gitdir: {real}\n"
+
+
+def test_a_tracked_folder_turned_link_is_snapshotted_as_the_link(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "f.txt").write_text("inside\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    repo.snapshot()
+    shutil.rmtree(ws / "sub")
+    (ws / "sub").symlink_to(tmp_path)
+    now, _ = repo.snapshot()
+    # Not the folder's old file kept as if nothing happened: the link, as a link.
+    assert _tree_paths(repo, now) == {"sub"}
+
+
+def test_a_held_index_lock_fails_the_snapshot_instead_of_recording_a_stale_one(tmp_path):
+    from agent.checkpoints.shadow import ShadowError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    repo = ShadowRepo(ws, tmp_path / "checkpoints")
+    repo.snapshot()
+    (ws / "a.txt").write_text("two\n")
+    lock = repo.git_dir / "hermes-index.lock"  # a git of another app, killed mid-write
+    lock.write_text("")
+    with pytest.raises(ShadowError, match=r"index\.lock"):
+        repo.snapshot()
+    lock.unlink()
+    now, _ = repo.snapshot()
+    [change] = repo.changes(EMPTY_TREE, now)
+    assert repo.read_blobs([change.new_blob])[change.new_blob] == b"two\n"
+
+
+def test_two_apps_on_one_workspace_take_turns_with_its_index(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repos = [ShadowRepo(ws, tmp_path / "checkpoints") for _ in range(2)]
+    failures: list[Exception] = []
+
+    def work(index: int) -> None:
+        try:
+            for step in range(6):
+                (ws / f"f{index}.txt").write_text(f"{step}\n")
+                repos[index].snapshot()
+        except Exception as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures, failures
+    final, _ = repos[0].snapshot()
+    assert _tree_paths(repos[1], final) == {"f0.txt", "f1.txt"}
