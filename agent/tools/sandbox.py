@@ -38,6 +38,7 @@ SOCKET_FOLDERS = ("/run", "/var/run")
 gpg agents): a read-only mount does not stop a connect(), so these are empty folders inside.
 """
 SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO")
+"""Left out of a sandboxed command's environment (`confined_env`): they point at those sockets."""
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,6 @@ class Sandbox:
         if not self.network:
             args.append("--unshare-net")
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
-        for name in SOCKET_VARIABLES:
-            args += ["--unsetenv", name]
         return [*args, "--chdir", ws, "--", *argv]
 
 
@@ -166,3 +165,8 @@ def _hidden_sockets(network: bool) -> list[str]:
     if network and any(resolver.startswith(f"{folder}/") for folder in folders):
         args += ["--ro-bind-try", resolver, resolver]
     return args
+
+
+def confined_env(env: dict[str, str]) -> dict[str, str]:
+    """A sandboxed command's environment: without the variables naming the host's sockets."""
+    return {name: value for name, value in env.items() if name not in SOCKET_VARIABLES}

@@ -307,7 +307,10 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     confined = sandbox is not None and sandbox.active
     guarded: set[str] = set()
     if confined:
+        from agent.tools.sandbox import confined_env
+
         argv = sandbox.wrap(argv, ctx.workspace)
+        env = confined_env(env)
         guarded = _absent_guarded(ctx.workspace)
     try:
         proc = subprocess.Popen(
