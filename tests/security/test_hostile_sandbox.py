@@ -146,6 +146,23 @@ def test_a_write_outside_the_workspace_fails(workspace, tmp_path, box):
 
 
 @needs_bwrap
+def test_no_link_in_the_workspace_leads_a_write_outside(workspace, tmp_path, box):
+    """A link the workspace holds to a folder outside, or a hard link made to a file
+    outside: neither lets a write out (a hard link cannot cross the workspace's mount)."""
+    outside = Path(tempfile.mkdtemp(prefix="hermes-outside-", dir="/var/tmp"))
+    try:
+        (outside / "precious.txt").write_text("precious\n")
+        (workspace / "out").symlink_to(outside)
+        ok, output = run("echo owned > out/precious.txt", workspace, box)
+        assert not ok and "Read-only file system" in output
+        ok, output = run(f"ln {outside}/precious.txt hard && echo owned > hard", workspace, box)
+        assert not ok, output
+        assert (outside / "precious.txt").read_text() == "precious\n"
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+@needs_bwrap
 def test_git_config_cannot_be_written(workspace, box):
     ok, output = run("echo '[core] fsmonitor = evil' >> .git/config", workspace, box)
     assert not ok and "Read-only file system" in output
