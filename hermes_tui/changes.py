@@ -122,8 +122,10 @@ class ChangesController:
         """The rewind picker; its choice is carried out when it closes."""
         if not await self._usable("rewind"):
             return
-        rows = await self.app.db.load_messages(self.app.agent.session_id)
+        # Checkpoints first: that waits for the last turn's closing snapshot and writes what
+        # is queued, so the messages read next are all there, each with its checkpoint.
         checkpoints = await self._rows()
+        rows = await self.app.db.load_messages(self.app.agent.session_id)
         points = points_of(rows, checkpoints)
         if not points:
             await self.app.notice(NO_SESSION)

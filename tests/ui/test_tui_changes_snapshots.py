@@ -91,7 +91,8 @@ def test_rewind_picker(snap_compare, make_app, scripted, workspace):
         await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=(100, 32), run_before=picker)
+    # Tall enough for the whole transcript behind the picker: no scroll position to vary.
+    assert snap_compare(app, terminal_size=(100, 44), run_before=picker)
 
 
 def test_sessions_panel_with_a_fork(snap_compare, make_app, scripted, workspace):
@@ -104,4 +105,5 @@ def test_sessions_panel_with_a_fork(snap_compare, make_app, scripted, workspace)
         await app.changes.wait()
         await _turn(pilot, "write a note about it")
 
-    assert snap_compare(app, terminal_size=(110, 32), run_before=forked)
+    # Tall enough for the whole transcript: no scroll position to vary.
+    assert snap_compare(app, terminal_size=(110, 44), run_before=forked)
