@@ -101,7 +101,14 @@ _V1: tuple[str, ...] = (
     """,
 )
 
-_V2_CHANGES: tuple[str, ...] = (
+_V2: tuple[str, ...] = (
+    # How many of `api_call_count`'s calls have estimated counts: a stopped or failed call
+    # whose server sent no usage is counted from its request and the output streamed so far.
+    "ALTER TABLE sessions ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE session_model_usage ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0",
+)
+
+_V3: tuple[str, ...] = (
     # A checkpoint: the workspace before the first change of a turn (`before_ref`) and at its
     # end (`after_ref`), commits of the shadow repository, linked to the user message that
     # caused it. `kind` 'restore' records a rewind or undo the same way, so a later rewind
@@ -130,7 +137,7 @@ _V2_CHANGES: tuple[str, ...] = (
     "ALTER TABLE sessions ADD COLUMN branch_kind TEXT",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2_CHANGES]
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3]
 """Ordered migrations; index i brings user_version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -154,6 +161,7 @@ SESSION_COLUMNS = (
     "estimated_cost_usd",
     "actual_cost_usd",
     "metadata",
+    "estimated_calls",
     "parent_id",
     "fork_seq",
     "branch_kind",
@@ -195,4 +203,5 @@ USAGE_COUNTERS = (
     "cache_read_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
+    "estimated_calls",
 )
