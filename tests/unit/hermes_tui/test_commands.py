@@ -126,6 +126,8 @@ def test_the_table_lists_every_command_in_help_order():
         "diff",
         "fork",
         "export",
+        "context",
+        "init",
         "theme",
         "help",
         "quit",
