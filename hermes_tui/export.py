@@ -20,9 +20,17 @@ class ExportError(Exception):
 
 
 def parse_arguments(argument: str, session_id: str, workspace: Path) -> tuple[str, Path]:
-    """`[md|json] [path]` -> (format, path); the default path is in the workspace."""
+    """`[md|json] [path]` -> (format, path); the default path is in the workspace.
+
+    Raises ExportError for a bare word that names no format we write (`pdf`, `html`).
+    """
     words = argument.split(maxsplit=1)
     named = bool(words) and words[0].lower() in FORMATS
+    if len(words) == 1 and not named and _looks_like_format(words[0]):
+        # "/export pdf" means a format we lack, not a file called "pdf" written as Markdown.
+        raise ExportError(
+            f"Cannot export as {words[0]!r}: use md or json, or give a path such as notes.md."
+        )
     fmt = words.pop(0).lower() if named else "md"
     raw = words[0].strip() if words else ""
     if not raw:
@@ -34,6 +42,11 @@ def parse_arguments(argument: str, session_id: str, workspace: Path) -> tuple[st
     if not named and suffix in FORMATS:
         fmt = suffix
     return fmt, path
+
+
+def _looks_like_format(word: str) -> bool:
+    """A bare word with no dot or slash names a format, not a file."""
+    return word.isalnum() and len(word) <= 8
 
 
 def _fence(text: str, info: str = "") -> str:

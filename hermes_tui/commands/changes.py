@@ -41,7 +41,11 @@ async def export(ctx: CommandContext, argument: str) -> None:
     if agent.session_id is None:
         await ctx.notice("Nothing to export yet: send a message first.", "error")
         return
-    fmt, path = parse_arguments(argument, agent.session_id, agent.workspace)
+    try:
+        fmt, path = parse_arguments(argument, agent.session_id, agent.workspace)
+    except ExportError as exc:
+        await ctx.notice(str(exc), "error")
+        return
     db = ctx.db
     await db.flush()
     session = await db.get_session(agent.session_id)
