@@ -363,9 +363,9 @@ def write_bytes(target: Target, data: bytes, *, executable: bool | None = None) 
 def remove_file(target: Target) -> None:
     """Remove the regular file `target`, refusing if anything on its path changed."""
     name = target.parts[-1]
-    parent = _open_parents(target, create=False)
+    parent = _open_parents(target)
     try:
-        current = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        current = os.lstat(name, dir_fd=parent)
         if target.final is None or not target.final.unchanged(current):
             raise changed(target.rel, "the file was modified or replaced")
         os.unlink(name, dir_fd=parent)
