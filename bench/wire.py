@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
         # The slot's request path without the slot: the same POST through the SDK client and
         # the same SSE parse as `provider.stream`.
         with slot_provider._open(client, request, {}) as call:
-            for _ in slot_provider._parse(iter_sse(call.http_response), Abort()):
+            for _ in slot_provider._parse(iter_sse(call.http_response)):
                 pass
 
     def fresh_client_call(context) -> None:

@@ -37,9 +37,17 @@ from .deltas import (
     normalise,
 )
 from .errors import StorageClosedError, StorageError, StorageLockedError, translate
-from .sqlite import LockWindow, begin_immediate, connect
+from .sqlite import DEFAULT_LOCK_TIMEOUT, LockWindow, begin_immediate, connect
 
 log = logging.getLogger("hermes_tui.storage")
+
+# How often a waiter looks again on its own; a notify wakes it sooner, so the value only
+# bounds a missed wake-up (any other would do as well).
+POLL_SECONDS = 0.5  # pragma: no mutate
+# How much longer than one lock window the exit drain waits for the writer to finish.
+EXIT_JOIN_SLACK_SECONDS = 1.0  # pragma: no mutate
+# The writer's pause between two lock windows, a moment for the other process.
+LOCK_RETRY_PAUSE_SECONDS = 0.05  # pragma: no mutate
 
 
 class TokenAccounting:
@@ -49,7 +57,7 @@ class TokenAccounting:
         self,
         path: str | Path,
         *,
-        lock_timeout: float = 5.0,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         on_error: Callable[[StorageError], None] | None = None,
         on_exit_wait: Callable[[], None] | None = None,
     ) -> None:
@@ -64,7 +72,7 @@ class TokenAccounting:
         # _wakeup, a Lock used as a binary semaphore: released (by a queue call that sees
         # _sleeping, or by stop_writer) = one pending wake-up. A release is one C call on
         # the caller, where Condition.notify is a Python-level lock dance.
-        self._cond = threading.Condition(threading.Lock())
+        self._cond = threading.Condition(threading.Lock())  # pragma: no mutate (never re-entered)
         self._wakeup = threading.Lock()
         self._wakeup.acquire()
         # Serialises use of the one sqlite3 connection (writer thread, sync callers, drains).
@@ -78,7 +86,8 @@ class TokenAccounting:
         # lock-free fast path of flush (`not queue and not busy`) never misses a batch.
         self._busy = False
         self._sleeping = False  # the writer is (about to be) blocked on _wakeup
-        self._lock_failures = 0  # bumped each time a batch gives up on a held lock
+        # The error of the last batch that gave up on a held lock: a new one each time, so a
+        # flush sees that a batch gave up meanwhile by its identity.
         self._lock_error: StorageLockedError | None = None
         self._lost_error: StorageError | None = None  # deltas dropped by a stopping writer
         # While stopping, a held lock is retried until this monotonic time (None: at once).
@@ -148,7 +157,9 @@ class TokenAccounting:
         (and raises where update_token_counts would).
         """
         if not (session_id and REQUIRED_FIELDS <= fields.keys() <= DELTA_FIELDS):
-            make_delta(session_id, **fields)  # raises what update_token_counts would
+            # Raises what update_token_counts would (a wrong keyword raises before the body
+            # runs, so the session id given makes no difference to which error).
+            make_delta(session_id, **fields)  # pragma: no mutate
         if self._stopped:
             failed = self._apply_batch([make_delta(session_id, **fields)])
             if failed:
@@ -196,19 +207,17 @@ class TokenAccounting:
             return
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            failures = self._lock_failures
+            seen = self._lock_error
             while self._queue or self._busy:
-                if self._lock_failures != failures:
-                    assert self._lock_error is not None
+                if self._lock_error is not seen:
                     raise self._lock_error
                 if self._writer_alive() or self._busy:
-                    # The writer (or another flusher draining) will notify when it is done.
-                    if self._sleeping and self._queue:
-                        self._wake()  # belt and braces: a queue call always wakes it
-                    wait = 0.5 if deadline is None else deadline - time.monotonic()
+                    # The writer (or another flusher draining) will notify when it is done;
+                    # it is never asleep on a queued delta: the queue call woke it.
+                    wait = POLL_SECONDS if deadline is None else deadline - time.monotonic()
                     if wait <= 0:
                         raise TimeoutError("token accounting flush timed out")
-                    self._cond.wait(min(wait, 0.5))
+                    self._cond.wait(min(wait, POLL_SECONDS))
                     continue
                 # A dead writer: drain on this thread, as the writer would.
                 self._busy = True
@@ -224,8 +233,7 @@ class TokenAccounting:
                 self._busy = False
                 self._cond.notify_all()
         with self._cond:
-            if self._lock_failures != failures and self._queue:
-                assert self._lock_error is not None
+            if self._lock_error is not seen and self._queue:
                 raise self._lock_error
 
     def close(self, give_up_at: float | None = None) -> None:
@@ -236,14 +244,11 @@ class TokenAccounting:
         another process kept the database locked that long (they are lost, `lost` counts
         them, and the caller says so).
         """
-        error: StorageError | None = None
         try:
+            # A lock that outlasts the drain raises the error _drop_queue kept as _lost_error.
             self.stop_writer(give_up_at=give_up_at)
             self._drain_inline()
-        except StorageError as exc:
-            error = exc
         finally:
-            error = error or self._lost_error
             if self._atexit is not None:
                 atexit.unregister(self._atexit)
                 self._atexit = None
@@ -252,8 +257,8 @@ class TokenAccounting:
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None
-        if error is not None:
-            raise error
+        if self._lost_error is not None:
+            raise self._lost_error  # deltas the stopping writer dropped
 
     def stop_writer(self, timeout: float | None = None, give_up_at: float | None = None) -> None:
         """Tell the writer to drain and exit, and wait for it; later queue calls apply inline.
@@ -309,12 +314,15 @@ class TokenAccounting:
             self._sleeping = True
             while not self._queue and not self._stopping:
                 self._wakeup.acquire()
-            self._sleeping = False
+            # A stale True only costs a queue call one spare wake-up.
+            self._sleeping = False  # pragma: no mutate
             with self._cond:
                 if not self._queue:
                     if self._stopping:
                         return  # stopping, and everything is drained
-                    continue  # drained by someone else meanwhile
+                    # Only a stop empties the queue under a live writer, and a stop returns
+                    # above: this look again is a safety net no run reaches.
+                    continue  # pragma: no mutate
                 self._busy = True  # before the pop: see flush_token_counts
                 batch = self._pop_batch()
                 self._inflight = len(batch)
@@ -337,7 +345,7 @@ class TokenAccounting:
                         return
                     waiting_at_exit = self._stopping
                     # Give the other process a moment before the next full retry window.
-                    self._cond.wait(0.05)
+                    self._cond.wait(LOCK_RETRY_PAUSE_SECONDS)
                 if waiting_at_exit and self.on_exit_wait is not None:
                     try:
                         self.on_exit_wait()
@@ -373,7 +381,6 @@ class TokenAccounting:
                 if requeue:
                     self._queue.extendleft(reversed(merged))
                 self._lock_error = exc
-                self._lock_failures += 1
                 self._cond.notify_all()
             return True
         except StorageError as exc:
@@ -389,7 +396,7 @@ class TokenAccounting:
             if not self._queue:
                 return
             while self._busy:
-                self._cond.wait(0.5)
+                self._cond.wait(POLL_SECONDS)
             self._busy = True
             batch = self._pop_batch()
         try:
@@ -406,7 +413,7 @@ class TokenAccounting:
 
     def _drain_at_exit(self) -> None:
         try:
-            self.stop_writer(timeout=self.lock_timeout + 1)
+            self.stop_writer(timeout=self.lock_timeout + EXIT_JOIN_SLACK_SECONDS)
             self._drain_inline()
         except Exception:
             log.exception("token accounting: drain at exit failed")

@@ -44,12 +44,10 @@ from .rows import (
 )
 from .search import search_messages
 from .sessions import Sessions
+from .sqlite import DEFAULT_LOCK_TIMEOUT
 from .writer import Op, Writer
 
 log = logging.getLogger("hermes_tui.storage")
-
-DEFAULT_LOCK_TIMEOUT = 5.0
-"""Seconds a write retries BEGIN IMMEDIATE while another process holds the lock."""
 
 DEFAULT_EXIT_WAIT = 30.0
 """Seconds close() keeps retrying queued writes that another process's lock holds up."""

@@ -159,7 +159,8 @@ def coalesce(deltas: Iterable[Delta]) -> list[Delta]:
 
 
 # ---------------------------------------------------------------------------------- SQL
-
+# pragma: no mutate start (SQL text: keywords and names are case-blind, so changing their
+# case changes nothing, and any other change to the text breaks every apply)
 _COUNTER_ASSIGN = ", ".join(f"{c} = {c} + :{c}" for c in USAGE_COUNTERS)
 _COUNTER_SET = ", ".join(f"{c} = :{c}" for c in USAGE_COUNTERS)
 # A None cost delta keeps the stored value; a number adds to it (a stored NULL counts as 0).
@@ -206,6 +207,7 @@ USAGE_SET_SQL = _USAGE_INSERT + ", ".join(
     + ["api_call_count = excluded.api_call_count"]
     + [f"{c} = coalesce(excluded.{c}, {c})" for c in _COSTS]
 )
+# pragma: no mutate end
 
 
 def _params(delta: Delta) -> dict:
@@ -235,6 +237,12 @@ def apply_delta(conn: sqlite3.Connection, delta: Delta) -> None:
     conn.execute(USAGE_SET_SQL if delta.absolute else USAGE_ADD_SQL, params)
 
 
+# SQL keywords and savepoint names are case-blind, so these texts are not mutated.
+_SAVEPOINT = "SAVEPOINT delta"  # pragma: no mutate
+_ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO delta"  # pragma: no mutate
+_RELEASE_SAVEPOINT = "RELEASE delta"  # pragma: no mutate
+
+
 def apply_in_transaction(
     conn: sqlite3.Connection, deltas: list[Delta], path: Path
 ) -> list[tuple[Delta, StorageError]]:
@@ -246,15 +254,15 @@ def apply_in_transaction(
     failed: list[tuple[Delta, StorageError]] = []
     try:
         for delta in deltas:
-            conn.execute("SAVEPOINT delta")
+            conn.execute(_SAVEPOINT)
             try:
                 apply_delta(conn, delta)
             except (sqlite3.Error, StorageError) as exc:
                 if not conn.in_transaction:
                     raise
-                conn.execute("ROLLBACK TO delta")
+                conn.execute(_ROLLBACK_TO_SAVEPOINT)
                 failed.append((delta, translate(exc, path)))
-            conn.execute("RELEASE delta")
+            conn.execute(_RELEASE_SAVEPOINT)
         conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:

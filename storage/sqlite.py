@@ -37,6 +37,9 @@ CONNECTION_PRAGMAS = (
 )
 """Per-connection settings every connection to the database gets."""
 
+DEFAULT_LOCK_TIMEOUT = 5.0
+"""Seconds a write retries BEGIN IMMEDIATE while another process holds the lock."""
+
 _FIRST_DELAY = 0.01
 _MAX_DELAY = 0.2
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from agent.messages import to_anthropic
 from agent.providers.base import (
-    Abort,
     ChatRequest,
     FinishPart,
     ReasoningPart,
@@ -156,7 +155,7 @@ class AnthropicMessagesProvider(SDKCall):
         body = merged_body(self.request_kwargs(request))
         return RawStreamCall(client, "/v1/messages", body, options)
 
-    def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
+    def _parse(self, events: Iterator[tuple[str, str]]) -> Iterator[StreamPart]:
         usage = UsagePart()
         stop_reason: str | None = None
         blocks: dict[int, _Thinking] = {}  # thinking blocks still streaming, by index

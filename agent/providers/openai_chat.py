@@ -7,7 +7,6 @@ from typing import Any
 
 from agent.messages import to_openai
 from agent.providers.base import (
-    Abort,
     ChatRequest,
     FinishPart,
     ReasoningPart,
@@ -100,7 +99,7 @@ class OpenAIChatProvider(SDKCall):
         body = merged_body(self.request_kwargs(request))
         return RawStreamCall(client, "/chat/completions", body, options)
 
-    def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
+    def _parse(self, events: Iterator[tuple[str, str]]) -> Iterator[StreamPart]:
         finished = False
         for _event, data in events:
             if data == "[DONE]":

@@ -29,7 +29,7 @@ def _lf_only(chunk: bytes, after_cr: bool) -> tuple[bytes, bool]:
     """`chunk` with `\r\n` and lone `\r` as `\n`, and whether it ended on a `\r` (whose
     `\n`, if it opens the next chunk, belongs to it)."""
     if after_cr and chunk:
-        after_cr = False
+        after_cr = False  # pragma: no mutate (read as a truth value only)
         if chunk.startswith(b"\n"):
             chunk = chunk[1:]
     if b"\r" in chunk:
@@ -61,10 +61,13 @@ def parse_sse(
     """
     event = ""
     data: list[str] = []
-    data_size = 0  # characters in `data`, counted once it holds more than one line
+    # Characters in `data`, counted once it holds more than one line (set before its first use).
+    data_size = 0  # pragma: no mutate
     pending: list[bytes] = []  # the start of a line whose end has not arrived yet
     pending_size = 0
-    after_cr = False  # the last chunk ended with \r: a \n opening this one completes a \r\n
+    # The last chunk ended with \r: a \n opening this one completes a \r\n. (Were it true at
+    # the start, a stream's leading blank line would be dropped, which changes no event.)
+    after_cr = False  # pragma: no mutate
     # A last newline ends an unterminated last line the same way as any other.
     for chunk in itertools.chain(chunks, (b"\n",)):
         if after_cr or b"\r" in chunk:
@@ -79,6 +82,8 @@ def parse_sse(
         # Splitting bytes at \n never cuts a UTF-8 character, so each line decodes whole.
         lines = chunk[:end].split(b"\n")
         rest = chunk[end + 1 :]
+        # A cheap pre-filter first: only a chunk longer than the cap can hold a line over it
+        # (so its `>` made `>=` only runs the exact check once more: an equivalent mutant).
         if pending_size + len(chunk) > max_line and _line_over(pending_size, lines, rest, max_line):
             raise SSELimitError(max_line)
         if pending:
@@ -94,7 +99,7 @@ def parse_sse(
                     yield event, "\n".join(data)
                 event, data = "", []
                 continue
-            line = raw.decode("utf-8", "replace")
+            line = raw.decode(errors="replace")  # UTF-8
             if line.startswith("data:"):
                 value = line[5:]
                 if data:  # one data line is within the cap already; several add up

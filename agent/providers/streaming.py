@@ -41,13 +41,15 @@ class SDKCall:
     """
 
     wire = "base"
+    _model = ""  # the model of the request in flight, for error messages
 
     def __init__(self, config: ProviderConfig, *, api_key: str, idle_timeout: float) -> None:
         self.config = config
         self.name = config.name
         self.idle_timeout = idle_timeout
         self.pool = CredentialPool.from_config(config, fallback=api_key)
-        register_secret(api_key, *self.pool.secrets, *url_secrets(config.base_url))
+        # Every later redaction (errors, logs) removes these; `api_key` is one of the pool's.
+        register_secret(*self.pool.secrets, *url_secrets(config.base_url))
         install_log_redaction()
         self.slot = ClientSlot(f"{config.name}/{self.wire}", self._build_client)
         # W9: one cumulative deadline for a call's retries after a stall (monotonic), or None.
@@ -95,7 +97,7 @@ class SDKCall:
 
     def close(self) -> None:
         """Close the slot's client (or, when a request has it, abort and detach it) (W6)."""
-        self.slot.close("close")
+        self.slot.close("close")  # pragma: no mutate (the reason is only logged)
 
     def _build_client(self, kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -106,7 +108,7 @@ class SDKCall:
     def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
         raise NotImplementedError
 
-    def _parse(self, events: Iterator[tuple[str, str]], abort: Abort) -> Iterator[StreamPart]:
+    def _parse(self, events: Iterator[tuple[str, str]]) -> Iterator[StreamPart]:
         raise NotImplementedError
 
     # -- errors ---------------------------------------------------------------------------
@@ -121,9 +123,8 @@ class SDKCall:
             status,
             body,
             provider=self.name,
-            model="" if self._model is None else self._model,
+            model=self._model,
             retry_after=retry_after,
-            secrets=self.pool.secrets,
             url=self.base_url,
             kind=self.config.kind,
         )
@@ -137,7 +138,7 @@ class SDKCall:
                 ErrorKind.MALFORMED,
                 f"{self.name} sent a stream chunk that does not parse.",
                 retryable=True,
-                detail=redact(data[:200], self.pool.secrets),
+                detail=redact(data[:200]),
             ) from None
         if not isinstance(obj, dict):
             raise ProviderError(
@@ -163,8 +164,6 @@ class SDKCall:
             retryable=True,
         )
 
-    _model: str | None = None
-
     # -- the call -------------------------------------------------------------------------
     def request_options(self) -> dict[str, Any]:
         """Per-request options: a read timeout cut to the cumulative stall deadline (W9)."""
@@ -184,9 +183,10 @@ class SDKCall:
         entry = self.pool.current()
         lease = self.slot.checkout(self.client_kwargs(entry.key, request))
         abort.bind(lease)
-        reason = "request_error_cleanup"
-        manager: Any = None
-        http: Any = None
+        # Any reason but a complete one closes the client; the names only reach the debug log.
+        reason = "request_error_cleanup"  # pragma: no mutate
+        manager: Any = None  # pragma: no mutate (None until the request is sent)
+        http: Any = None  # pragma: no mutate
         try:
             if abort.fired:
                 return
@@ -195,7 +195,7 @@ class SDKCall:
                 return
             manager, response = opened
             http = response.http_response
-            reason = "stream_error_cleanup"
+            reason = "stream_error_cleanup"  # pragma: no mutate
             if abort.fired:
                 # Stopped while the request was being sent: there was no socket to shut
                 # down yet, so make sure the body is dropped, never drained.
@@ -206,7 +206,7 @@ class SDKCall:
             failures = (SSELimitError, ProviderError, httpx2.HTTPError, OSError)
             bounds = ToolCallBounds()
             try:
-                for part in self._parse(iter_sse(http), abort):
+                for part in self._parse(iter_sse(http)):
                     if type(part) is ToolCallPart:
                         over = bounds.over(part)
                         if over is not None:
@@ -285,7 +285,7 @@ class SDKCall:
         if reason not in COMPLETE_REASONS and http is not None:
             abandon(http)
         try:
-            manager.__exit__(None, None, None)
+            manager.__exit__(None, None, None)  # pragma: no mutate (RawStreamCall: *exc_info)
         except Exception as exc:
             log.debug("closing the stream failed: %s", type(exc).__name__)
             lease.poison()

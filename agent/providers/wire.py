@@ -3,9 +3,9 @@
 - `ClientSlot` caches ONE SDK client keyed by the effective client arguments (W1). A request
   checks it out as a `Lease`; only a request that produced a complete response returns it
   (W2); a concurrent request gets an untracked client closed around that request (W3).
-- A stop from another thread aborts a lease: under the slot lock it checks that the lease is
-  still the holder, shuts its sockets down (SHUT_RDWR) and poisons it; only the owning thread
-  ever closes a client (W4-W6).
+- A stop from another thread aborts a lease: under the slot lock it checks that the lease was
+  not released yet, shuts its sockets down (SHUT_RDWR) and marks it aborted, so the client is
+  never kept; only the owning thread ever closes a client (W4-W6).
 - `DrainingTransport` reads the small remainder of a finished body (the chunked terminator the
   SDKs leave unread after `[DONE]` / `message_stop`) before the response is closed, bounded in
   bytes and time, so the pool keeps the connection and streamed calls share one TCP+TLS
@@ -82,7 +82,7 @@ class _DrainStream(httpcore2.NetworkStream):
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise httpcore2.ReadTimeout("drain deadline passed")
+                raise httpcore2.ReadTimeout("drain deadline passed")  # pragma: no mutate (unread)
             timeout = left if timeout is None else min(timeout, left)
         return self._inner.read(max_bytes, timeout)
 
@@ -146,7 +146,7 @@ class _DrainingBody(httpx2.SyncByteStream):
         # Not `yield from`: closing this generator must not close the inner one (drain).
         for chunk in self._it:  # noqa: UP028
             yield chunk
-        self._done = True
+        self._done = True  # pragma: no mutate (saves a drain, which would find nothing left)
 
     def close(self) -> None:
         try:
@@ -174,15 +174,14 @@ class _DrainingBody(httpx2.SyncByteStream):
             net.deadline = None
 
 
-# Requests go out as headers then body: without TCP_NODELAY the body waits on a delayed ACK.
-_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-
-
 class DrainingTransport(httpx2.HTTPTransport):
-    """httpx2's transport with drained bodies (kept connections) and a shared TLS context."""
+    """httpx2's transport with drained bodies (kept connections) and a shared TLS context.
+
+    Requests go out as headers then body; httpcore2 sets TCP_NODELAY on every socket, so the
+    body never waits on a delayed ACK (a test checks the option on the socket).
+    """
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("socket_options", _SOCKET_OPTIONS)
         super().__init__(**kwargs)
         self._pool._network_backend = _DrainBackend()
 
@@ -221,13 +220,13 @@ def build_http_client(
     mounts: dict[str, Any] = {}
     if proxies:
         for pattern, url in _environment_proxies().items():
+            # None: a NO_PROXY host, reached without the proxy.
             mounts[pattern] = (
-                None
-                if url is None
-                else DrainingTransport(verify=context, limits=limits, proxy=url, trust_env=False)
+                None if url is None else DrainingTransport(verify=context, limits=limits, proxy=url)
             )
+    # The TLS context is ours, so the environment (SSL_CERT_FILE...) has no say in it.
     return httpx2.Client(
-        transport=DrainingTransport(verify=context, limits=limits, trust_env=False),
+        transport=DrainingTransport(verify=context, limits=limits),
         mounts=mounts,
         timeout=timeout,
         follow_redirects=True,
@@ -254,9 +253,8 @@ def _walk_connection(conn: Any, out: list[socket.socket], depth: int) -> None:
             sock = None
         if sock is not None and all(sock is not s for s in out):
             out.append(sock)
-    inner = getattr(conn, "_connection", None)  # HTTPConnection, proxy tunnels, forwarders
-    if inner is not None and inner is not conn:
-        _walk_connection(inner, out, depth + 1)
+    # HTTPConnection, proxy tunnels, forwarders. The depth bound ends a cycle too.
+    _walk_connection(getattr(conn, "_connection", None), out, depth + 1)
 
 
 def client_sockets(client: Any) -> list[socket.socket]:
@@ -266,10 +264,9 @@ def client_sockets(client: Any) -> list[socket.socket]:
     transports += list((getattr(http, "_mounts", None) or {}).values())
     out: list[socket.socket] = []
     for transport in transports:
-        pool = getattr(transport, "_pool", None)
         try:
-            connections = list(getattr(pool, "connections", None) or ())
-        except Exception:
+            connections = list(transport._pool.connections)
+        except Exception:  # no pool (a None mount of a NO_PROXY host), or one torn down
             connections = []
         for conn in connections:
             _walk_connection(conn, out, 0)
@@ -315,15 +312,13 @@ def client_key(kwargs: dict[str, Any]) -> tuple:
 class Lease:
     """One request's hold on a client: tracked (the slot's) or untracked (its own)."""
 
-    def __init__(self, slot: ClientSlot, client: Any, key: tuple, tracked: bool) -> None:
+    def __init__(self, slot: ClientSlot, client: Any, tracked: bool) -> None:
         self.slot = slot
         self.client = client
-        self.key = key
         self.tracked = tracked
         self.owner = threading.get_ident()
-        self.aborted = False
+        self.aborted = False  # a stop shut its sockets down: never kept (W4)
         self.poisoned = False
-        self.detached = False
         self.released = False
 
     def abort(self, why: str = "stop") -> None:
@@ -353,7 +348,6 @@ class ClientSlot:
         self._client: Any = None
         self._key: tuple | None = None
         self._holder: Lease | None = None
-        self._poisoned = False
         self.builds = 0
         self.untracked = 0
         # Test seam for the W4 barrier test: called under the lock after the holder is read.
@@ -377,37 +371,39 @@ class ClientSlot:
         """
         key = client_key(kwargs)
         stale: Any = None
-        why = ""
         with self._lock:
             if self._holder is not None:
                 self.untracked += 1
                 lease = None
             else:
-                if self._client is not None and (self._key != key or self._poisoned):
-                    stale, why = self._client, ("poisoned" if self._poisoned else "key_changed")
+                # An aborted or poisoned client never gets here: its release dropped it.
+                if self._client is not None and self._key != key:
+                    stale = self._client
                     self._client = self._key = None
-                self._poisoned = False
-                lease = Lease(self, self._client, key, tracked=True)
+                lease = Lease(self, self._client, tracked=True)
                 self._holder = lease
         if stale is not None:
-            self._close(stale, why)
+            self._close(stale, "key_changed")
         if lease is None:
             log.debug("wire %s: slot busy; untracked client for a concurrent request", self.name)
-            return Lease(self, self._make(kwargs), key, tracked=False)
+            return Lease(self, self._make(kwargs), tracked=False)
         if lease.client is None:
             client = self._make(kwargs)
             with self._lock:
                 lease.client = client
-                if self._holder is lease and not lease.detached:
+                if self._holder is lease:  # not when close() or a stranger's release let go
                     self._client, self._key = client, key
                 aborted = lease.aborted
             if aborted:
                 shutdown_sockets(client, "abort before send")
-            log.debug("wire %s: built client (%s)", self.name, why or "first use")
+            why = "key_changed" if stale is not None else "first use"  # pragma: no mutate (log)
+            log.debug("wire %s: built client (%s)", self.name, why)
         return lease
 
     def abort(self, lease: Lease, why: str = "stop") -> None:
-        """Abort a lease from any thread: holder check and shutdown under one lock (W4)."""
+        """Abort a lease from any thread: the released check and the shutdown under one lock,
+        so a late abort never reaches the client a later request checked out (W4). The
+        aborted lease is never kept: its owner's release closes the client."""
         with self._lock:
             if self.on_holder_read is not None:
                 self.on_holder_read(lease)
@@ -415,8 +411,6 @@ class ClientSlot:
                 log.debug("wire %s: late abort (%s) after release: ignored", self.name, why)
                 return
             lease.aborted = True
-            if lease.tracked and self._holder is lease:
-                self._poisoned = True
             if lease.client is not None:
                 shutdown_sockets(lease.client, why)
 
@@ -430,7 +424,7 @@ class ClientSlot:
             # sockets and detach; the file descriptors go with the client's garbage collection.
             log.warning("wire %s: release from a stranger thread; detaching", self.name)
             with self._lock:
-                lease.released = lease.detached = True
+                lease.released = True
                 if self._holder is lease:
                     self._holder = None
                 if self._client is lease.client:
@@ -443,18 +437,20 @@ class ClientSlot:
             if lease.released:
                 return
             lease.released = True
-            if lease.tracked and self._holder is lease:
+            if self._holder is lease:
                 self._holder = None
-            bad = lease.aborted or lease.poisoned or lease.detached or not lease.tracked
+            # close() marks the lease it lets go of aborted, so that one is closed here too.
+            bad = lease.aborted or lease.poisoned or not lease.tracked
             close = bad or not keep
             if close and self._client is lease.client:
                 self._client = self._key = None
-                self._poisoned = False
+        # pragma: no mutate start (the text of a debug log)
         tag = "closed" if close else "kept"
         if lease.aborted:
             tag += ", poisoned by abort"
         elif lease.poisoned:
             tag += ", poisoned"
+        # pragma: no mutate end
         log.debug("wire %s: %s (%s)", self.name, reason, tag)
         if close and lease.client is not None:
             self._close(lease.client, reason)
@@ -466,7 +462,6 @@ class ClientSlot:
         with self._lock:
             holder = self._holder
             if holder is not None:
-                holder.detached = True
                 holder.aborted = True
                 if holder.client is not None:
                     shutdown_sockets(holder.client, why)
@@ -474,7 +469,6 @@ class ClientSlot:
                 idle = self._client
             self._client = self._key = None
             self._holder = None
-            self._poisoned = False
         if idle is not None:
             self._close(idle, why)
 

@@ -113,7 +113,7 @@ def outside(raw: str, workspace: Path) -> ToolError:
     return ToolError(f"Refused: {raw} is outside the workspace {workspace}.")
 
 
-def changed(rel: str, what: str = "it") -> ToolError:
+def changed(rel: str, what: str) -> ToolError:
     """The refusal for a path that changed between its check and its use."""
     return ToolError(
         f"Refused: {rel} changed since it was checked ({what}); nothing was written or read. "
@@ -124,11 +124,9 @@ def changed(rel: str, what: str = "it") -> ToolError:
 def display(workspace: Path, path: Path) -> str:
     """`path` relative to the workspace, in POSIX form ("." for the workspace itself)."""
     try:
-        rel = path.relative_to(workspace)
+        return path.relative_to(workspace).as_posix()  # "." for the workspace itself
     except ValueError:
         return str(path)
-    text = rel.as_posix()
-    return text if text else "."
 
 
 # ---------------------------------------------------------------- resolving
@@ -195,7 +193,7 @@ def _walk_resolving(workspace: Path, raw: str, pending: deque[str], links: list[
                 stamps.append(None)
                 continue
             try:
-                st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+                st = os.lstat(name, dir_fd=fds[-1])
             except FileNotFoundError:
                 real.append(name)
                 stamps.append(None)
@@ -250,7 +248,7 @@ def _open_dir(name: str, parent: int, rel: str) -> int:
 def _what_it_is(name: str, parent: int) -> str:
     """Why `name` under `parent` cannot be walked through: a link, a file, or gone."""
     try:
-        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        st = os.lstat(name, dir_fd=parent)
     except OSError:
         return "it is gone"
     if stat.S_ISLNK(st.st_mode):
@@ -260,12 +258,12 @@ def _what_it_is(name: str, parent: int) -> str:
     return "it was replaced"
 
 
-def _open_parents(target: Target, *, create: bool) -> int:
+def _open_parents(target: Target, *, create: bool = False) -> int:
     """A descriptor of the target's directory, walked again from the root and checked."""
     return _open_prefix(target, len(target.parts) - 1, create=create)
 
 
-def _open_prefix(target: Target, count: int, *, create: bool) -> int:
+def _open_prefix(target: Target, count: int, *, create: bool = False) -> int:
     fd = os.open(target.workspace, _ROOT_FLAGS)
     try:
         if not target.root.same_object(os.fstat(fd)):
@@ -300,12 +298,12 @@ def open_dir(target: Target) -> int:
     """A descriptor of the directory `target`, checked to be what it was when resolved."""
     if not target.final or not target.final.is_dir:
         raise ToolError(f"{target.rel} is not a directory.")
-    return _open_prefix(target, len(target.parts), create=False)
+    return _open_prefix(target, len(target.parts))
 
 
 def open_file(target: Target) -> int:
     """A read descriptor of the regular file `target`, checked to be what it was resolved."""
-    parent = _open_parents(target, create=False)
+    parent = _open_parents(target)
     name = target.parts[-1]
     try:
         try:
@@ -323,7 +321,9 @@ def open_file(target: Target) -> int:
     if expected is None or not expected.same_object(st) or not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise changed(target.rel, "another file took its place")
-    os.set_blocking(fd, True)
+    # O_NONBLOCK (against a FIFO) changes nothing on a regular file: cleared only so the
+    # descriptor a caller gets is an ordinary one.
+    os.set_blocking(fd, True)  # pragma: no mutate
     return fd
 
 
@@ -344,7 +344,7 @@ def write_bytes(target: Target, data: bytes, *, executable: bool | None = None) 
     try:
         expected = target.final
         try:
-            current = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            current = os.lstat(name, dir_fd=parent)
         except FileNotFoundError:
             current = None
         if expected is None and current is not None:
@@ -363,9 +363,9 @@ def write_bytes(target: Target, data: bytes, *, executable: bool | None = None) 
 def remove_file(target: Target) -> None:
     """Remove the regular file `target`, refusing if anything on its path changed."""
     name = target.parts[-1]
-    parent = _open_parents(target, create=False)
+    parent = _open_parents(target)
     try:
-        current = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        current = os.lstat(name, dir_fd=parent)
         if target.final is None or not target.final.unchanged(current):
             raise changed(target.rel, "the file was modified or replaced")
         os.unlink(name, dir_fd=parent)
@@ -392,7 +392,10 @@ def _replace(
     executable: bool | None = None,
 ) -> None:
     """Write a temporary file next to `name` and rename it over `name` (never followed)."""
-    temp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+    # Cut in bytes: NAME_MAX (255) counts bytes, and any cut up to 241 leaves room for the rest
+    # (so the cut and the random part's length are not mutated: others would do as well).
+    head, tag = os.fsencode(name)[:200], secrets.token_hex(4)  # pragma: no mutate
+    temp = b".%s.%s.tmp" % (head, tag.encode())
     # A new file gets the usual 0666 less umask; a replacement starts private and then
     # takes the old file's mode, so a 0600 file's new content is never readable by others.
     fd = os.open(temp, _TEMP_FLAGS, 0o666 if current is None else 0o600, dir_fd=parent)

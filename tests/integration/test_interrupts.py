@@ -164,6 +164,22 @@ def test_steer_on_the_final_answer_comes_back_pending_not_lost(harness):
     assert all(b"one more thing" not in r.raw for r in harness.server.requests)
 
 
+def test_t3_two_steers_pending_at_the_seal_come_back_joined_once_in_order(harness):
+    """T3: every steer that won the lock before the seal is in `pending_steer`, in order."""
+    agent = harness.start({"replies": [{"text": "done"}]})
+
+    def two_late_steers():
+        assert agent.steer("first late steer") is True
+        assert agent.steer("second late steer") is True
+
+    agent.hooks["before_seal"] = two_late_steers
+    result = agent.run_turn("go")
+    assert result.status == "ok"
+    assert result.pending_steer == "first late steer\n\nsecond late steer"
+    assert agent.steer("after the seal") is False
+    assert all(b"late steer" not in r.raw for r in harness.server.requests)
+
+
 def test_command_shaped_steer_is_delivered_as_text(harness):
     """T4: a steer that looks like a command (`/stop`) reaches the model as text, never run."""
     agent = harness.start({"replies": [shell_reply(), {"text": "ok"}]}, agent={"approval": "ask"})

@@ -108,6 +108,33 @@ def test_truncated_or_malformed_streams_are_retried_never_accepted(harness, wire
     assert not any("broken" in (r.get("content") or "") for r in rows)
 
 
+@pytest.mark.parametrize("wire", WIRES)
+def test_w11_a_chunk_that_is_not_an_object_is_retried(harness, wire):
+    agent = harness.start(
+        {"replies": [{"raw_sse": ["data: [1]\n\n"]}, {"text": "good"}]}, wire=wire
+    )
+    result = agent.run_turn("hi")
+    assert result.status == "ok" and result.text == "good"
+    (retry,) = of(harness, ev.Retrying)
+    assert retry.attempt == 2 and "not an object" in retry.reason
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        ({"raw_sse": ["data: {oops\n\n"]}, "malformed"),
+        ({"text": "cut", "omit_finish": True}, "truncated"),
+    ],
+)
+def test_w10_w11_the_failure_kind_reaches_the_turn_error(harness, reply, kind):
+    agent = harness.start({"loop": True, "replies": [reply]}, agent={"max_retries": 2})
+    result = agent.run_turn("hi")
+    assert result.status == "error"
+    assert len(harness.server.requests_for()) == 2  # retried, then reported
+    (error,) = of(harness, ev.TurnError)
+    assert error.kind == kind
+
+
 # -- K1: credential pools -----------------------------------------------------------------------
 
 

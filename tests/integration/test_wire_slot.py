@@ -304,6 +304,39 @@ def test_a_late_abort_never_touches_the_next_requests_client(serve, tls_cert, pr
     assert text_of(second.parts) == GATED["text"]
 
 
+def test_w4_a_truly_late_abort_after_release_leaves_the_next_request_alone(
+    serve, tls_cert, providers
+):
+    """The stop comes after release() returned, while the next request streams on the kept
+    client: its socket must not be shut down (W4)."""
+    server = serve({"replies": [{"text": "one"}, GATED]})
+    provider = make(server, "openai", tls_cert, providers)
+    slot = provider.slot
+    lease1 = slot.checkout(provider.client_kwargs())
+    stream = lease1.client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "one"
+    lease1.release("stream_request_complete")
+    released = threading.Event()
+    second = Worker(provider)
+    second.first.wait(10)
+    assert slot.builds == 1 and server.connections_accepted == 1  # the kept client and socket
+
+    def late_stop():
+        assert released.wait(5)
+        lease1.abort("late stop")
+
+    stopper = threading.Thread(target=late_stop, daemon=True)
+    stopper.start()
+    released.set()  # the barrier: the abort starts only after release() returned
+    stopper.join(5)
+    server.open_gate("g")
+    second.join()
+    assert second.error is None and text_of(second.parts) == GATED["text"]
+    assert server.connections_accepted == 1
+
+
 def test_a_failed_stream_close_poisons_the_slot(serve, tls_cert, providers, monkeypatch):
     server = serve({"loop": True, "replies": [{"text": "ok"}]})
     provider = make(server, "openai", tls_cert, providers)
