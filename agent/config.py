@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.kinds import ApprovalMode, BusyInputMode
+from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
 from agent.secrets import header_problem, is_credential_name, safe_url, unsendable_key
 
 DEFAULT_MAX_ITERATIONS = 500
@@ -130,6 +131,9 @@ class Config:
     storage: StorageSettings = field(default_factory=StorageSettings)
     keys: dict[str, str] = field(default_factory=dict)
     demo: bool = False
+    mcp: McpSettings = field(default_factory=McpSettings)
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The user's MCP servers (`mcp_servers:`); a project's .mcp.json is read per workspace."""
 
     @property
     def config_path(self) -> Path:
@@ -185,8 +189,19 @@ _SECTION_TYPES = {
     "compression": CompressionSettings,
     "ui": UISettings,
     "storage": StorageSettings,
+    "mcp": McpSettings,
 }
-_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys", "storage"}
+_TOP_KEYS = {
+    "model",
+    "providers",
+    "agent",
+    "compression",
+    "ui",
+    "keys",
+    "storage",
+    "mcp",
+    "mcp_servers",
+}
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
 
@@ -314,6 +329,8 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
                     f"{_where(path, body, 'shell_env_passthrough')}: `agent.shell_env_passthrough` "
                     f"lists {env_name!r}, which is not an environment variable name."
                 )
+    if name == "mcp":
+        _validate_mcp(path, body, settings)
     if name == "storage":
         for key in ("lock_timeout_seconds", "exit_wait_seconds"):
             if getattr(settings, key) < 0:
@@ -321,6 +338,39 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _validate_mcp(path: Path, body: Any, settings: McpSettings) -> None:
+    tokens = settings.max_schema_tokens
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)):
+        raise ConfigError(
+            f"{_where(path, body, 'max_schema_tokens')}: `mcp.max_schema_tokens` must be a "
+            f"whole number of tokens, got {tokens!r}."
+        )
+    if tokens is not None and tokens < 0:
+        raise ConfigError(f"{_where(path, body, 'max_schema_tokens')}: must be >= 0.")
+    for key in ("call_timeout_seconds", "startup_timeout_seconds", "turn_wait_seconds"):
+        if getattr(settings, key) < 0:
+            raise ConfigError(f"{_where(path, body, key)}: `mcp.{key}` must be >= 0.")
+
+
+def _mcp_servers(path: Path, raw: dict[str, Any]) -> dict[str, McpServerConfig]:
+    """`mcp_servers:`: the user's MCP servers, each checked (a mistake names its line)."""
+    body = raw.get("mcp_servers") or {}
+    if not isinstance(body, dict):
+        raise ConfigError(
+            f"{_where(path, raw, 'mcp_servers')}: `mcp_servers` must map server names to "
+            "their settings."
+        )
+    out: dict[str, McpServerConfig] = {}
+    for name, entry in body.items():
+        try:
+            out[str(name)] = parse_server(name, entry, origin="config", source=str(path))
+        except McpConfigProblem as exc:
+            line_of = entry if isinstance(entry, dict) else body
+            key = next((k for k in line_of if f"`{name}.{k}" in str(exc)), name)
+            raise ConfigError(f"{_where(path, line_of, key)}: mcp_servers: {exc}.") from None
+    return out
 
 
 def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
@@ -470,6 +520,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     providers = _env_providers(_providers(path, raw))
     sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
     keys = _binding_keys(path, raw)
+    mcp_servers = _mcp_servers(path, raw)
     model = _configured_model(path, raw, providers)
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:
@@ -486,7 +537,15 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         problem = unsendable_key(providers[split_model_ref(model)[0]])
         if problem:
             raise ConfigError(problem)
-    return Config(home=home, model=model, providers=providers, keys=keys, demo=is_demo, **sections)
+    return Config(
+        home=home,
+        model=model,
+        providers=providers,
+        keys=keys,
+        demo=is_demo,
+        mcp_servers=mcp_servers,
+        **sections,
+    )
 
 
 def _binding_keys(path: Path, raw: dict[str, Any]) -> dict[str, str]:

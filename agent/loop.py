@@ -253,6 +253,8 @@ class Agent:
                 meta = recovery.note_metadata(note_kind) if note_kind else None
                 self._append(Message("user", text, display_metadata=meta), persist=True)
                 taken = True
+                # MCP servers still starting get a short, visible wait (M1).
+                self.registry.begin_turn(self.sink, lambda: self.control.stopped)
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED

@@ -31,6 +31,8 @@ class Runtime:
     db: Any
     agent: Any
     demo_server: Any = None
+    mcp: Any = None
+    """The MCP servers (agent.mcp.manager.McpManager), or None when none is configured."""
     on_exit_wait: Callable[[str], None] | None = None
     """Told what the exit waits for while another process's lock holds queued writes."""
     not_saved: str | None = None
@@ -46,9 +48,11 @@ class Runtime:
         workspace: Path,
         on_exit_wait: Callable[[str], None] | None = None,
     ) -> Runtime:
-        """Start the demo model (if configured), open the store, build the agent."""
+        """Start the demo model (if configured), open the store, build the agent; the MCP
+        servers start in the background (M1)."""
         from agent.demo import start_demo
         from agent.loop import Agent
+        from agent.mcp.attach import attach_mcp
         from hermes_tui.store import open_store
 
         config, server = start_demo(config)
@@ -59,7 +63,8 @@ class Runtime:
                 server.stop()
             raise
         agent = Agent(config, store=db, sink=sink, workspace=workspace, approve=approve)
-        return cls(config, db, agent, server, on_exit_wait)
+        mcp = attach_mcp(agent, workspace)
+        return cls(config, db, agent, server, mcp, on_exit_wait)
 
     @classmethod
     @asynccontextmanager
@@ -93,6 +98,10 @@ class Runtime:
         self.agent.stop()
         self.agent.close()
         kill_all_children()  # no run_shell process group outlives the run (H6)
+        if self.mcp is not None:
+            import asyncio
+
+            await asyncio.to_thread(self.mcp.close)  # bounded; stdio servers are killed
         try:
             await self.db.close(wait=wait, on_wait=self.on_exit_wait)
         except StorageError as exc:
