@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mcp.server.mcpserver import Context  # module level: the tools' annotations name it
+
 SCRIPT = str(Path(__file__).resolve())
 SECRET_IN_OUTPUT = "sk-mcp-secret-0123456789abcdef"
 
@@ -73,7 +75,7 @@ class HttpServer:
 
 
 def _server(mode: str) -> Any:
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.prompts.base import UserMessage
     from mcp.types import ImageContent, TextContent, ToolAnnotations
 
@@ -138,10 +140,18 @@ def _server(mode: str) -> Any:
     if mode == "hang_call":
 
         @app.tool()
-        def hang() -> str:
-            """Never returns; the whole server is stuck in it."""
+        async def hang() -> str:
+            """Never returns; the whole server is stuck in it (its event loop is blocked)."""
             time.sleep(3600)
             return "never"
+
+        @app.tool()
+        async def slow(seconds: float) -> str:
+            """Returns after `seconds`; the server stays responsive meanwhile."""
+            import anyio
+
+            await anyio.sleep(seconds)
+            return "slow done"
 
     if mode == "hostile":
         _hostile_tools(app)

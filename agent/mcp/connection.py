@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import warnings
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -170,7 +171,10 @@ class ServerConnection:
         task = self._task
         self._expected_end = True
         if task is not None and not task.done():
-            self._signal("stop")
+            if self._client is None:
+                task.cancel()  # still starting: nothing to wind down politely
+            else:
+                self._signal("stop")
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), 3.0)
             if not task.done():
@@ -218,16 +222,19 @@ class ServerConnection:
                 self._set(State.FAILED)
             raise
         except Exception as exc:  # a server's failure is a state, never a crash
-            if not self._expected_end:
+            if not self._expected_end and self.state != State.FAILED:
                 self.error = self.error or self._failure(exc)
                 self._set(State.FAILED)
         finally:
             self._client = None
 
     def _failure(self, exc: BaseException) -> str:
+        exc = _root(exc)
         lost = isinstance(exc, ServerExited) or _connection_lost(exc)
         if lost and self.transport == "stdio":
             return "exited while starting" if self.state == State.STARTING else "exited"
+        if lost:
+            return "closed the connection"
         return describe_failure(exc)
 
     async def _serve(self, client: Any) -> None:
@@ -342,12 +349,33 @@ class ServerConnection:
         client = self._client
         if client is None or self.state != State.READY:
             raise RuntimeError(f"MCP server {self.name} is {self.state}")
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import REQUEST_TIMEOUT
+
         try:
             return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise TimeoutError from None  # the SDK's deadline and ours are one
+            if _connection_lost(exc):
+                await self._lost(exc)
+            raise
         except Exception as exc:
             if _connection_lost(exc):
-                self._signal("closed")
+                await self._lost(exc)
             raise
+
+    async def _lost(self, exc: BaseException) -> None:
+        """The connection died under a call: failed now, so the next request is without its
+        tools, with the stderr's last words (the pipe closes with the process)."""
+        deadline = asyncio.get_running_loop().time() + 0.5
+        while not self.tail.closed and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        if self.state == State.READY:
+            self.error = self._failure(exc)
+            self._set(State.FAILED)
+        self._signal("closed")
+        raise RuntimeError(f"the server {self.error}") from None
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
         """The messages of prompt `name` filled with `arguments`."""
@@ -362,7 +390,10 @@ class ServerConnection:
         if client is None:
             return False
         try:
-            await asyncio.wait_for(client.send_ping(), PING_SECONDS)
+            with warnings.catch_warnings():
+                # Deprecated only for the 2026 protocol; we speak the handshake one.
+                warnings.simplefilter("ignore")
+                await asyncio.wait_for(client.send_ping(), PING_SECONDS)
             return True
         except Exception:
             self.error = f"stopped answering (no reply to a ping within {PING_SECONDS:g} s)"
@@ -455,12 +486,19 @@ def _connection_lost(exc: BaseException) -> bool:
     return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
+def _root(exc: BaseException) -> BaseException:
+    """The first real exception inside task-group exception groups."""
+    while isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        if not inner:
+            break
+        exc = inner[0]
+    return exc
+
+
 def describe_failure(exc: BaseException) -> str:
     """One phrase for why a server failed (it follows the server's name)."""
-    if isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        if inner:
-            return describe_failure(inner[0])
+    exc = _root(exc)
     if isinstance(exc, ServerExited):
         return "closed the connection"
     if isinstance(exc, FileNotFoundError):

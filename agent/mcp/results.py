@@ -58,7 +58,7 @@ def result_text(result: Any, cap: int) -> str:
         if used > cap:
             break
     structured = getattr(result, "structured_content", None)
-    if structured is not None and used <= cap and not _said(structured, texts):
+    if structured is not None and used <= cap and not _said(structured, texts, result.content):
         try:
             dumped = json.dumps(structured, ensure_ascii=False)
         except (TypeError, ValueError):
@@ -67,15 +67,17 @@ def result_text(result: Any, cap: int) -> str:
     return "\n".join(part for part in parts if part) or EMPTY
 
 
-def _said(structured: Any, texts: list[str]) -> bool:
-    """True when the text blocks already say what the structured content says (the spec
-    asks servers to send both; MCPServer wraps a plain return value as {"result": value})."""
+def _said(structured: Any, texts: list[str], content: Any) -> bool:
+    """True when the content blocks already say what the structured content says (the spec
+    asks servers to send both; MCPServer wraps a plain return value as {"result": value},
+    and a list of blocks as that list again)."""
     candidates = [structured]
     if isinstance(structured, dict) and set(structured) == {"result"}:
         candidates.append(structured["result"])
     joined = "".join(texts)
+    blocks = [_dumped(block) for block in content or ()]
     for value in candidates:
-        if isinstance(value, str) and value == joined:
+        if (isinstance(value, str) and value == joined) or (blocks and value == blocks):
             return True
         for text in texts:
             try:
@@ -84,6 +86,13 @@ def _said(structured: Any, texts: list[str]) -> bool:
             except ValueError:
                 continue
     return False
+
+
+def _dumped(block: Any) -> Any:
+    try:
+        return block.model_dump(by_alias=True, mode="json")
+    except AttributeError:
+        return None
 
 
 def prompt_text(result: Any, cap: int = 200_000) -> str:

@@ -44,6 +44,8 @@ class StderrTail:
 
     data: bytearray = field(default_factory=bytearray)
     total: int = 0
+    closed: bool = False
+    """True once the server's stderr ended (it exited, or closed it)."""
 
     def feed(self, chunk: bytes) -> None:
         """Keep `chunk`, dropping the oldest bytes beyond the tail's size."""
@@ -131,9 +133,12 @@ async def stdio_transport(
 
     async def stderr_reader() -> None:
         assert process.stderr is not None
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            async for chunk in process.stderr:
-                tail.feed(chunk)
+        try:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                async for chunk in process.stderr:
+                    tail.feed(chunk)
+        finally:
+            tail.closed = True
 
     try:
         async with anyio.create_task_group() as group:
