@@ -275,8 +275,9 @@ def test_tool_search_keeps_big_tool_sets_out_of_the_request_until_loaded(mcp):
     assert result.status == "ok", result.error
     first, second, third = (mcp.tools_sent(i) for i in range(3))
     assert "mcp_tool_search" in first and not any(n.startswith("mcp__many") for n in first)
-    search = next(t for t in mcp.h.bodies()[0]["tools"] if t["function"]["name"] == "mcp_tool_search")
-    assert "mcp__many__tool_59: Tool number 59." in search["function"]["description"]
+    tools = mcp.h.bodies()[0]["tools"]
+    search = next(t["function"] for t in tools if t["function"]["name"] == "mcp_tool_search")
+    assert "mcp__many__tool_59: Tool number 59." in search["description"]
     assert "mcp__many__tool_03" in second and "mcp__many__tool_04" not in second
     assert "mcp__many__tool_03" in third
     assert "result 3 for cats" in mcp.tool_rows(result.session_id)[1]["content"]
