@@ -142,7 +142,7 @@ def _server(mode: str) -> Any:
         @app.tool()
         async def hang() -> str:
             """Never returns; the whole server is stuck in it (its event loop is blocked)."""
-            time.sleep(3600)
+            time.sleep(3600)  # the hang is the point: a wedged server
             return "never"
 
         @app.tool()
@@ -225,7 +225,7 @@ def main(argv: list[str]) -> None:
         sys.stderr.flush()
         for _line in sys.stdin:
             pass
-        time.sleep(3600)
+        time.sleep(3600)  # stdin closed: still never answer
     if mode == "flood":
         _flood()
     app = _server(mode)
