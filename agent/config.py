@@ -367,9 +367,11 @@ def _mcp_servers(path: Path, raw: dict[str, Any]) -> dict[str, McpServerConfig]:
         try:
             out[str(name)] = parse_server(name, entry, origin="config", source=str(path))
         except McpConfigProblem as exc:
-            line_of = entry if isinstance(entry, dict) else body
-            key = next((k for k in line_of if f"`{name}.{k}" in str(exc)), name)
-            raise ConfigError(f"{_where(path, line_of, key)}: mcp_servers: {exc}.") from None
+            keys = (
+                [k for k in entry if f"`{name}.{k}" in str(exc)] if isinstance(entry, dict) else []
+            )
+            where = _where(path, entry, keys[0]) if keys else _where(path, body, name)
+            raise ConfigError(f"{where}: mcp_servers: {exc}.") from None
     return out
 
 

@@ -9,6 +9,7 @@
 - hostile: weird tool names (dots, spaces, unicode, 200 characters, clashes), a huge schema,
   a description with escape sequences
 - many: 60 tools with fat schemas (the tool-search budget)
+- huge_list: 600 tools
 - flood: writes megabytes to stderr while it serves
 - exit_at_start: writes a line to stderr and exits 1 before answering anything
 - hang_init: reads stdin and never answers (a server that hangs on initialize)
@@ -110,6 +111,16 @@ def _server(mode: str) -> Any:
         return f"token={SECRET_IN_OUTPUT}"
 
     @app.tool()
+    def big() -> str:
+        """Five megabytes of text."""
+        return "x" * 5_000_000
+
+    @app.tool()
+    def environment() -> str:
+        """The names of the environment variables the server got."""
+        return " ".join(sorted(os.environ))
+
+    @app.tool()
     def fail() -> str:
         """Always fails."""
         raise ValueError("the tool broke on purpose")
@@ -157,6 +168,9 @@ def _server(mode: str) -> Any:
         _hostile_tools(app)
     if mode == "many":
         _many_tools(app)
+    if mode == "huge_list":
+        for index in range(600):
+            app.add_tool(lambda: "x", name=f"t{index}", description="one of many")
     return app
 
 

@@ -267,7 +267,9 @@ class McpManager:
         if self._closed:
             return
         self._closed = True
-        running = [s for s in self.servers.values() if s.running]
+        # A server still starting may have its task scheduled but not yet run: stop it too
+        # (the loop runs the start first, in order).
+        running = [s for s in self.servers.values() if s.running or s.state == State.STARTING]
         if running:
             try:
                 self.loop.call(self._stop_all(running), timeout=timeout)
