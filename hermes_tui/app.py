@@ -74,6 +74,7 @@ class HermesApp(KeyActions, App[int]):
         self.approval = ApprovalFlow(self)
         self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
+        self.command_table = commands.CommandTable()
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()
@@ -256,7 +257,7 @@ class HermesApp(KeyActions, App[int]):
         """Show commands and keys."""
         from hermes_tui.screens.help import HelpScreen  # not on the start-up path
 
-        await self.push_screen(HelpScreen(self.key_help()))
+        await self.push_screen(HelpScreen(self.key_help(), self.command_table.entries()))
 
     def key_help(self) -> list[tuple[str, str]]:
         """(keys, description) for every app binding, as currently mapped."""
@@ -273,7 +274,7 @@ class HermesApp(KeyActions, App[int]):
 
     def on_text_area_changed(self, message: Composer.Changed) -> None:
         if message.text_area is self.composer:
-            self.query_one(CommandHints).show(commands.complete(message.text_area.text))
+            self.query_one(CommandHints).show(self.command_table.complete(message.text_area.text))
 
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:

@@ -4,6 +4,8 @@ from importlib import import_module
 
 from hermes_tui.commands.registry import (
     COMMANDS,
+    CommandSource,
+    CommandTable,
     ParsedCommand,
     SlashCommand,
     command,
@@ -11,6 +13,7 @@ from hermes_tui.commands.registry import (
     is_command,
     parse,
     run,
+    table_of,
 )
 
 for _handlers in ("turn", "session", "ui"):  # registered, and so listed by /help, in this order
@@ -18,6 +21,8 @@ for _handlers in ("turn", "session", "ui"):  # registered, and so listed by /hel
 
 __all__ = [
     "COMMANDS",
+    "CommandSource",
+    "CommandTable",
     "ParsedCommand",
     "SlashCommand",
     "command",
@@ -25,4 +30,5 @@ __all__ = [
     "is_command",
     "parse",
     "run",
+    "table_of",
 ]

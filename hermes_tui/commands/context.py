@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent.config import Config
+    from hermes_tui.commands.registry import CommandTable
     from hermes_tui.keys import KeyMap
     from hermes_tui.sessions import SessionsController
     from hermes_tui.status import StatusPresenter
@@ -23,6 +24,7 @@ class CommandContext(Protocol):
     status: StatusPresenter
     keys: KeyMap
     themes: AppThemes
+    command_table: CommandTable
 
     async def notice(self, text: str, level: str = "info") -> None:
         """A one-line notice in the transcript."""

@@ -102,7 +102,7 @@ class Composer(TextArea):
 
     def action_complete(self) -> None:
         """Complete the slash command being typed, else move focus on."""
-        matches = commands.complete(self.text)
+        matches = commands.table_of(self.app).complete(self.text)
         if not matches:
             self.screen.focus_next()
             return
