@@ -74,7 +74,7 @@ class HermesApp(KeyActions, App[int]):
         self.approval = ApprovalFlow(self)
         self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
-        self.command_table = commands.CommandTable()
+        self.command_table = commands.table_for(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()

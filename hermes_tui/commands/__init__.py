@@ -16,13 +16,24 @@ from hermes_tui.commands.registry import (
     table_of,
 )
 
-for _handlers in ("turn", "session", "ui"):  # registered, and so listed by /help, in this order
+for _handlers in ("turn", "session", "mcp", "ui"):  # registered (and in /help) in this order
     import_module(f"hermes_tui.commands.{_handlers}")
+
+from hermes_tui.commands.mcp import McpPrompts  # noqa: E402 (after the handlers it joins)
+
+
+def table_for(app: object) -> CommandTable:
+    """The app's command table: the built-ins and the prompts of its MCP servers."""
+    table = CommandTable()
+    table.add_source(McpPrompts(app))
+    return table
+
 
 __all__ = [
     "COMMANDS",
     "CommandSource",
     "CommandTable",
+    "McpPrompts",
     "ParsedCommand",
     "SlashCommand",
     "command",
@@ -30,5 +41,6 @@ __all__ = [
     "is_command",
     "parse",
     "run",
+    "table_for",
     "table_of",
 ]

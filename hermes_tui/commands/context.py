@@ -25,6 +25,8 @@ class CommandContext(Protocol):
     keys: KeyMap
     themes: AppThemes
     command_table: CommandTable
+    runtime: Any
+    """The running parts (its `mcp` is the McpManager, or None)."""
 
     async def notice(self, text: str, level: str = "info") -> None:
         """A one-line notice in the transcript."""
@@ -32,6 +34,10 @@ class CommandContext(Protocol):
 
     async def show_help(self) -> None:
         """Open the help screen."""
+        ...
+
+    async def push_screen(self, screen: Any) -> Any:
+        """Show a screen (a panel) over the app."""
         ...
 
     async def action_quit(self) -> None:

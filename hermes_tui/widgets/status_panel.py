@@ -78,6 +78,8 @@ class StatusState:
     compaction: str = ""
     """While compaction runs, its progress; after, its outcome (until the next turn starts)."""
     compacting: bool = False
+    mcp: str = ""
+    """The MCP servers' states in a few words ("" when there are none)."""
 
 
 class StatusPanel(Vertical):
@@ -127,6 +129,7 @@ class StatusPanel(Vertical):
             Content.assemble(("context", "dim")),
             Content(context_bar(s.context_used, s.context_window)),
             *_compaction_lines(s),
+            *([Content.styled(s.mcp, "$warning" if "failed" in s.mcp else "dim")] if s.mcp else []),
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
         ]
