@@ -51,9 +51,7 @@ async def test_start_up_never_waits_for_a_hung_server(make_app, scripted, hermes
         await wait_until(pilot, lambda: "MCP 0/1 ready · 1 starting" in app.status_panel.text)
 
 
-async def test_the_status_panel_and_the_mcp_panel_show_each_server(
-    make_app, scripted, hermes_home
-):
+async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scripted, hermes_home):
     """M1: `MCP 1/2 ready · 1 failed`; /mcp lists the servers with state, transport, tools
     and schema tokens; the detail shows the last error, `s` the stderr; Esc closes."""
     server = scripted({"replies": [reply("hi")]})
@@ -142,7 +140,7 @@ async def test_the_dialog_names_the_server_and_remembers_for_the_project(
         await answer_approval(pilot, "p")
         await app.wait_for_turn(20)
         stored = yaml.safe_load((hermes_home / "projects.yaml").read_text())
-        assert list(stored.values())[0]["mcp_trust"] == {"calc": ["echo"]}
+        assert next(iter(stored.values()))["mcp_trust"] == {"calc": ["echo"]}
         await run_turn(pilot, "echo again")
         assert not isinstance(app.screen, type(dialog))
         results = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
