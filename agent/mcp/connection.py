@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -61,9 +62,9 @@ class McpTool:
     schema: dict[str, Any]
     annotations: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def tokens(self) -> int:
-        """Estimated tokens of its full schema in a request."""
+        """Estimated tokens of its full schema in a request (measured once)."""
         return tokens_for_chars(len(self.wire) + len(self.description) + _json_len(self.schema))
 
     @property
