@@ -274,13 +274,12 @@ def read_project_servers(workspace: Path) -> tuple[list[McpServerConfig], list[s
     servers: list[McpServerConfig] = []
     problems: list[str] = []
     for name, entry in body.items():
-        if isinstance(entry, dict):
-            if any(key in entry for key in _PROJECT_IGNORED):
-                problems.append(
-                    f"{PROJECT_FILE}: `{name}.trust` is ignored: only your own config.yaml "
-                    "trusts tools."
-                )
-            entry = {k: v for k, v in entry.items() if k not in _PROJECT_IGNORED}
+        if isinstance(entry, dict) and any(key in entry for key in _PROJECT_IGNORED):
+            # parse_server reads `trust` only from the user's config (origin "config").
+            problems.append(
+                f"{PROJECT_FILE}: `{name}.trust` is ignored: only your own config.yaml "
+                "trusts tools."
+            )
         try:
             servers.append(parse_server(name, entry, origin="project", source=str(path)))
         except McpConfigProblem as exc:
