@@ -125,8 +125,8 @@ class McpManager:
             self.sink(
                 ev.Notice(
                     f"This project's .mcp.json defines MCP servers you have not allowed: "
-                    f"{listed}. Nothing was started; /mcp allow {first} starts one (once "
-                    "allowed, it starts with this project).",
+                    f"{listed}. Nothing was started; /mcp allow {first} in the app starts "
+                    "one (once allowed, it starts with this project).",
                     "warning",
                 )
             )

@@ -167,3 +167,40 @@ def test_escape_sequences_in_a_description_reach_no_terminal(hermes_home, tmp_pa
         assert "pwned" in text
     finally:
         manager.close()
+
+
+def _running(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "State:\tZ" not in status.read()
+    except FileNotFoundError:
+        return False
+
+
+def test_closing_kills_a_wedged_server_within_its_bound(hermes_home, tmp_path):
+    """H6, M1: a server stuck in a call (its event loop blocked) is gone within the close's
+    bound: its whole process group is killed, nothing outlives the app."""
+    import threading
+
+    from agent.mcp import stdio
+
+    manager = manager_for(hermes_home, tmp_path, {"h": stdio_entry("hang_call")})
+    server = manager.get("h")
+    wait_until(lambda: server.state == State.READY, timeout=20)
+    pids = set(stdio._LIVE)
+    calling = threading.Thread(
+        target=lambda: _ignore(lambda: manager.call_tool("h", "hang", {}, timeout=60, cancel=None)),
+        daemon=True,
+    )
+    calling.start()
+    started = time.monotonic()
+    manager.close()
+    assert time.monotonic() - started < 6
+    assert pids and not any(_running(pid) for pid in pids)
+
+
+def _ignore(fn):
+    try:
+        fn()
+    except Exception:
+        return
