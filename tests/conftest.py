@@ -32,4 +32,7 @@ def hermes_home(tmp_path, monkeypatch):
     for name in _PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
+    from agent.providers.discovery import SERVERS
+
+    SERVERS.clear()  # what servers said is per process: each test asks its own
     return home
