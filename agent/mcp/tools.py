@@ -21,7 +21,7 @@ from agent.mcp.loop import CallCancelled
 from agent.mcp.projects import ProjectDecisionsError
 from agent.mcp.results import result_text
 from agent.mcp.settings import ToolSearch
-from agent.models import tokens_for_chars
+from agent.models import DEFAULT_CONTEXT_WINDOW, tokens_for_chars
 from agent.tools.registry import DETAIL_CAP, ApprovalRequest, Pending, Tool, ToolResult, one_line
 
 if TYPE_CHECKING:
@@ -62,12 +62,13 @@ class McpToolSource:
         self,
         manager: McpManager,
         *,
-        window: Callable[[], int] = lambda: 128_000,
+        window: Callable[[], int | None] = lambda: None,
         notify: Callable[[Any], None] | None = None,
     ) -> None:
         self.manager = manager
         self.window = window
-        """The current model's context window (the agent's): the default budget is 5 % of it."""
+        """The current model's context window (the agent's, None when unknown): the default
+        budget is 5 % of it, or of what compaction assumes when nobody knows it."""
         self.notify = notify or manager.sink
         self.loaded: set[str] = set()
         """Tools the model loaded with mcp_tool_search in this turn."""
@@ -79,7 +80,7 @@ class McpToolSource:
         configured = self.manager.settings.max_schema_tokens
         if configured is not None:
             return configured
-        return int(self.window() * SEARCH_SHARE)
+        return int((self.window() or DEFAULT_CONTEXT_WINDOW) * SEARCH_SHARE)
 
     def searching(self, tools: list[McpTool] | None = None) -> bool:
         """True when the next request carries tool search instead of every MCP schema."""
