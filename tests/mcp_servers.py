@@ -11,6 +11,7 @@
 - many: 60 tools with fat schemas (the tool-search budget)
 - huge_list: 600 tools
 - flood: writes megabytes to stderr while it serves
+- list_flood: `flood` sends `count` notifications/tools/list_changed at once
 - exit_at_start: writes a line to stderr and exits 1 before answering anything
 - hang_init: reads stdin and never answers (a server that hangs on initialize)
 
@@ -148,6 +149,15 @@ def _server(mode: str) -> Any:
             await ctx.session.send_tool_list_changed()
             return "grown"
 
+    if mode == "list_flood":
+
+        @app.tool()
+        async def flood(ctx: Context, count: int) -> str:
+            """Tell the client `count` times that the tool list changed."""
+            for _ in range(count):
+                await ctx.session.send_tool_list_changed()
+            return "flooded"
+
     if mode == "hang_call":
 
         @app.tool()
@@ -186,6 +196,16 @@ def _hostile_tools(app: Any) -> None:
         name="escapes",
         description="Title \x1b]0;pwned\x07 \x1b[31mred\x1b[0m \u202eevil",
     )
+    app.add_tool(
+        make("\x1b]0;pwned\x07\x1b[2J result \u202eevil"),
+        name="\x1b[31mescaped\x1b[0m_name",
+        description="A name and a result with escape sequences.",
+    )
+
+    @app.prompt(name="hostile", description="Prompt \x1b]0;pwned\x07 \x1b[2J\u202eevil")
+    def hostile_prompt() -> str:
+        return "hello"
+
     schema_tool = make("huge")
     app.add_tool(schema_tool, name="huge_schema", description="A tool with a huge schema.")
     tool = app._tool_manager.get_tool("huge_schema")

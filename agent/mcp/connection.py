@@ -36,6 +36,8 @@ MAX_DESCRIPTION_CHARS = 2_000
 MAX_PAGES = 50
 """List pages followed per list: a server whose cursor never ends cannot hang a refresh."""
 PING_SECONDS = 5.0
+LIST_REFRESH_GAP = 1.0
+"""Seconds between two refreshes of one list (the first change is picked up at once)."""
 CLIENT_NAME = "hermes-tui"
 
 
@@ -239,23 +241,50 @@ class ServerConnection:
         return describe_failure(exc)
 
     async def _serve(self, client: Any) -> None:
-        """Wait for signals until stopped; a closed stdout fails the server."""
+        """Wait for signals until stopped; a closed stdout fails the server.
+
+        A list refresh runs at most once per LIST_REFRESH_GAP: a flood of list_changed is a
+        few refreshes, never one tools/list (and one status event) per notification, while
+        a stop or an exit is still handled at once.
+        """
         assert self._signals is not None
-        while True:
-            what = await self._signals.get()
-            self._pending.discard(what)
-            if what == "stop":
-                return
-            if what == "closed":
-                raise ServerExited
-            try:
-                if what == "tools":
-                    await self._list_tools(client)
-                elif what == "prompts":
-                    await self._list_prompts(client)
-            except Exception as exc:  # a failed refresh keeps the last list
-                log.warning("MCP server %s: refreshing its %s failed: %s", self.name, what, exc)
-            self._on_change(self)
+        loop = asyncio.get_running_loop()
+        due: dict[str, float] = {}
+        last: dict[str, float] = {}
+        # One getter kept across waits: a timed-out wait never cancels a get that already
+        # took a signal (a lost "closed" would leave a dead server shown as ready).
+        getter: asyncio.Future[str] | None = None
+        try:
+            while True:
+                getter = getter or asyncio.ensure_future(self._signals.get())
+                wait = max(0.0, min(due.values()) - loop.time()) if due else None
+                done, _ = await asyncio.wait({getter}, timeout=wait)
+                what, getter = (getter.result(), None) if done else ("", getter)
+                if what:
+                    self._pending.discard(what)
+                    if what == "stop":
+                        return
+                    if what == "closed":
+                        raise ServerExited
+                    soonest = last.get(what, -LIST_REFRESH_GAP) + LIST_REFRESH_GAP
+                    due.setdefault(what, max(loop.time(), soonest))
+                for name in [n for n, at in due.items() if at <= loop.time()]:
+                    del due[name]
+                    await self._refresh(client, name)
+                    last[name] = loop.time()
+        finally:
+            if getter is not None:
+                getter.cancel()
+
+    async def _refresh(self, client: Any, what: str) -> None:
+        try:
+            if what == "tools":
+                await self._list_tools(client)
+            elif what == "prompts":
+                await self._list_prompts(client)
+        except Exception as exc:  # a failed refresh keeps the last list
+            log.warning("MCP server %s: refreshing its %s failed: %s", self.name, what, exc)
+        self._on_change(self)
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config

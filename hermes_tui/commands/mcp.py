@@ -15,6 +15,7 @@ from typing import Any
 from agent.mcp.names import clean
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import SlashCommand, command
+from hermes_tui.safe_text import safe_line
 
 NONE_CONFIGURED = (
     "No MCP servers: add them under `mcp_servers:` in {config}, or in the project's "
@@ -76,12 +77,16 @@ class McpPrompts:
             return []
         out = []
         for prompt in manager.prompts():
-            args = " ".join(f"<{a}>" if required else f"[{a}]" for a, required in prompt.arguments)
+            # Names and descriptions are the server's text: made safe before any list shows
+            # them (the composer's suggestions and /help draw what they are given, H1).
+            args = " ".join(
+                f"<{clean(a)}>" if required else f"[{clean(a)}]" for a, required in prompt.arguments
+            )
             out.append(
                 SlashCommand(
                     name=f"mcp:{prompt.server.lower()}:{clean(prompt.name).lower()}",
                     args=args,
-                    help=" ".join(prompt.description.split())[:80] or "MCP prompt",
+                    help=" ".join(safe_line(prompt.description).split())[:80] or "MCP prompt",
                     run=_runner(prompt),
                     origin="mcp",
                 )

@@ -204,3 +204,47 @@ def _ignore(fn):
         fn()
     except Exception:
         return
+
+
+def test_a_list_changed_flood_costs_a_few_refreshes_and_calls_still_answer(hermes_home, tmp_path):
+    """H6, M1: 3000 notifications/tools/list_changed in a burst are a few refreshes of the
+    list (not thousands of tools/list requests and status events), and the server's tools
+    still answer at once."""
+    events = []
+    manager = manager_for(hermes_home, tmp_path, {"f": stdio_entry("list_flood")}, events)
+    try:
+        server = manager.get("f")
+        wait_until(lambda: server.state == State.READY, timeout=20)
+        before, statuses = server.generation, len(events)
+        result = manager.call_tool("f", "flood", {"count": 3000}, timeout=30, cancel=None)
+        assert result.content[0].text == "flooded"
+        started = time.monotonic()
+        result = manager.call_tool("f", "add", {"a": 2, "b": 2}, timeout=10, cancel=None)
+        assert result.content[0].text == "4" and time.monotonic() - started < 5
+        wait_until(lambda: server.generation > before, timeout=10, what="a refresh")
+        assert holds_for(lambda: server.generation - before <= 5, seconds=1.5)
+        assert server.state == State.READY and "flood" in [t.name for t in server.tools]
+        assert len(events) - statuses <= 5
+    finally:
+        manager.close()
+
+
+def test_escape_sequences_in_a_prompt_never_reach_the_command_list(hermes_home, tmp_path):
+    """H1: a prompt's description with escape sequences is plain text in /help and the
+    composer's suggestions (its command name is cleaned like a tool's)."""
+    from types import SimpleNamespace
+
+    from hermes_tui.commands.mcp import McpPrompts
+
+    manager = manager_for(hermes_home, tmp_path, {"h": stdio_entry("hostile")})
+    try:
+        server = manager.get("h")
+        wait_until(lambda: server.state == State.READY, timeout=20)
+        app = SimpleNamespace(runtime=SimpleNamespace(mcp=manager))
+        commands = {c.name: c for c in McpPrompts(app).commands()}
+        hostile = commands["mcp:h:hostile"]
+        for text in (hostile.name, hostile.help, hostile.args):
+            assert not any(ord(ch) < 32 or ch in "\x7f\u202e" for ch in text), repr(text)
+        assert "pwned" in hostile.help
+    finally:
+        manager.close()
