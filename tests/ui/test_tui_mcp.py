@@ -20,11 +20,13 @@ from hermes_tui.widgets.messages import NoticeLine
 SIZE = (120, 36)
 
 
-def with_servers(app, home, servers):
-    """The app `make_app` built, with `servers` added to its config.yaml."""
+def with_servers(app, home, servers, mcp=None):
+    """The app `make_app` built, with `servers` (and `mcp:` settings) in its config.yaml."""
     path = home / "config.yaml"
     data = yaml.safe_load(path.read_text())
     data["mcp_servers"] = servers
+    if mcp:
+        data["mcp"] = mcp
     path.write_text(yaml.safe_dump(data))
     app.config = load_config()
     return app
@@ -49,6 +51,24 @@ async def test_start_up_never_waits_for_a_hung_server(make_app, scripted, hermes
         assert time.monotonic() - started < 5
         assert manager(app).get("hung").state == State.STARTING
         await wait_until(pilot, lambda: "MCP 0/1 ready · 1 starting" in app.status_panel.text)
+
+
+async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(make_app, scripted, hermes_home):
+    """M1: the first turn waits (at most `mcp.turn_wait_seconds`) for a server still starting,
+    and the status panel names it meanwhile; the turn then runs without its tools."""
+    server = scripted({"replies": [reply("answered anyway")]})
+    servers = {"hung": stdio_entry("hang_init")}
+    app = with_servers(make_app(server), hermes_home, servers, {"turn_wait_seconds": 3})
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await app.submit("hello")
+        await wait_until(
+            pilot, lambda: "waiting for MCP servers to start: hung" in app.status_panel.text
+        )
+        await app.wait_for_turn(20)
+        assert len(server.requests) == 1 and manager(app).get("hung").state == State.STARTING
+        tools = [t["function"]["name"] for t in server.requests[-1].body.get("tools", [])]
+        assert not any(name.startswith("mcp__hung__") for name in tools)
 
 
 async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scripted, hermes_home):
