@@ -38,6 +38,8 @@ MAX_PAGES = 50
 PING_SECONDS = 5.0
 LIST_REFRESH_GAP = 1.0
 """Seconds between two refreshes of one list (the first change is picked up at once)."""
+LIST_SETTLE_SECONDS = 2.0
+"""How long a call's result waits for a list change the server told during the call."""
 CLIENT_NAME = "hermes-tui"
 
 
@@ -131,6 +133,9 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self._signals: asyncio.Queue[str] | None = None
         self._pending: set[str] = set()
+        self._told: dict[str, int] = {}
+        """list_changed notifications received, per list; `_applied`: those refreshed."""
+        self._applied: dict[str, int] = {}
         self._expected_end = False
 
     @property
@@ -163,6 +168,7 @@ class ServerConnection:
         self._expected_end = False
         self._signals = asyncio.Queue()
         self._pending = set()
+        self._told, self._applied = {}, {}
         if self.state != State.STARTING:
             self._set(State.STARTING)
         loop = asyncio.get_running_loop()
@@ -277,6 +283,7 @@ class ServerConnection:
                 getter.cancel()
 
     async def _refresh(self, client: Any, what: str) -> None:
+        told = self._told.get(what, 0)
         try:
             if what == "tools":
                 await self._list_tools(client)
@@ -284,7 +291,18 @@ class ServerConnection:
                 await self._list_prompts(client)
         except Exception as exc:  # a failed refresh keeps the last list
             log.warning("MCP server %s: refreshing its %s failed: %s", self.name, what, exc)
+        self._applied[what] = told
         self._on_change(self)
+
+    async def _lists_settled(self) -> None:
+        """Wait (bounded) until the tool list changes told so far are applied: a tool that
+        adds tools has them in the next model call of the same turn."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LIST_SETTLE_SECONDS
+        while self._told.get("tools", 0) != self._applied.get("tools", 0):
+            if loop.time() >= deadline or self.state != State.READY:
+                return
+            await asyncio.sleep(0.01)
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
@@ -319,10 +337,13 @@ class ServerConnection:
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(getattr(message, "root", message), "method", "")
-        if method == "notifications/tools/list_changed":
-            self._signal("tools")
-        elif method == "notifications/prompts/list_changed":
-            self._signal("prompts")
+        what = {
+            "notifications/tools/list_changed": "tools",
+            "notifications/prompts/list_changed": "prompts",
+        }.get(method)
+        if what:
+            self._told[what] = self._told.get(what, 0) + 1
+            self._signal(what)
 
     # -- lists -------------------------------------------------------------------------------
     async def _list_tools(self, client: Any) -> None:
@@ -383,7 +404,7 @@ class ServerConnection:
         from mcp_types import REQUEST_TIMEOUT
 
         try:
-            return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+            result = await client.call_tool(name, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 raise TimeoutError from None  # the SDK's deadline and ours are one
@@ -394,6 +415,8 @@ class ServerConnection:
             if _connection_lost(exc):
                 await self._lost(exc)
             raise
+        await self._lists_settled()
+        return result
 
     async def _lost(self, exc: BaseException) -> None:
         """The connection died under a call: failed now, so the next request is without its

@@ -193,12 +193,54 @@ def test_a_changed_tool_list_is_in_the_next_model_call(mcp):
     assert "mcp__g__grown" not in agent.registry.names()
     result = agent.run_turn("grow")
     assert result.status == "ok", result.error
-    server = agent.mcp.get("g")
-    wait_until(lambda: "grown" in [t.name for t in server.tools], timeout=10)
-    before = len(mcp.h.bodies())
-    agent.run_turn("and now")
-    assert "mcp__g__grown" in mcp.tools_sent(before)
+    # The change told during the call is in the very next model call of the same turn.
+    assert "mcp__g__grown" in mcp.tools_sent(1)
     assert "mcp__g__grown" not in mcp.tools_sent(0)
+
+
+def test_http_servers_that_change_crash_and_hang(mcp):
+    """M1 over streamable HTTP: a changed tool list is in the next model call, a crashed
+    server is failed and leaves the request, a hung call times out and the server is failed."""
+    servers = {mode: HttpServer(mode) for mode in ("changing", "crash", "hang_call")}
+    try:
+        agent = mcp.start(
+            {
+                "replies": [
+                    {
+                        "match": {"last_role": "user", "last_user_contains": "grow"},
+                        **call("mcp__g__grow"),
+                    },
+                    {
+                        "match": {"last_role": "user", "last_user_contains": "crash"},
+                        **call("mcp__c__crash"),
+                    },
+                    {
+                        "match": {"last_role": "user", "last_user_contains": "hang"},
+                        **call("mcp__h__hang"),
+                    },
+                    {"match": {"last_role": "tool"}, "text": "done"},
+                ]
+            },
+            {
+                "g": {"url": servers["changing"].url},
+                "c": {"url": servers["crash"].url},
+                "h": {"url": servers["hang_call"].url, "timeout_seconds": 1},
+            },
+        )
+        assert agent.run_turn("grow").status == "ok"
+        assert "mcp__g__grown" in mcp.tools_sent(1)
+        crashed = agent.run_turn("crash")
+        assert crashed.status == "ok" and crashed.text == "done"
+        assert mcp.tool_rows(crashed.session_id)[-1]["display_metadata"]["ok"] is False
+        wait_until(lambda: agent.mcp.get("c").state == State.FAILED, timeout=15)
+        hung = agent.run_turn("hang")
+        assert hung.status == "ok" and hung.text == "done"
+        assert "timed out after 1 s" in mcp.tool_rows(hung.session_id)[-1]["content"]
+        assert "mcp__c__echo" not in mcp.tools_sent(-1)
+        wait_until(lambda: agent.mcp.get("h").state == State.FAILED, timeout=15)
+    finally:
+        for server in servers.values():
+            server.stop()
 
 
 def test_tool_search_keeps_big_tool_sets_out_of_the_request_until_loaded(mcp):
