@@ -3,8 +3,10 @@
 `mcp.call_overhead_ratio`: one `add` call through the agent's path (the registry, the MCP
 tool source, the background loop, our stdio transport, the result text) over the same call
 with the SDK's `Client` alone on its own loop, same server script; interleaved blocks,
-medians. `mcp.schema_tokens_saved`: request tokens of 3 servers x 20 tools sent directly
-minus the same request with tool search (estimated like the budget: 4 characters a token).
+medians of wall time (`mcp.call_overhead_cpu_ratio`: the same of this process's CPU time,
+steadier on a loaded machine). `mcp.schema_tokens_saved`: request tokens of 3 servers x 20
+tools sent directly minus the same request with tool search (estimated like the budget: 4
+characters a token).
 """
 
 from __future__ import annotations
@@ -93,18 +95,33 @@ def call_overhead(home: Path, workspace: Path, blocks: int, calls: int) -> None:
             assert result.ok and result.output == "3", result
         return (time.perf_counter() - start) / calls
 
+    def cpu(block) -> tuple[float, float]:
+        # The process's CPU time per call too: blocks run one at a time, so it is the side
+        # measured (both threads of ours, the SDK's loop thread), and a loaded machine's
+        # waits for a core, which swamp the wall clock, are left out of it.
+        start = time.process_time()
+        wall = block()
+        return wall, (time.process_time() - start) / calls
+
     ours_block()
     sdk_side.block(calls)  # warm both
-    ours, sdk = [], []
+    ours, sdk, ours_cpu, sdk_cpu = [], [], [], []
     for _ in range(blocks):
-        ours.append(ours_block())
-        sdk.append(sdk_side.block(calls))
+        wall, used = cpu(ours_block)
+        ours.append(wall)
+        ours_cpu.append(used)
+        wall, used = cpu(lambda: sdk_side.block(calls))
+        sdk.append(wall)
+        sdk_cpu.append(used)
     sdk_side.close()
     manager.close()
     figure("mcp.ours_ms_per_call", median(ours) * 1000)
     figure("mcp.sdk_ms_per_call", median(sdk) * 1000)
     figure("mcp.call_overhead_ms", (median(ours) - median(sdk)) * 1000)
     figure("mcp.call_overhead_ratio", median(ours) / median(sdk))
+    figure("mcp.ours_cpu_ms_per_call", median(ours_cpu) * 1000)
+    figure("mcp.sdk_cpu_ms_per_call", median(sdk_cpu) * 1000)
+    figure("mcp.call_overhead_cpu_ratio", median(ours_cpu) / median(sdk_cpu))
 
 
 def schema_savings(home: Path, workspace: Path) -> None:
