@@ -3,6 +3,7 @@ shut down the same way for the TUI and for headless mode."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -64,7 +65,9 @@ class Runtime:
                 server.stop()
             raise
         agent = Agent(config, store=db, sink=sink, workspace=workspace, approve=approve)
-        mcp = attach_mcp(agent, workspace)
+        # Off the event loop: importing the MCP SDK and reading .mcp.json take a while, and
+        # the UI draws meanwhile (M1); the servers themselves start on their own loop.
+        mcp = await asyncio.to_thread(attach_mcp, agent, workspace)
         return cls(config, db, agent, server, mcp, on_exit_wait)
 
     @classmethod
@@ -100,8 +103,6 @@ class Runtime:
         self.agent.close()
         kill_all_children()  # no run_shell process group outlives the run (H6)
         if self.mcp is not None:
-            import asyncio
-
             await asyncio.to_thread(self.mcp.close)  # bounded; stdio servers are killed
         try:
             await self.db.close(wait=wait, on_wait=self.on_exit_wait)

@@ -183,3 +183,27 @@ def test_mcp_panel_snapshot(snap_compare, make_app, scripted, hermes_home):
         await wait_until(pilot, lambda: isinstance(app.screen, McpScreen))
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_panel)
+
+
+async def test_attaching_the_servers_runs_off_the_ui_thread(
+    make_app, scripted, hermes_home, monkeypatch
+):
+    """M1: reading .mcp.json and importing the SDK happen on a worker thread, never on the
+    thread that draws the app."""
+    import threading
+
+    from agent.mcp import attach
+
+    seen = []
+    real = attach.attach_mcp
+
+    def recording(agent, workspace):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return real(agent, workspace)
+
+    monkeypatch.setattr(attach, "attach_mcp", recording)
+    server = scripted({"replies": [reply("hi")]})
+    app = with_servers(make_app(server), hermes_home, {"calc": stdio_entry("normal")})
+    async with app.run_test(size=SIZE):
+        await app.ready()
+        assert seen == [False] and manager(app) is not None
