@@ -138,15 +138,32 @@ class McpToolSource:
         self.manager.wait_starting(self.manager.settings.turn_wait_seconds, stopped)
 
     # -- tool search ----------------------------------------------------------------------------
-    def _search_schema(self, tools: list[McpTool]) -> dict[str, Any]:
-        catalogue = "\n".join(
+    def _catalogue(self, tools: list[McpTool]) -> str:
+        """Every tool by name and one line; names alone, or each server's count, when even
+        that list would pass the budget (a server with hundreds of tools)."""
+        lines = "\n".join(
             f"- {tool.wire}: {one_line_description(tool.description)}" for tool in tools
         )
+        if tokens_for_chars(len(lines)) <= self.budget:
+            return f"Available MCP tools:\n{lines}"
+        names = ", ".join(tool.wire for tool in tools)
+        if tokens_for_chars(len(names)) <= self.budget:
+            return f"Available MCP tools (too many to describe; use `query` to read more):\n{names}"
+        counts: dict[str, int] = {}
+        for tool in tools:
+            counts[tool.server] = counts.get(tool.server, 0) + 1
+        servers = ", ".join(f"{server} ({count} tools)" for server, count in counts.items())
+        return (
+            f"MCP servers (too many tools to list; find them with `query`): {servers}. "
+            "Tool names are mcp__<server>__<tool>."
+        )
+
+    def _search_schema(self, tools: list[McpTool]) -> dict[str, Any]:
         description = (
             "Loads MCP tools so you can call them: their full schemas are sent from your next "
             "step on, for the rest of this task. Pass `names` (from the list below) or a "
-            "`query` (words to look for in names and descriptions). Available MCP tools:\n"
-            f"{catalogue}"
+            "`query` (words to look for in names and descriptions). "
+            f"{self._catalogue(tools)}"
         )
         return {
             "name": SEARCH_TOOL,

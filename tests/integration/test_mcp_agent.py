@@ -276,3 +276,30 @@ def test_tool_search_keeps_big_tool_sets_out_of_the_request_until_loaded(mcp):
     agent.mcp.settings = type(agent.mcp.settings)(max_schema_tokens=10**9)
     full = len(json.dumps(agent.registry.schemas()))
     assert full > 3 * lean
+
+
+def test_tool_search_over_hundreds_of_tools_stays_within_the_budget(mcp):
+    """M2: when even the one-line list would pass the budget (512 tools), the search tool
+    names the servers and their counts (or the bare names); a query still finds a tool."""
+    agent = mcp.start(
+        {
+            "replies": [
+                call("mcp_tool_search", {"query": "t42"}, "s1"),
+                call("mcp__h__t42", {}, "t1"),
+                {"text": "done"},
+            ]
+        },
+        {"h": stdio_entry("huge_list")},
+        mcp={"max_schema_tokens": 1000},
+    )
+    result = agent.run_turn("find t42")
+    assert result.status == "ok", result.error
+    tools = mcp.h.bodies()[0]["tools"]
+    search = next(t["function"] for t in tools if t["function"]["name"] == "mcp_tool_search")
+    assert len(json.dumps(search)) < 4 * 1000 and "h (512 tools)" in search["description"]
+    assert "mcp__h__t42" in mcp.tools_sent(1)
+    assert mcp.tool_rows(result.session_id)[1]["content"] == "x"
+    agent.mcp.settings = type(agent.mcp.settings)(max_schema_tokens=3000)
+    names = next(s for s in agent.registry.schemas() if s["name"] == "mcp_tool_search")
+    assert "too many to describe" in names["description"] and "mcp__h__t500" in names["description"]
+    assert len(json.dumps(names)) < 4 * 3000
