@@ -327,11 +327,12 @@ class ServerConnection:
         return path if path.is_absolute() else self.workspace / path
 
     async def _http(self, stack: AsyncExitStack) -> Any:
-        import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from agent.mcp.http import bounded_client
+
         headers = {key: expand(value) for key, value in self.config.headers}
-        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        client = bounded_client(headers)
         await stack.enter_async_context(client)
         return streamable_http_client(expand(self.config.url), http_client=client)
 
