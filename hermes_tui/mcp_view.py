@@ -31,16 +31,27 @@ def server_row(server: Any) -> str:
     )
 
 
-def trust_of(server: Any, tool: Any, project_trusted: Callable[[str, str], bool] | None) -> str:
-    """How a call of `tool` is approved: trusted by config or project, else it asks."""
+Allowed = Callable[[str, str], bool]
+"""(server, tool) -> whether an answer covers that tool: the project's, or this session's."""
+
+
+def trust_of(
+    server: Any, tool: Any, project_trusted: Allowed | None, session_allowed: Allowed | None = None
+) -> str:
+    """How a call of `tool` is approved: trusted by config or project, "always" answered in
+    this session, else it asks."""
     if server.config.trusts(tool.name):
         return "trusted (config)"
     if project_trusted is not None and project_trusted(server.name, tool.name):
         return "trusted (project)"
+    if session_allowed is not None and session_allowed(server.name, tool.name):
+        return "allowed (this session)"
     return "asks"
 
 
-def server_detail(server: Any, project_trusted: Callable[[str, str], bool] | None = None) -> str:
+def server_detail(
+    server: Any, project_trusted: Allowed | None = None, session_allowed: Allowed | None = None
+) -> str:
     """The panel's right side: what the server is, its state, error, notes, tools, prompts."""
     config = server.config
     where = "your config.yaml" if config.origin == "config" else "this project's .mcp.json"
@@ -59,7 +70,8 @@ def server_detail(server: Any, project_trusted: Callable[[str, str], bool] | Non
         for tool in server.tools:
             claim = " · says read-only" if tool.read_only else ""
             lines.append(
-                f"  {safe_line(tool.wire)}  [{trust_of(server, tool, project_trusted)}{claim}]"
+                f"  {safe_line(tool.wire)}  "
+                f"[{trust_of(server, tool, project_trusted, session_allowed)}{claim}]"
             )
             if tool.description:
                 lines.append(f"      {_short(tool.description, DESCRIPTION_WIDTH)}")

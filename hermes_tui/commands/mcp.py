@@ -52,7 +52,13 @@ async def mcp(ctx: CommandContext, argument: str) -> None:
         if name and manager.get(name) is None:
             await ctx.notice(f"No MCP server called {name!r}.", "error")
             return
-        screen = McpScreen(manager, ctx.notice, focus_server=name or None, show_stderr=bool(verb))
+        screen = McpScreen(
+            manager,
+            ctx.notice,
+            focus_server=name or None,
+            show_stderr=bool(verb),
+            session_allowed=_session_allowed(ctx),
+        )
         await ctx.push_screen(screen)
         return
     try:
@@ -61,6 +67,16 @@ async def mcp(ctx: CommandContext, argument: str) -> None:
         await ctx.notice(str(exc), "error")
         return
     await ctx.notice(sentence)
+
+
+def _session_allowed(ctx: CommandContext) -> Any:
+    """Whether this session's "always" covers a tool of a server (for the panel)."""
+    from agent.tools.approvals import AlwaysScope
+
+    approvals = getattr(ctx.agent, "approvals", None)
+    if approvals is None:
+        return None
+    return lambda server, tool: approvals.covers(AlwaysScope(tool, server=server))
 
 
 class McpPrompts:

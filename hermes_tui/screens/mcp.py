@@ -42,9 +42,11 @@ class McpScreen(ModalScreen[None]):
         *,
         focus_server: str | None = None,
         show_stderr: bool = False,
+        session_allowed: Callable[[str, str], bool] | None = None,
     ) -> None:
         super().__init__()
         self.manager = manager
+        self._session_allowed = session_allowed
         self._notice = notice
         self._focus = focus_server
         self.showing_stderr = show_stderr
@@ -92,7 +94,8 @@ class McpScreen(ModalScreen[None]):
         elif self.showing_stderr:
             detail.update(Content(stderr_text(server)))
         else:
-            detail.update(Content(server_detail(server, self.manager.decisions.trusted)))
+            trusted = self.manager.decisions.trusted
+            detail.update(Content(server_detail(server, trusted, self._session_allowed)))
 
     def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
         self.refresh_view()

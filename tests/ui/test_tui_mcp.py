@@ -207,3 +207,26 @@ async def test_attaching_the_servers_runs_off_the_ui_thread(
     async with app.run_test(size=SIZE):
         await app.ready()
         assert seen == [False] and manager(app) is not None
+
+
+async def test_the_panel_shows_a_tool_allowed_for_this_session(make_app, scripted, hermes_home):
+    """M2: after "always" (a) in the dialog, the /mcp panel shows that tool as allowed for
+    this session; the other tools still ask."""
+    call = {"tool_calls": [{"id": "e1", "name": "mcp__calc__echo", "arguments": {"text": "x"}}]}
+    server = scripted({"replies": [reply(**call), reply("one")]})
+    app = with_servers(
+        make_app(server, approval="ask"), hermes_home, {"calc": stdio_entry("normal")}
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await wait_until(pilot, lambda: manager(app).tools(), timeout=20)
+        await app.submit("echo")
+        await approval_dialog(pilot, armed=True)
+        await answer_approval(pilot, "a")
+        await app.wait_for_turn(20)
+        await app.submit("/mcp")
+        await wait_until(pilot, lambda: isinstance(app.screen, McpScreen))
+        detail = app.screen.query_one("#mcp-detail-text", Static)
+        text = str(detail.content)
+        assert "mcp__calc__echo  [allowed (this session) · says read-only]" in text
+        assert "mcp__calc__add  [asks]" in text
