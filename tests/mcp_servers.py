@@ -11,6 +11,7 @@
 - many: 60 tools with fat schemas (the tool-search budget)
 - huge_list: 600 tools
 - flood: writes megabytes to stderr while it serves
+- banner: prints a banner line (not JSON) and an endless line of 20 MB to stdout first
 - list_flood: `flood` sends `count` notifications/tools/list_changed at once
 - exit_at_start: writes a line to stderr and exits 1 before answering anything
 - hang_init: reads stdin and never answers (a server that hangs on initialize)
@@ -262,6 +263,10 @@ def main(argv: list[str]) -> None:
         time.sleep(3600)  # stdin closed: still never answer
     if mode == "flood":
         _flood()
+    if mode == "banner":
+        sys.stdout.write("Welcome to the banner server \x1b[31mv1\x1b[0m\n")
+        sys.stdout.write("y" * 20_000_000 + "\n")
+        sys.stdout.flush()
     app = _server(mode)
     if "--http" in argv:
         import anyio

@@ -248,3 +248,17 @@ def test_escape_sequences_in_a_prompt_never_reach_the_command_list(hermes_home, 
         assert "pwned" in hostile.help
     finally:
         manager.close()
+
+
+def test_junk_and_a_20_mb_line_on_stdout_do_not_break_the_session(hermes_home, tmp_path):
+    """H6, M1: a server that prints a banner and one 20 MB line before speaking JSON-RPC is
+    still served: the junk is skipped (the long line without being kept), its tools work."""
+    manager = manager_for(hermes_home, tmp_path, {"b": stdio_entry("banner")})
+    try:
+        server = manager.get("b")
+        wait_until(lambda: server.state != State.STARTING, timeout=30)
+        assert server.state == State.READY, server.error
+        result = manager.call_tool("b", "add", {"a": 20, "b": 22}, timeout=10, cancel=None)
+        assert result.content[0].text == "42"
+    finally:
+        manager.close()

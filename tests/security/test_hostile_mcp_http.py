@@ -55,3 +55,39 @@ def test_an_endless_http_answer_is_cut_and_the_server_failed(hermes_home, tmp_pa
     finally:
         manager.close()
         httpd.shutdown()
+
+
+class Silent(BaseHTTPRequestHandler):
+    """Reads every POST and never answers (until the test releases it)."""
+
+    release = threading.Event()
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        Silent.release.wait(60)
+
+    def log_message(self, *args):
+        return
+
+
+def test_an_http_server_that_never_answers_initialize_is_failed_in_time(hermes_home, tmp_path):
+    """M1: an HTTP server that takes the request and says nothing is failed after its
+    start-up timeout, with a sentence; closing does not wait for it."""
+    import time
+
+    Silent.release.clear()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Silent)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+    entry = {"url": url, "startup_timeout_seconds": 1}
+    manager = manager_for(hermes_home, tmp_path, {"mute": entry})
+    try:
+        server = manager.get("mute")
+        wait_until(lambda: server.state == State.FAILED, timeout=20, what="the server failed")
+        assert "did not finish starting within 1 s" in server.error
+    finally:
+        started = time.monotonic()
+        manager.close()
+        assert time.monotonic() - started < 5
+        Silent.release.set()
+        httpd.shutdown()
