@@ -67,10 +67,20 @@ class McpManager:
     def _configured(self, config: Config) -> list[McpServerConfig]:
         servers = list(config.mcp_servers.values())
         project, self.problems = read_project_servers(self.workspace)
+        keys = provider_key_variables(config)
         for server in project:
             if server.name in config.mcp_servers:
                 self.problems.append(
                     f".mcp.json: server `{server.name}` is also in your config.yaml; yours is used."
+                )
+                continue
+            # A repository must not send the user's provider keys to a server of its choice
+            # (H5): a stdio server's environment never holds them either.
+            reads = [name for name in server.variables() if name in keys]
+            if reads:
+                self.problems.append(
+                    f".mcp.json: server `{server.name}` reads {', '.join(reads)}, a provider "
+                    "key variable; it was skipped (a server in your own config.yaml may)."
                 )
                 continue
             servers.append(server)
@@ -120,7 +130,7 @@ class McpManager:
             self.sink(ev.Notice(sentence, "warning"))
         waiting = self.awaiting_consent()
         if waiting:
-            listed = ", ".join(f"{s.name} ({s.config.describe()})" for s in waiting)
+            listed = ", ".join(f"{s.name} ({_consent_line(s.config)})" for s in waiting)
             first = waiting[0].name
             self.sink(
                 ev.Notice(
@@ -282,3 +292,20 @@ class McpManager:
         import asyncio
 
         await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
+
+
+def provider_key_variables(config: Config) -> set[str]:
+    """The environment variables that hold provider keys: the standard ones and any a
+    configured provider names."""
+    from agent.secrets import STANDARD_KEY_ENV
+
+    names = set(STANDARD_KEY_ENV)
+    names.update(p.api_key_env for p in config.providers.values() if p.api_key_env)
+    return names
+
+
+def _consent_line(server: McpServerConfig) -> str:
+    """What a project server runs, and the variables of yours it would read."""
+    reads = server.variables()
+    suffix = f"; reads {', '.join('$' + name for name in reads)}" if reads else ""
+    return server.describe() + suffix

@@ -103,6 +103,12 @@ class McpServerConfig:
         }
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
 
+    def variables(self) -> list[str]:
+        """The environment variables its definition expands (`${VAR}`), sorted."""
+        texts = [self.command, *self.args, self.cwd or "", self.url]
+        texts += [value for _key, value in (*self.env, *self.headers)]
+        return sorted({m.group(1) for text in texts for m in _VARIABLE.finditer(text)})
+
     def describe(self) -> str:
         """What it runs or where it connects, in one line (header values left out)."""
         if self.transport == "http":
