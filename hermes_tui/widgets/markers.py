@@ -53,12 +53,21 @@ def _compaction(metadata: dict[str, Any]) -> str:
     return f"{MARK} compacted earlier messages"
 
 
+def _request_failed(metadata: dict[str, Any]) -> str:
+    """After a failed turn's messages: no model answered them and none is sent again (T7)."""
+    count = metadata.get("withheld")
+    if isinstance(count, int) and count > 1:
+        return f"{MARK} request failed: the {count} messages above are kept, not sent again"
+    return f"{MARK} request failed: the message above is kept, not sent again"
+
+
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "steer": _landed("steered"),
     "redirect": _landed("redirected"),
     "model_switch": lambda metadata: _model_switch(metadata),
     "async_delegation_complete": _delegation,
     "compaction": _compaction,
+    "request_failed": _request_failed,
     "hidden": lambda _metadata: None,
 }
 
