@@ -87,7 +87,8 @@ def test_start_up_does_not_wait_and_a_hung_server_does_not_block_the_turn(mcp):
         mcp={"turn_wait_seconds": 1.0, "startup_timeout_seconds": 60},
         wait=False,
     )
-    assert time.monotonic() - started < 2.0
+    # Far below the hung server's 60 s start-up bound; slack for a loaded machine's imports.
+    assert time.monotonic() - started < 5.0
     assert agent.mcp.get("hung").state == State.STARTING
     wait_until(lambda: agent.mcp.get("ok").state == State.READY, timeout=20)
     result = agent.run_turn("hello")
