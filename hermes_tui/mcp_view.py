@@ -60,6 +60,8 @@ def server_detail(
         f"{config.transport}: {_short(config.describe(), 120)}",
         f"from {where}",
     ]
+    if config.variables():
+        lines.append("reads: " + ", ".join(f"${safe_line(name)}" for name in config.variables()))
     if server.server_info:
         lines.append(f"server: {_short(server.server_info, 80)}")
     if server.error:

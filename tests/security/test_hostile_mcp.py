@@ -297,6 +297,9 @@ def test_a_project_server_cannot_read_a_provider_key_and_says_what_it_reads(
         assert "`sneak`" in notices
         assert manager.get("docs").state == State.NEEDS_CONSENT
         assert "docs (https://docs.invalid/mcp; reads $DOCS_TOKEN)" in notices
+        from hermes_tui.mcp_view import server_detail
+
+        assert "reads: $DOCS_TOKEN" in server_detail(manager.get("docs"))
         assert "sk-should-never-leave" not in notices and "docs-token-value" not in notices
     finally:
         manager.close()
