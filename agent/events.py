@@ -20,6 +20,12 @@ class TurnStarted(NamedTuple):
     text: str
 
 
+class InputAttached(NamedTuple):
+    """The user's `@path` mentions were attached (or refused): one plain dict each (P2)."""
+
+    attachments: tuple[Mapping[str, Any], ...]
+
+
 class RequestStarted(NamedTuple):
     """A model call started (iteration counts from 1 within the turn)."""
 
@@ -211,6 +217,7 @@ class McpWaiting(NamedTuple):
 
 AgentEvent = (
     TurnStarted
+    | InputAttached
     | RequestStarted
     | ReasoningDelta
     | TextDelta

@@ -20,13 +20,15 @@ from hermes_tui import commands, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge
+from hermes_tui.completion.controller import CompletionController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
 from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
 from hermes_tui.turns import TurnController, WorkEnded
-from hermes_tui.widgets.composer import CommandHints, Composer
+from hermes_tui.widgets.completion import CompletionPopup
+from hermes_tui.widgets.composer import Composer
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.queue_view import QueueList
 from hermes_tui.widgets.sessions_panel import SessionsPanel
@@ -75,6 +77,7 @@ class HermesApp(KeyActions, App[int]):
         self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
         self.command_table = commands.table_for(self)
+        self.completion = CompletionController(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()
@@ -90,7 +93,7 @@ class HermesApp(KeyActions, App[int]):
             with Vertical(id="centre"):
                 yield Transcript(id="transcript", show_reasoning=self.config.ui.show_reasoning)
                 yield StallBanner(id="stall")
-                yield CommandHints(id="hints")
+                yield CompletionPopup(id="hints")
                 yield Composer(id="composer", cursor_blink=self.probes.cursor_blink)
             yield StatusPanel(id="status")
         # ctrl+p still opens the palette; the key bar keeps its width for our keys at 80 columns.
@@ -135,14 +138,13 @@ class HermesApp(KeyActions, App[int]):
 
     # -- start-up and shutdown --------------------------------------------------------------
     def on_mount(self) -> None:
-        self.query_one(CommandHints).show([])
+        self.composer.completer = self.completion
         self.composer.focus()
         self.show_panel()
         self.theme_changed_signal.subscribe(self, self.themes.remember)
-        # One route per event type: the transcript first, then the status, then the panel.
-        self.router = EventRouter(
-            self.transcript.live, self.status, self.sessions, after=self.status.after_batch
-        )
+        # One route per event type: the transcript, the status, the panel, the completion.
+        parts = (self.transcript.live, self.status, self.sessions, self.completion)
+        self.router = EventRouter(*parts, after=self.status.after_batch)
         if os.environ.get(BENCH_FIRST_FRAME_ENV):
             self.call_after_refresh(self.exit)
             return
@@ -176,6 +178,7 @@ class HermesApp(KeyActions, App[int]):
         search_key = self.keys.shown("sessions.search")
         self.sessions_panel.search_placeholder = f"search messages ({search_key})"
         self.status.start()
+        self.completion.start()
         await self.sessions.refresh()
         for notice in self.theme_notices:
             await self.notice(notice, "warning")
@@ -198,6 +201,7 @@ class HermesApp(KeyActions, App[int]):
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()
+        self.completion.close()
         if self.runtime is not None:
             # A quit that already waited for a held lock does not wait again (H7).
             not_saved = await self.runtime.close(wait=0.0 if self._quitting else None)
@@ -271,10 +275,6 @@ class HermesApp(KeyActions, App[int]):
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.composer.remember(message.text)
         await self.submit(message.text)
-
-    def on_text_area_changed(self, message: Composer.Changed) -> None:
-        if message.text_area is self.composer:
-            self.query_one(CommandHints).show(self.command_table.complete(message.text_area.text))
 
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:

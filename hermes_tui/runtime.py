@@ -65,6 +65,8 @@ class Runtime:
                 server.stop()
             raise
         agent = Agent(config, store=db, sink=sink, workspace=workspace, approve=approve)
+        # The instruction files, read off the caller's loop (P1); their notices go to `sink`.
+        await asyncio.to_thread(agent.refresh_instructions)
         # Off the event loop: importing the MCP SDK and reading .mcp.json take a while, and
         # the UI draws meanwhile (M1); the servers themselves start on their own loop.
         mcp = await asyncio.to_thread(attach_mcp, agent, workspace)

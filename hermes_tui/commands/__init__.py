@@ -16,15 +16,23 @@ from hermes_tui.commands.registry import (
     table_of,
 )
 
-for _handlers in ("turn", "session", "mcp", "ui"):  # registered (and in /help) in this order
+for _handlers in (
+    "turn",
+    "session",
+    "project",
+    "mcp",
+    "ui",
+):  # registered, and so listed by /help, in this order
     import_module(f"hermes_tui.commands.{_handlers}")
 
+from hermes_tui.commands.custom import CustomCommandSource, custom_table  # noqa: E402
 from hermes_tui.commands.mcp import McpPrompts  # noqa: E402 (after the handlers it joins)
 
 
 def table_for(app: object) -> CommandTable:
-    """The app's command table: the built-ins and the prompts of its MCP servers."""
-    table = CommandTable()
+    """The app's command table: the built-ins, the command files, then the prompts of its
+    MCP servers (a later source never shadows an earlier one)."""
+    table = custom_table(app)
     table.add_source(McpPrompts(app))
     return table
 
@@ -33,11 +41,13 @@ __all__ = [
     "COMMANDS",
     "CommandSource",
     "CommandTable",
+    "CustomCommandSource",
     "McpPrompts",
     "ParsedCommand",
     "SlashCommand",
     "command",
     "complete",
+    "custom_table",
     "is_command",
     "parse",
     "run",

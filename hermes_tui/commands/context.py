@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from agent.config import Config
     from hermes_tui.commands.registry import CommandTable
+    from hermes_tui.completion.controller import CompletionController
     from hermes_tui.keys import KeyMap
     from hermes_tui.sessions import SessionsController
     from hermes_tui.status import StatusPresenter
@@ -27,6 +28,7 @@ class CommandContext(Protocol):
     command_table: CommandTable
     runtime: Any
     """The running parts (its `mcp` is the McpManager, or None)."""
+    completion: CompletionController
 
     async def notice(self, text: str, level: str = "info") -> None:
         """A one-line notice in the transcript."""

@@ -65,6 +65,25 @@ def _compaction_lines(s: StatusState) -> list[Content]:
     return [first, *(Content.styled("  " + line, style) for line in lines[1:])]
 
 
+INSTRUCTION_LINES = 4
+"""Instruction files listed by name; more are counted."""
+
+
+def _instruction_lines(s: StatusState) -> list[Content]:
+    """`instructions` and the files in effect, each on a line cut from the left."""
+    if not s.instructions:
+        return []
+    lines = [Content.styled("instructions", "dim")]
+    for shown in s.instructions[:INSTRUCTION_LINES]:
+        name = safe_line(shown)
+        if len(name) > STATE_WIDTH:
+            name = "…" + name[-(STATE_WIDTH - 1) :]
+        lines.append(Content.assemble(("◈ ", "$accent"), name))
+    if len(s.instructions) > INSTRUCTION_LINES:
+        lines.append(Content.styled(f"  and {len(s.instructions) - INSTRUCTION_LINES} more", "dim"))
+    return lines
+
+
 @dataclass
 class StatusState:
     """Everything the status panel shows."""
@@ -90,6 +109,8 @@ class StatusState:
     compacting: bool = False
     mcp: str = ""
     """The MCP servers' states in a few words ("" when there are none)."""
+    instructions: tuple[str, ...] = ()
+    """The instruction files in effect (P1), as their paths are shown."""
 
 
 class StatusPanel(Vertical):
@@ -140,6 +161,7 @@ class StatusPanel(Vertical):
             Content.assemble(("context", "dim")),
             Content(context_bar(s.context_used, s.context_window, estimated=s.context_estimated)),
             *_compaction_lines(s),
+            *_instruction_lines(s),
             *([Content.styled(s.mcp, "$warning" if "failed" in s.mcp else "dim")] if s.mcp else []),
             Content(""),
             Content.assemble(("Turn", "bold $accent")),

@@ -29,6 +29,8 @@ class Transcript(VerticalScroll):
         self.live = LiveTurn(self, show_reasoning=show_reasoning)
         self.window = HistoryWindow(self)
         self._selected: Widget | None = None
+        self.last_user: UserMessage | None = None
+        """The user message of the running turn (its attachments arrive after it)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -49,7 +51,8 @@ class Transcript(VerticalScroll):
 
     async def add_user(self, text: str) -> None:
         """Show what the user sent and follow the bottom again."""
-        await self.add(UserMessage(text))
+        self.last_user = UserMessage(text)
+        await self.add(self.last_user)
         self.anchor()
 
     async def add_notice(self, text: str, level: str = "info") -> None:
