@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from hermes_tui.clipboard import clip_for
@@ -54,8 +55,11 @@ class KeyActions(_Base):
             self.exit(0)
 
     def action_stop(self) -> None:
-        """Stop the running turn."""
-        self.turns.stop()
+        """Stop the running turn; with none running, Esc twice on an empty composer opens
+        the rewind picker (an Esc that stops a turn never counts towards it)."""
+        if self.turns.busy:
+            self.turns.stop()
+        self.changes.escape_pressed(time.monotonic())
 
     def action_steer_composer(self) -> None:
         """Send the composer's text into the running turn as a steer, as text (T2, T4)."""
