@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
+from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
 from agent.secrets import header_problem, is_credential_name, safe_url, unsendable_key
 
 DEFAULT_MAX_ITERATIONS = 500
@@ -152,6 +153,9 @@ class Config:
     demo: bool = False
     sandbox: SandboxMode = SandboxMode.AUTO
     shell: ShellSettings = field(default_factory=ShellSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The user's MCP servers (`mcp_servers:`); a project's .mcp.json is read per workspace."""
 
     @property
     def config_path(self) -> Path:
@@ -208,10 +212,11 @@ _SECTION_TYPES = {
     "ui": UISettings,
     "storage": StorageSettings,
     "checkpoints": CheckpointSettings,
+    "mcp": McpSettings,
 }
 _TOP_KEYS = {
     "model", "providers", "agent", "compression", "ui", "keys", "storage", "checkpoints",
-    "sandbox", "tools",
+    "sandbox", "tools", "mcp", "mcp_servers",
 }  # fmt: skip
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
@@ -340,6 +345,8 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
                     f"{_where(path, body, 'shell_env_passthrough')}: `agent.shell_env_passthrough` "
                     f"lists {env_name!r}, which is not an environment variable name."
                 )
+    if name == "mcp":
+        _validate_mcp(path, body, settings)
     if name == "storage":
         for key in ("lock_timeout_seconds", "exit_wait_seconds"):
             if getattr(settings, key) < 0:
@@ -347,6 +354,41 @@ def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _validate_mcp(path: Path, body: Any, settings: McpSettings) -> None:
+    tokens = settings.max_schema_tokens
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)):
+        raise ConfigError(
+            f"{_where(path, body, 'max_schema_tokens')}: `mcp.max_schema_tokens` must be a "
+            f"whole number of tokens, got {tokens!r}."
+        )
+    if tokens is not None and tokens < 0:
+        raise ConfigError(f"{_where(path, body, 'max_schema_tokens')}: must be >= 0.")
+    for key in ("call_timeout_seconds", "startup_timeout_seconds", "turn_wait_seconds"):
+        if getattr(settings, key) < 0:
+            raise ConfigError(f"{_where(path, body, key)}: `mcp.{key}` must be >= 0.")
+
+
+def _mcp_servers(path: Path, raw: dict[str, Any]) -> dict[str, McpServerConfig]:
+    """`mcp_servers:`: the user's MCP servers, each checked (a mistake names its line)."""
+    body = raw.get("mcp_servers") or {}
+    if not isinstance(body, dict):
+        raise ConfigError(
+            f"{_where(path, raw, 'mcp_servers')}: `mcp_servers` must map server names to "
+            "their settings."
+        )
+    out: dict[str, McpServerConfig] = {}
+    for name, entry in body.items():
+        try:
+            out[str(name)] = parse_server(name, entry, origin="config", source=str(path))
+        except McpConfigProblem as exc:
+            keys = (
+                [k for k in entry if f"`{name}.{k}" in str(exc)] if isinstance(entry, dict) else []
+            )
+            where = _where(path, entry, keys[0]) if keys else _where(path, body, name)
+            raise ConfigError(f"{where}: mcp_servers: {exc}.") from None
+    return out
 
 
 def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
@@ -508,6 +550,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
     keys = _binding_keys(path, raw)
     extra = {"sandbox": _sandbox(path, raw), "shell": _shell_settings(path, raw)}
+    extra["mcp_servers"] = _mcp_servers(path, raw)
     model = _configured_model(path, raw, providers)
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:

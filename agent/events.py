@@ -199,6 +199,24 @@ class CompactionFinished(NamedTuple):
     message: str = ""
 
 
+class McpStatus(NamedTuple):
+    """MCP servers changed: how many are in each state, and the one that changed."""
+
+    ready: int
+    starting: int
+    failed: int
+    total: int
+    server: str = ""
+    state: str = ""
+    error: str = ""
+
+
+class McpWaiting(NamedTuple):
+    """A turn waits for MCP servers that are still starting (`names`; empty: done waiting)."""
+
+    names: tuple[str, ...] = ()
+
+
 AgentEvent = (
     TurnStarted
     | InputAttached
@@ -222,6 +240,8 @@ AgentEvent = (
     | CompactionStarted
     | CompactionProgress
     | CompactionFinished
+    | McpStatus
+    | McpWaiting
 )
 """Any event the agent emits."""
 

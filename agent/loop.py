@@ -322,6 +322,8 @@ class Agent:
                 self.context.refresh(in_session=True)
                 if self.checkpointer is not None:
                     self.checkpointer.begin_turn(self.session_id, asked)
+                # MCP servers still starting get a short, visible wait (M1).
+                self.registry.begin_turn(self.sink, lambda: self.control.stopped)
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED

@@ -77,7 +77,7 @@ class HermesApp(KeyActions, App[int]):
         self.approval = ApprovalFlow(self)
         self.sessions, self.changes = SessionsController(self), ChangesController(self)
         self.themes = theming.AppThemes(self)
-        self.command_table = commands.custom_table(self)  # built-ins, then the command files
+        self.command_table = commands.table_for(self)
         self.completion = CompletionController(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None

@@ -75,6 +75,9 @@ class _Printer:
                 f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s: "
                 f"{safe_text(event.reason)}\n"
             )
+        elif isinstance(event, ev.McpWaiting) and event.names:
+            names = safe_line(", ".join(event.names))
+            self._err.write(f"waiting for MCP servers to start: {names}\n")
         elif isinstance(event, ev.Notice) and event.level != "info":
             self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
             self.told.add(event.text)

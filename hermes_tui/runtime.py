@@ -33,6 +33,8 @@ class Runtime:
     db: Any
     agent: Any
     demo_server: Any = None
+    mcp: Any = None
+    """The MCP servers (agent.mcp.manager.McpManager), or None when none is configured."""
     on_exit_wait: Callable[[str], None] | None = None
     """Told what the exit waits for while another process's lock holds queued writes."""
     not_saved: str | None = None
@@ -48,9 +50,11 @@ class Runtime:
         workspace: Path,
         on_exit_wait: Callable[[str], None] | None = None,
     ) -> Runtime:
-        """Start the demo model (if configured), open the store, build the agent."""
+        """Start the demo model (if configured), open the store, build the agent; the MCP
+        servers start in the background (M1)."""
         from agent.demo import start_demo
         from agent.loop import Agent
+        from agent.mcp.attach import attach_mcp
         from hermes_tui.store import open_store
 
         config, server = start_demo(config)
@@ -63,7 +67,10 @@ class Runtime:
         agent = Agent(config, store=db, sink=sink, workspace=workspace, approve=approve)
         # The instruction files, read off the caller's loop (P1); their notices go to `sink`.
         await asyncio.to_thread(agent.refresh_instructions)
-        return cls(config, db, agent, server, on_exit_wait)
+        # Off the event loop: importing the MCP SDK and reading .mcp.json take a while, and
+        # the UI draws meanwhile (M1); the servers themselves start on their own loop.
+        mcp = await asyncio.to_thread(attach_mcp, agent, workspace)
+        return cls(config, db, agent, server, mcp, on_exit_wait)
 
     @classmethod
     @asynccontextmanager
@@ -97,6 +104,8 @@ class Runtime:
         self.agent.stop()
         self.agent.close()
         kill_all_children()  # no run_shell process group outlives the run (H6)
+        if self.mcp is not None:
+            await asyncio.to_thread(self.mcp.close)  # bounded; stdio servers are killed
         try:
             await self.db.close(wait=wait, on_wait=self.on_exit_wait)
         except StorageError as exc:

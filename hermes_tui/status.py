@@ -71,6 +71,8 @@ class TurnState:
     last_chunk: float = 0.0
     streamed_chars: int = 0
     retry: str | None = None
+    waiting_for: str = ""
+    """The MCP servers a turn waits for while they start."""
 
     def apply(self, event: ev.AgentEvent, now: float) -> None:
         """Move the state along for one event."""
@@ -102,6 +104,10 @@ class TurnState:
     def _retrying(self, event: ev.Retrying, now: float) -> None:
         self._enter("retrying", now)
         self.retry = f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s"
+
+    def _mcp_waiting(self, event: ev.McpWaiting, now: float) -> None:
+        self._enter("mcp" if event.names else "waiting", now)
+        self.waiting_for = ", ".join(event.names)
 
     def _compacting(self, _event: Any, now: float) -> None:
         self._enter("compacting", now)
@@ -136,6 +142,9 @@ class TurnState:
             return self.retry or "retrying"
         if self.phase == "compacting":
             return f"compacting ({format_duration(now - self.since)})"
+        if self.phase == "mcp":
+            waited = format_duration(now - self.since)
+            return f"waiting for MCP servers to start: {self.waiting_for} ({waited})"
         silent = now - self.last_chunk
         if silent >= SILENCE_AFTER:
             return f"stream silent for {format_duration(silent)}"
@@ -158,6 +167,7 @@ _STEPS: dict[type, Callable[[TurnState, Any, float], None]] = {
     ev.ToolApprovalAnswered: TurnState._answered,
     ev.ToolFinished: TurnState._waiting,
     ev.Retrying: TurnState._retrying,
+    ev.McpWaiting: TurnState._mcp_waiting,
     ev.CompactionStarted: TurnState._compacting,
     ev.CompactionProgress: TurnState._summary_grew,
     ev.CompactionFinished: TurnState._compacted,
@@ -189,6 +199,7 @@ class StatusPresenter:
         yield ev.CompactionStarted, self._compaction_started
         yield ev.CompactionProgress, self._compaction_progress
         yield ev.CompactionFinished, self._compaction_finished
+        yield ev.McpStatus, self._mcp
         yield ev.TurnError, lambda _event: self.set_state("error")
         yield ev.TurnFinished, self._turn_finished
 
@@ -222,6 +233,15 @@ class StatusPresenter:
 
     def _compaction_finished(self, event: ev.CompactionFinished) -> None:
         self._status.compaction, self._status.compacting = event.message, False
+
+    def _mcp(self, event: ev.McpStatus) -> None:
+        """`MCP 2/3 ready · 1 failed` under the tokens (M1)."""
+        parts = [f"MCP {event.ready}/{event.total} ready"]
+        if event.starting:
+            parts.append(f"{event.starting} starting")
+        if event.failed:
+            parts.append(f"{event.failed} failed")
+        self._status.mcp = " · ".join(parts)
 
     def _turn_finished(self, event: ev.TurnFinished) -> None:
         self.set_state("idle" if event.status == "ok" else event.status)

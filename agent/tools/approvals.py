@@ -18,14 +18,21 @@ class AlwaysScope:
     A shell command is remembered as its exact text, never as a prefix: approving `git status`
     must not approve `git status; rm -rf ~`, and no prefix rule is both useful and safe against
     `;`, `&&`, `$(...)` and friends. File tools are remembered per tool (write_file or
-    edit_file), since every path they touch is confined to the workspace already.
+    edit_file), since every path they touch is confined to the workspace already. An MCP tool
+    is remembered as (server, the server's tool name): any arguments, that tool only.
     """
 
     tool: str
     command: str | None = None
+    server: str | None = None
 
     def describe(self) -> str:
         """In words, for the dialog: what answering "always" will let through."""
+        if self.server is not None:
+            return (
+                f"Always: every call of {self.tool} from MCP server {self.server}, with any "
+                "arguments, for the rest of this session."
+            )
         if self.command is not None:
             return (
                 "Always: this exact command, for the rest of this session; "
@@ -37,8 +44,15 @@ class AlwaysScope:
         )
 
 
-def always_scope(tool_name: str, kind: str, args: dict[str, Any]) -> AlwaysScope | None:
-    """The scope an "always" answer to this call would cover, or None when it is not offered."""
+def always_scope(
+    tool_name: str, kind: str, args: dict[str, Any], origin: tuple[str, str] | None = None
+) -> AlwaysScope | None:
+    """The scope an "always" answer to this call would cover, or None when it is not offered.
+
+    `origin` is (server, tool) for an MCP tool.
+    """
+    if origin is not None:
+        return AlwaysScope(origin[1], server=origin[0])
     if kind == "shell":
         command = args.get("command")
         return AlwaysScope(tool_name, command) if isinstance(command, str) else None
@@ -49,11 +63,15 @@ def always_scope(tool_name: str, kind: str, args: dict[str, Any]) -> AlwaysScope
 
 @dataclass(frozen=True)
 class Verdict:
-    """The user's answer to an approval: yes or no, remember it, and a reason for a no."""
+    """The user's answer to an approval: yes or no, remember it, and a reason for a no.
+
+    `project`: "always for this project" (stored in the user's home, for MCP tools).
+    """
 
     approved: bool
     always: bool = False
     reason: str = ""
+    project: bool = False
 
     @classmethod
     def of(cls, answer: Any) -> Verdict:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
@@ -51,6 +51,10 @@ class ApprovalRequest:
     detail: str
     protected: bool = False
     always: AlwaysScope | None = None
+    note: str = ""
+    """A line of context the dialog shows (an MCP tool's server and its own claims)."""
+    project: bool = False
+    """Offer "always for this project" besides "always" (MCP tools)."""
 
 
 @dataclass
@@ -106,6 +110,8 @@ class Pending:
     request: Callable[[], ApprovalRequest]
     commit: Callable[[], ToolResult]
     protected: str = ""
+    remember_project: Callable[[], None] | None = None
+    """Stores "always for this project" for this call's tool (MCP tools)."""
     touches: str | None = None
     """The workspace path the commit writes, when it is one file (a shell command: None)."""
 
@@ -121,8 +127,31 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     handler: Handler
-    kind: str = "read"  # read | edit | shell: decides whether approval is needed
+    kind: str = "read"  # read | edit | shell | mcp: decides whether approval is needed
     summary_keys: tuple[str, ...] = field(default_factory=tuple)
+    origin: tuple[str, str] | None = None
+    """(server, the server's tool name) for an MCP tool; its schema is the server's to check,
+    so the arguments go to it as the model wrote them."""
+
+
+class ToolSource(Protocol):
+    """Tools that come and go (an MCP server's): asked by name and for schemas on every call."""
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool called `name` now, or None."""
+        ...
+
+    def names(self) -> list[str]:
+        """The names of its tools now."""
+        ...
+
+    def schemas(self) -> list[dict]:
+        """The schemas to send in the next request."""
+        ...
+
+    def begin_turn(self, sink: Callable[[Any], None], stopped: Callable[[], bool]) -> None:
+        """A turn starts (before its first model call): may wait, briefly, for tools."""
+        ...
 
 
 def cap_text(text: str, cap: int) -> str:
@@ -232,6 +261,8 @@ def validate_args(tool: Tool, args: Any) -> dict[str, Any]:
         raise ToolError(
             f"Invalid arguments for {tool.name}: expected a JSON object, got {type(args).__name__}."
         )
+    if tool.origin is not None:
+        return args  # an MCP server validates against its own schema
     props: dict[str, Any] = tool.parameters.get("properties", {})
     required = tool.parameters.get("required", [])
     missing = [name for name in required if args.get(name) is None]
@@ -262,6 +293,7 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self.sources: list[ToolSource] = []
         for tool in tools or []:
             self.register(tool)
 
@@ -269,17 +301,27 @@ class ToolRegistry:
         """Add (or replace) a tool."""
         self._tools[tool.name] = tool
 
+    def add_source(self, source: ToolSource) -> None:
+        """Add tools that change over time (MCP); built-in names win over theirs."""
+        self.sources.append(source)
+
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, or None."""
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        if tool is None:
+            for source in self.sources:
+                tool = source.tool(name)
+                if tool is not None:
+                    break
+        return tool
 
     def names(self) -> list[str]:
-        """Tool names in registration order."""
-        return list(self._tools)
+        """Tool names: built-ins in registration order, then each source's."""
+        return list(self._tools) + [name for s in self.sources for name in s.names()]
 
     def schemas(self) -> list[dict]:
         """Provider-neutral schemas: [{"name", "description", "parameters"}]."""
-        return [
+        own = [
             {
                 "name": tool.name,
                 "description": tool.description,
@@ -287,10 +329,16 @@ class ToolRegistry:
             }
             for tool in self._tools.values()
         ]
+        return own + [schema for source in self.sources for schema in source.schemas()]
+
+    def begin_turn(self, sink: Callable[[Any], None], stopped: Callable[[], bool]) -> None:
+        """A turn starts: each source may get its tools ready (bounded, and stops with it)."""
+        for source in self.sources:
+            source.begin_turn(sink, stopped)
 
     def summary(self, name: str, args: dict) -> str:
         """One-line argument summary for the UI, e.g. "read_file src/app.py"."""
-        tool = self._tools.get(name)
+        tool = self.get(name)
         if not isinstance(args, dict):
             return one_line(name)
         parts: list[str] = []
@@ -315,7 +363,7 @@ class ToolRegistry:
         `sandboxed`: shell commands run under the sandbox, so auto-edit runs them unasked
         (they cannot reach outside the workspace, X3).
         """
-        tool = self._tools.get(name)
+        tool = self.get(name)
         if tool is None:
             return False
         if mode == ApprovalMode.YOLO:
@@ -323,9 +371,10 @@ class ToolRegistry:
         if protected:
             return True
         if mode == ApprovalMode.AUTO_EDIT:
-            return tool.kind == "shell" and not sandboxed
+            # An MCP tool can do anything: it asks like a shell command (M2), sandbox or not.
+            return tool.kind == "mcp" or (tool.kind == "shell" and not sandboxed)
         # "ask", and any unknown mode, is treated as the safest one.
-        return tool.kind in ("edit", "shell")
+        return tool.kind in ("edit", "shell", "mcp")
 
     def run(self, name: str, args: dict, ctx: ToolContext) -> ToolResult:
         """Run a tool call; never raises: every failure is a ToolResult(ok=False, ...)."""
@@ -345,9 +394,12 @@ class ToolRegistry:
         )
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
-        tool = self._tools.get(name)
+        tool = self.get(name)
         if tool is None:
-            known = ", ".join(self._tools) or "none"
+            names = self.names()
+            known = ", ".join(names[:40]) or "none"
+            if len(names) > 40:
+                known += f" and {len(names) - 40} more"
             return ToolResult(False, f"Unknown tool {name!r}; the available tools are: {known}.")
         clean = validate_args(tool, args)
         outcome = tool.handler(ctx, clean)
@@ -375,7 +427,7 @@ class ToolRegistry:
             name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
         ):
             # A protected path is asked every time: no remembered "always" answers it.
-            scope = None if protected else always_scope(name, tool.kind, clean)
+            scope = None if protected else always_scope(name, tool.kind, clean, tool.origin)
             if ctx.approvals.covers(scope):
                 return None
             request = replace(outcome.request(), always=scope)
@@ -393,6 +445,8 @@ class ToolRegistry:
                 return ToolResult(False, declined_message(DECLINED, verdict.reason), declined=True)
             if verdict.always and scope is not None:
                 ctx.approvals.remember(scope)
+            if verdict.project and outcome.remember_project is not None:
+                outcome.remember_project()
         return None
 
 

@@ -29,6 +29,8 @@ class CommandContext(Protocol):
     keys: KeyMap
     themes: AppThemes
     command_table: CommandTable
+    runtime: Any
+    """The running parts (its `mcp` is the McpManager, or None)."""
     completion: CompletionController
 
     async def notice(self, text: str, level: str = "info") -> None:
@@ -37,6 +39,10 @@ class CommandContext(Protocol):
 
     async def show_help(self) -> None:
         """Open the help screen."""
+        ...
+
+    async def push_screen(self, screen: Any) -> Any:
+        """Show a screen (a panel) over the app."""
         ...
 
     async def action_quit(self) -> None:

@@ -35,11 +35,14 @@ APPROVAL_ARM_SECONDS = 0.5
 UNARMED_HINT = "Keys are ignored for a moment: what you type goes to the input box."
 ARMED_HINT = "y yes · n or Esc no · r no, with a reason"
 ARMED_HINT_ALWAYS = ARMED_HINT + " · a always (above)"
+ARMED_HINT_PROJECT = ARMED_HINT_ALWAYS + " · p always for this project"
+PROJECT_SCOPE = "Always for this project: remembered in your home folder, for every session here."
 REASON_HINT = "Enter sends your reason to the model · Esc: a plain no"
 
 _VERDICTS = {
     "yes": Verdict(True),
     "always": Verdict(True, always=True),
+    "project": Verdict(True, always=True, project=True),
     "no": Verdict(False),
 }
 
@@ -52,6 +55,7 @@ class ApprovalScreen(ModalScreen[Verdict]):
         Binding("n,escape", "answer('no')", "no", id="approval.no"),
         Binding("r", "answer('reason')", "no, with a reason", id="approval.reason"),
         Binding("a", "answer('always')", "always", id="approval.always"),
+        Binding("p", "answer('project')", "always for this project", id="approval.project"),
     ]
 
     def __init__(
@@ -87,10 +91,15 @@ class ApprovalScreen(ModalScreen[Verdict]):
             if warning is not None:
                 yield Static(Content.styled(f"⚠ {warning}", "bold $warning"), id="approval-hidden")
             yield Static(Content(safe_line(self.request.summary)), id="approval-summary")
+            if request.note:
+                # An MCP tool: its server, and what the server claims about it (M2).
+                yield Static(Content(safe_line(request.note)), id="approval-note")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
             if self.request.always is not None:
                 scope = safe_line(self.request.always.describe())
+                if self._offers_project:
+                    scope += "\n" + PROJECT_SCOPE
                 yield Static(Content(scope), id="approval-always")
             with Horizontal(id="approval-buttons"):
                 yield Button("Yes (y)", id="yes", variant="success", disabled=True)
@@ -98,12 +107,18 @@ class ApprovalScreen(ModalScreen[Verdict]):
                 yield Button("No + reason (r)", id="reason", disabled=True)
                 if self.request.always is not None:
                     yield Button("Always (a)", id="always", disabled=True)
+                if self._offers_project:
+                    yield Button("Project (p)", id="project", disabled=True)
             yield Input(
                 placeholder="Why not? The model reads this.",
                 max_length=REASON_MAX_CHARS,
                 id="approval-reason",
             )
             yield Static(Content(UNARMED_HINT), id="approval-hint")
+
+    @property
+    def _offers_project(self) -> bool:
+        return self.request.always is not None and self.request.project
 
     def _detail(self) -> Content:
         """The command or diff, every hidden character shown; diff lines are coloured."""
@@ -154,7 +169,9 @@ class ApprovalScreen(ModalScreen[Verdict]):
         was_armed, self.armed = self.armed, armed
         for button in self.query(Button):
             button.disabled = not armed
-        if self.request.always is not None:
+        if self._offers_project:
+            hint = ARMED_HINT_PROJECT if armed else UNARMED_HINT
+        elif self.request.always is not None:
             hint = ARMED_HINT_ALWAYS if armed else UNARMED_HINT
         else:
             hint = ARMED_HINT if armed else UNARMED_HINT
@@ -204,7 +221,11 @@ class ApprovalScreen(ModalScreen[Verdict]):
     # -- answers ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # "always" is not offered for a call it could not be remembered for.
-        return not (action == "answer" and parameters == ("always",) and not self.request.always)
+        if action == "answer" and parameters == ("always",):
+            return self.request.always is not None
+        if action == "answer" and parameters == ("project",):
+            return self._offers_project
+        return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -225,7 +246,7 @@ class ApprovalScreen(ModalScreen[Verdict]):
             return  # a click or key that slipped past on_key before the quiet moment
         if answer == "reason":
             self._ask_reason()
-        elif answer in _VERDICTS and (answer != "always" or self.request.always is not None):
+        elif answer in _VERDICTS and self.check_action("answer", (answer,)):
             self.dismiss(_VERDICTS[answer])
 
     def _ask_reason(self) -> None:

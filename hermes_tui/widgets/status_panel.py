@@ -109,6 +109,8 @@ class StatusState:
     compaction: str = ""
     """While compaction runs, its progress; after, its outcome (until the next turn starts)."""
     compacting: bool = False
+    mcp: str = ""
+    """The MCP servers' states in a few words ("" when there are none)."""
     instructions: tuple[str, ...] = ()
     """The instruction files in effect (P1), as their paths are shown."""
 
@@ -163,6 +165,7 @@ class StatusPanel(Vertical):
             Content(context_bar(s.context_used, s.context_window, estimated=s.context_estimated)),
             *_compaction_lines(s),
             *_instruction_lines(s),
+            *([Content.styled(s.mcp, "$warning" if "failed" in s.mcp else "dim")] if s.mcp else []),
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
         ]

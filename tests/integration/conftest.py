@@ -75,3 +75,13 @@ def harness(hermes_home, tmp_path):
     h = Harness(hermes_home, workspace)
     yield h
     h.close()
+
+
+@pytest.fixture
+def mcp(harness):
+    """The harness with MCP servers: `mcp.start(script, {"name": entry}, ...)` (M1, M2)."""
+    from mcp_harness import McpHarness
+
+    m = McpHarness(harness)
+    yield m
+    m.close()

@@ -128,6 +128,7 @@ def test_the_table_lists_every_command_in_help_order():
         "export",
         "context",
         "init",
+        "mcp",
         "theme",
         "help",
         "quit",
