@@ -24,6 +24,7 @@ SETUP_HINT = (
     "Demo model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, "
     "or add a provider to {config} (see README)."
 )
+NO_KEY = "No API key for provider {name}: {fix}, or start with --demo for the demo model."
 
 
 class ConfigError(Exception):
@@ -144,7 +145,7 @@ class Config:
     @property
     def setup_hint(self) -> str:
         """One line telling a demo user how to configure a real provider."""
-        return SETUP_HINT.format(config=self.config_path)
+        return SETUP_HINT.format(config=tilde(self.config_path))
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider called `name`, or a ConfigError naming the known ones."""
@@ -161,6 +162,34 @@ class Config:
         """A copy whose default model is `model`."""
         return replace(self, model=model)
 
+    def missing_key(self, model: str | None = None) -> str | None:
+        """The sentence saying which key `model`'s (default: the configured model's) hosted
+        provider lacks, before any request; None when it has one or needs none."""
+        if self.demo and model is None:
+            return None
+        name = split_model_ref(model or self.model)[0]
+        provider = self.providers.get(name)
+        if provider is None:
+            return None  # an unknown provider is its own ConfigError
+        return missing_key(provider, self.config_path)
+
+
+def missing_key(provider: ProviderConfig, config_path: Path | None = None) -> str | None:
+    """Why `provider` cannot be called for want of a key, naming what to set; else None.
+
+    A loopback server (Ollama, llama.cpp, vLLM) needs no key.
+    """
+    if provider.resolved_key() or provider.is_local:
+        return None
+    where = f"providers.{provider.name}" + (f" in {config_path}" if config_path else "")
+    names = [n for n in (provider.api_key_env, *provider.api_keys_env) if n]
+    if names:
+        variables = " or ".join(names)
+        fix = f"set {variables} in the environment (named by {where})"
+    else:
+        fix = f"set api_key_env (or api_key) under {where}"
+    return NO_KEY.format(name=provider.name, fix=fix)
+
 
 def default_home() -> Path:
     """$HERMES_TUI_HOME, else the platform's user config dir for hermes-tui."""
@@ -170,6 +199,14 @@ def default_home() -> Path:
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("hermes-tui"))
+
+
+def tilde(path: Path | str) -> str:
+    """`path` with the user's home shown as `~` (short, and the same on every machine)."""
+    text, home = str(path), str(Path.home())
+    if home not in ("", os.sep) and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -459,7 +496,12 @@ _ENV_DEFAULT_MODELS = (
 
 
 def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
-    """Read $HERMES_TUI_HOME/config.yaml and the environment; fall back to the demo model."""
+    """Read $HERMES_TUI_HOME/config.yaml and the environment.
+
+    The demo model runs only when nothing at all is configured (no `model`, no provider in
+    the file or the environment) or with `demo`. A configured hosted provider without a key
+    stays the model: `Config.missing_key()` says what to set, before any request.
+    """
     home = home or default_home()
     path = home / "config.yaml"
     raw = _read_yaml(path)
@@ -474,9 +516,12 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:
         model = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
-        if model is None and usable:
-            model = f"{sorted(usable)[0]}:default"
-    is_demo = demo or model is None or (split_model_ref(model)[0] not in usable)
+        # Providers but no `model:`: the first usable one, else the first one (whose
+        # missing key is then the sentence the user sees).
+        candidates = sorted(usable) or sorted(providers)
+        if model is None and candidates:
+            model = f"{candidates[0]}:default"
+    is_demo = demo or model is None or split_model_ref(model)[0] == DEMO_PROVIDER
     if is_demo:
         providers = {**providers, DEMO_PROVIDER: ProviderConfig(name=DEMO_PROVIDER, api_key="demo")}
         model = f"{DEMO_PROVIDER}:{DEMO_MODEL}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agent.config import DEMO_PROVIDER, Config, ProviderConfig
+from agent.config import DEMO_PROVIDER, Config, ProviderConfig, tilde
 
 
 def start_demo(config: Config) -> tuple[Config, Any]:
@@ -14,7 +14,7 @@ def start_demo(config: Config) -> tuple[Config, Any]:
         return config, None
     from agent.scripted import Script, ScriptedServer
 
-    server = ScriptedServer(Script.load_demo()).start()
+    server = ScriptedServer(Script.load_demo(tilde(config.config_path))).start()
     demo = ProviderConfig(
         name=DEMO_PROVIDER, kind="openai", base_url=server.openai_base_url, api_key="demo"
     )

@@ -132,6 +132,10 @@ class Agent:
         """The current model's context window: what compaction and the context bar use."""
         return context_window_for(self.config, self.model_ref)
 
+    def missing_key(self) -> str | None:
+        """The sentence naming the key the current model's provider lacks, or None."""
+        return self.config.missing_key(self.model_ref)
+
     @property
     def busy(self) -> bool:
         """True while a turn (or a /compact) runs."""
@@ -235,6 +239,12 @@ class Agent:
             # Refused before anything is written: the text goes back to the user (L4).
             self.sink(ev.TurnError(skew, ErrorKind.UPGRADED))
             return TurnResult(TurnStatus.ERROR, error=skew, unsent=text)
+        no_key = self.missing_key()
+        if no_key is not None:
+            # A hosted provider without a key: said before any request or write, never a
+            # silent demo (the text goes back to the user).
+            self.sink(ev.TurnError(no_key, ErrorKind.CONFIG))
+            return TurnResult(TurnStatus.ERROR, error=no_key, unsent=text)
         with self._turn_lock:
             self.activity.reset()
             self.control.begin_turn()

@@ -166,9 +166,6 @@ class HermesApp(KeyActions, App[int]):
         self.runtime = runtime
         self.config, self.db, self.agent = runtime.config, runtime.db, runtime.agent
         self.db.on_write_error = self._write_failed
-        # "~" keeps the one-line hint short (and the same on every machine).
-        hint = self.config.setup_hint.replace(str(Path.home()), "~")
-        self.status.show_hint(hint if self.config.demo else "")
         self.status.show_model()
         history = SessionHistory(self.db, lambda: self.agent.session_id)
         self.transcript.attach(history, AgentRows(self.agent.registry))
@@ -178,6 +175,9 @@ class HermesApp(KeyActions, App[int]):
         await self.sessions.refresh()
         for notice in self.theme_notices:
             await self.notice(notice, "warning")
+        no_key = self.agent.missing_key()
+        if no_key is not None:
+            await self.notice(no_key, "error")
         if self.resume_ref:
             await resume(self, self.resume_ref)
         # Everything built so far (Textual, the SDKs, our modules) lives as long as the app:

@@ -13,6 +13,7 @@ from textual.css.query import NoMatches
 from textual.timer import Timer
 
 from agent import events as ev
+from agent.config import DEMO_PROVIDER
 from hermes_tui.durations import format_duration
 
 if TYPE_CHECKING:
@@ -307,6 +308,7 @@ class StatusPresenter:
         status.model = agent.model_ref
         status.provider = agent.provider_name
         status.context_window = agent.context_window
+        self.show_setup()
         self.tick()
 
     def show_usage(self) -> None:
@@ -321,9 +323,21 @@ class StatusPresenter:
         """What the model sees now, after a compaction measured it."""
         self._status.context_used = tokens
 
-    def show_hint(self, hint: str) -> None:
-        """A one-line hint under the turn state (how to leave the demo model)."""
-        self._status.hint = hint
+    def show_hint(self, hint: str, level: str = "warning") -> None:
+        """A hint under the turn state (how to leave the demo model, a missing key)."""
+        self._status.hint, self._status.hint_level = hint, level
+
+    def show_setup(self) -> str | None:
+        """The hint the current model needs: its missing key (returned), the demo's setup."""
+        app = self.app
+        problem = app.agent.missing_key()
+        if problem is not None:
+            self.show_hint(problem, "error")
+        elif app.config.demo and app.agent.provider_name == DEMO_PROVIDER:
+            self.show_hint(app.config.setup_hint)
+        else:
+            self.show_hint("")
+        return problem
 
     # -- once a second -----------------------------------------------------------------------
     def start(self) -> None:

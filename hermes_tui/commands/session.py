@@ -66,7 +66,10 @@ async def model(ctx: CommandContext, argument: str) -> None:
         await ctx.notice(str(exc), "error")
         return
     ctx.status.show_model()
-    if agent.session_id is None:
+    no_key = agent.missing_key()
+    if no_key is not None:
+        await ctx.notice(no_key, "error")
+    elif agent.session_id is None:
         await ctx.notice(f"Model set to {argument} for this session.")
 
 

@@ -15,8 +15,10 @@ from hermes_tui.safe_text import safe_line
 from hermes_tui.widgets.queue_view import QueueView
 
 BAR_WIDTH = 12
-STATE_WIDTH = 21
-"""The turn state's text width: the panel's 23 columns less the `● ` in front."""
+TEXT_WIDTH = 23
+"""The panel's text width: its 26 columns less the padding and the border."""
+STATE_WIDTH = TEXT_WIDTH - 2
+"""The turn state's text width: the panel's text width less the `● ` in front."""
 
 
 def human_count(n: int) -> str:
@@ -40,6 +42,12 @@ def context_bar(used: int, window: int | None, width: int = BAR_WIDTH) -> str:
 def _keep_units(text: str) -> str:
     """`12 s` is one word, so wrapping never splits a number from its unit."""
     return re.sub(r"(\d) (s|min|h)\b", "\\1\u00a0\\2", text)
+
+
+def hint_lines(text: str, width: int = TEXT_WIDTH) -> list[str]:
+    """`text` wrapped at spaces only; a word longer than a line (a path) keeps its tail."""
+    words = [word if len(word) <= width else "…" + word[-(width - 1) :] for word in text.split()]
+    return textwrap.wrap(" ".join(words), width, break_long_words=False) or [""]
 
 
 COMPACTION_LINES = 5
@@ -75,6 +83,8 @@ class StatusState:
     activity: str = ""
     streamed_tokens: int | None = None
     hint: str = ""
+    hint_level: str = "warning"
+    """warning (the demo's setup hint) | error (a missing key)"""
     compaction: str = ""
     """While compaction runs, its progress; after, its outcome (until the next turn starts)."""
     compacting: bool = False
@@ -140,7 +150,9 @@ class StatusPanel(Vertical):
             streamed = f"~{human_count(s.streamed_tokens)} tokens streamed"
             lines.append(Content.styled(streamed, "dim"))
         if s.hint:
-            lines += [Content(""), Content.assemble((s.hint, "$warning"))]
+            style = "$error" if s.hint_level == "error" else "$warning"
+            lines.append(Content(""))
+            lines += [Content.styled(line, style) for line in hint_lines(safe_line(s.hint))]
         show_content(self.query_one("#status-body", Static), Content("\n").join(lines))
 
 

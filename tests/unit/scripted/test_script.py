@@ -234,7 +234,7 @@ def test_demo_script_plays_a_tour_forever():
     )
     second = player.pick(tool_turn)
     assert not second.tool_calls
-    for needle in ("## ", "- ", "```python", "demo model", "config.yaml", "OPENAI_API_KEY"):
+    for needle in ("## ", "- ", "```yaml", "demo model", "config.yaml", "OPENAI_API_KEY"):
         assert needle in second.text, needle
     again = player.pick(openai_req(user("more")))
     assert again.tool_calls[0].id != first.tool_calls[0].id
