@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker
 
 from agent.config import Config
-from hermes_tui import commands, theming
+from hermes_tui import commands, terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge
@@ -65,9 +65,11 @@ class HermesApp(KeyActions, App[int]):
         self.agent: Any = None
         self.bridge = Bridge(self)
         self.shown_panels: dict[str, bool] = {}  # the user's choice, else the width decides
-        remap = checked_keymap(config.keys, config.config_path)
-        if remap:
-            self.set_keymap(remap)
+        terminal_keys.install()
+        # The newline key the key bar shows is one this terminal can send (the user's wins).
+        newline = {"composer.newline": terminal_keys.newline_keys()}
+        remap = {**newline, **checked_keymap(config.keys, config.config_path)}
+        self.set_keymap(remap)
         self.keys = KeyMap(self, remap)
         self.turns = TurnController(self)
         self.status = StatusPresenter(self)

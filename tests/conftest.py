@@ -32,4 +32,8 @@ def hermes_home(tmp_path, monkeypatch):
     for name in _PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
+    # The key bar's newline key follows the terminal: the same plain terminal for every test.
+    for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "TMUX", "STY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     return home
