@@ -125,6 +125,10 @@ class KeyActions(_Base):
         """Select the previous or next message in the transcript."""
         self.transcript.jump(step)
 
+    def action_follow(self) -> None:
+        """Scroll the transcript to its newest row and follow it again."""
+        self.transcript.anchor()
+
     def action_page(self, step: int) -> None:
         """Scroll the transcript by a page."""
         if step < 0:

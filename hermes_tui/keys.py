@@ -52,6 +52,9 @@ KEY_BINDINGS = [
     Binding(
         "pagedown", "page(1)", "page down", id="transcript.page_down", show=False, priority=True
     ),
+    Binding(
+        "ctrl+end", "follow", "follow the newest", id="transcript.follow", show=False, priority=True
+    ),
 ]
 """The app's own bindings, in the order the footer and /help show them."""
 

@@ -290,6 +290,13 @@ class StatusPresenter:
             # An estimate from the streamed characters until the provider reports usage.
             status.streamed_tokens = self.turn_state.streamed_chars // 4
         self.app.status_panel.refresh_status()
+        self.draw_line()
+
+    def draw_line(self) -> None:
+        """The one-line status (shown while the panel is hidden): the state and the queue."""
+        queue = self.app.turns.queue
+        focus_key = self.app.keys.shown("queue.focus")
+        self.app.status_line.show(self._status, len(queue), queue.paused, focus_key)
 
     def set_state(self, state: str, detail: str = "") -> None:
         """Show the turn's state word (idle, working, error...) and a detail under it."""

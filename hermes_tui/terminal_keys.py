@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import Enum
+from enum import StrEnum
 
 ALT_ENTER_SEQUENCES = ("\x1b\r", "\x1b\n")
 """What a terminal sends for alt+Enter (ESC CR; some send ESC LF)."""
@@ -23,7 +23,7 @@ _KITTY_TERMS = ("xterm-kitty", "xterm-ghostty", "foot", "foot-extra", "wezterm")
 _KITTY_PROGRAMS = ("kitty", "WezTerm", "ghostty")
 
 
-class _Key(str, Enum):
+class _Key(StrEnum):
     """Key names for Textual's sequence table (it reads each entry's `.value`)."""
 
     ALT_ENTER = "alt+enter"

@@ -231,6 +231,7 @@ class TurnController:
             focus_key=keys.shown("queue.focus"),
             resume_key=keys.shown("queue.resume"),
         )
+        self.app.status.draw_line()
         self.app.refresh_bindings()
 
     async def enqueue(self, text: str) -> None:

@@ -45,9 +45,21 @@ def _keep_units(text: str) -> str:
 
 
 def hint_lines(text: str, width: int = TEXT_WIDTH) -> list[str]:
-    """`text` wrapped at spaces only; a word longer than a line (a path) keeps its tail."""
-    words = [word if len(word) <= width else "…" + word[-(width - 1) :] for word in text.split()]
-    return textwrap.wrap(" ".join(words), width, break_long_words=False) or [""]
+    """`text` wrapped at spaces; a word longer than a line (a path) breaks after a `/`, and a
+    piece still too long keeps its tail: never a break in the middle of a word."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        pieces = re.findall(r"[^/]*/|[^/]+$", word) if len(word) > width else [word]
+        for index, piece in enumerate(pieces):
+            if len(piece) > width:
+                piece = "…" + piece[-(width - 1) :]
+            glue = "" if index or not line else " "
+            if line and len(line) + len(glue) + len(piece) > width:
+                lines.append(line)
+                line, glue = "", ""
+            line += glue + piece
+    return [*lines, line] if line or not lines else lines
 
 
 COMPACTION_LINES = 5
@@ -65,6 +77,11 @@ def _compaction_lines(s: StatusState) -> list[Content]:
     style = "$warning" if s.compacting else "dim"
     first = Content.assemble(("◈ ", "$accent"), (lines[0], style))
     return [first, *(Content.styled("  " + line, style) for line in lines[1:])]
+
+
+def state_style(state: str) -> str:
+    """The colour of the turn state's dot."""
+    return {"idle": "$success", "error": "$error", "stopped": "$error"}.get(state, "$warning")
 
 
 @dataclass
@@ -116,9 +133,6 @@ class StatusPanel(Vertical):
         """Re-render; while a turn runs, `activity` is the honest turn state (L3)."""
         s = self.status
         cost = f"${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
-        state_style = {"idle": "$success", "error": "$error", "stopped": "$error"}.get(
-            s.state, "$warning"
-        )
         lines = [
             Content.assemble(("Model", "bold $accent")),
             # A resumed session's model and a tool's name (in the turn state) come from
@@ -142,7 +156,7 @@ class StatusPanel(Vertical):
         ]
         state = safe_line(s.activity or s.state)
         state_lines = textwrap.wrap(_keep_units(state), STATE_WIDTH) or [""]
-        lines.append(Content.assemble(("● ", state_style), state_lines[0]))
+        lines.append(Content.assemble(("● ", state_style(s.state)), state_lines[0]))
         lines += [Content("  " + line) for line in state_lines[1:]]
         if s.detail:
             lines.append(Content(safe_line(s.detail)))

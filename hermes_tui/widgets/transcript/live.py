@@ -81,6 +81,7 @@ class LiveTurn:
             self._reasoning = ReasoningBlock()
             await self.transcript.add(self._reasoning)
         self._reasoning.append(event.text)
+        self.transcript.arrived()
 
     async def _calling(self, _event: ev.ToolCallDelta) -> None:
         self._fold_reasoning()
@@ -98,6 +99,7 @@ class LiveTurn:
         self._answer_text.append(event.text)
         assert self._stream is not None
         await self._stream.write(event.text)
+        self.transcript.arrived()
 
     async def _finish_answer(self, content: str) -> None:
         """Finalise the streamed answer with one update of the full text."""
