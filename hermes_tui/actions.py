@@ -14,8 +14,14 @@ else:
     _Base = object
 
 
+QUIT_AGAIN_SECONDS = 2.0
+"""ctrl+c on an idle, empty composer quits when pressed again within this time."""
+
+
 class KeyActions(_Base):
     """The app's key actions (mixed into HermesApp); each hands over to the part that acts."""
+
+    _quit_armed_at: float | None = None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Queue and steer keys show in the footer only while they can act."""
@@ -56,6 +62,27 @@ class KeyActions(_Base):
     def action_stop(self) -> None:
         """Stop the running turn."""
         self.turns.stop()
+
+    async def action_interrupt(self) -> None:
+        """ctrl+c: stop the running turn; else copy a selection or clear the composer (its
+        text stays in the history: Up brings it back); else, pressed twice, quit."""
+        if self.turns.busy:
+            self.turns.stop()
+            return
+        composer = self.composer
+        if composer.has_focus and composer.selected_text:
+            composer.action_copy()
+            return
+        if composer.text:
+            composer.remember(composer.text)
+            return
+        now = self.probes.clock()
+        if self._quit_armed_at is not None and now - self._quit_armed_at <= QUIT_AGAIN_SECONDS:
+            await self.action_quit()
+            return
+        self._quit_armed_at = now
+        again, quit_key = self.keys.shown("app.interrupt"), self.keys.shown("app.quit")
+        self.notify(f"Press {again} again to quit ({quit_key} quits too).", timeout=2)
 
     def action_steer_composer(self) -> None:
         """Send the composer's text into the running turn as a steer, as text (T2, T4)."""

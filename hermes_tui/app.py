@@ -38,6 +38,7 @@ from hermes_tui.widgets.stall_banner import StallBanner
 from hermes_tui.widgets.status_line import StatusLine
 from hermes_tui.widgets.status_panel import StatusPanel
 from hermes_tui.widgets.transcript import Transcript
+from hermes_tui.widgets.working_line import WorkingLine
 
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
@@ -93,6 +94,7 @@ class HermesApp(KeyActions, App[int]):
             yield SessionsPanel(id="sessions")
             with Centre(id="centre"):
                 yield Transcript(id="transcript", show_reasoning=self.config.ui.show_reasoning)
+                yield WorkingLine(id="working")
                 yield NewBelowLine(id="new-below")
                 yield StallBanner(id="stall")
                 yield CommandHints(id="hints")
@@ -126,6 +128,11 @@ class HermesApp(KeyActions, App[int]):
     def stall_banner(self) -> StallBanner:
         """The stall banner above the composer."""
         return self.query_one(StallBanner)
+
+    @property
+    def working_line(self) -> WorkingLine:
+        """The spinner under the transcript while agent work runs."""
+        return self.query_one(WorkingLine)
 
     @property
     def status_line(self) -> StatusLine:

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 KEY_BINDINGS = [
     Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True),
     Binding("escape", "stop", "stop", id="turn.stop"),
+    # As in every peer: stop a running turn, else clear the composer, else quit on a second.
+    Binding(
+        "ctrl+c", "interrupt", "stop, clear or quit", id="app.interrupt", show=False, priority=True
+    ),
     Binding("ctrl+n", "new_session", "new", id="session.new", priority=True),
     Binding("f1", "help", "help", id="app.help"),
     Binding("f2", "toggle_sessions", "sessions", id="panel.sessions", priority=True),

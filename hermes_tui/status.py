@@ -306,7 +306,21 @@ class StatusPresenter:
 
     def begin(self, text: str) -> None:
         """A turn (or a compaction) starts now, before its first event arrives."""
-        self.turn_state.apply(ev.TurnStarted("", text), self.app.probes.clock())
+        clock = self.app.probes.clock
+        self.turn_state.apply(ev.TurnStarted("", text), clock())
+        self.app.working_line.stop_key = self.app.keys.shown("turn.stop")
+        self.app.working_line.start(self.activity, clock)
+
+    def activity(self) -> str:
+        """What the running work does now, in a few words (the spinner's text)."""
+        if self.app.approval.waiting:
+            return "waiting for your answer in the dialog"
+        return self.turn_state.describe(self.app.probes.clock())
+
+    def idle(self) -> None:
+        """No work runs any more: the spinner goes, the panel says so."""
+        self.app.working_line.stop()
+        self.refresh_liveness()
 
     def show_model(self) -> None:
         """The current model, its provider and the window the context bar measures (C1)."""
