@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from agent import events as ev
 from agent.config import CompressionSettings
 from agent.messages import Message
-from agent.models import estimate_tokens, tokens_for_chars
+from agent.models import DEFAULT_CONTEXT_WINDOW, estimate_tokens, tokens_for_chars
 from agent.providers.base import Abort, ChatRequest, ReasoningPart, TextPart, ThinkingPart
 from agent.providers.errors import ProviderError
 
@@ -94,7 +94,9 @@ install_log_context()
 
 
 def _model_visible(m: Message) -> bool:
-    return not m.is_display and not m.ephemeral
+    # A withheld message (its turn failed unanswered) is never sent: it can anchor no cut,
+    # take no merged summary (C5), and is not summarised as if the model had seen it.
+    return not m.is_display and not m.ephemeral and not m.withheld
 
 
 def is_summary_row(message: Message | dict[str, Any]) -> bool:
@@ -264,14 +266,22 @@ class ContextCompressor:
 
     State: consecutive failures (the cooldown ladder), the time until which automatic
     compaction is blocked, attempts in the current turn (`max_attempts`), and whether the
-    over-threshold-but-blocked warning was shown.
+    over-threshold-but-blocked warning was shown. `on_change` is called when the cooldown
+    changes, so its owner can keep it with the session (`cooldown_state`, `restore_cooldown`).
     """
 
     def __init__(
-        self, settings: CompressionSettings, *, clock: Callable[[], float] = time.monotonic
+        self,
+        settings: CompressionSettings,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
+        self.on_change = on_change
+        self.window_assumed = False  # the last measure assumed DEFAULT_CONTEXT_WINDOW
+        self.told_assumed = False
         self.failures = 0
         self.blocked_until = float("-inf")
         self.turn_attempts = 0
@@ -287,13 +297,39 @@ class ContextCompressor:
         cooldown = COOLDOWN_LADDER[min(self.failures, len(COOLDOWN_LADDER)) - 1]
         self.blocked_until = self.clock() + cooldown
         log.warning("compaction failed (%s); next automatic try in %.0f s", reason, cooldown)
+        self._changed()
         return cooldown
 
     def record_success(self) -> None:
         """A compaction committed: the ladder resets and the blocked warning re-arms (C4)."""
+        had_cooldown = self.failures > 0
         self.failures = 0
         self.blocked_until = float("-inf")
         self.warned = False
+        if had_cooldown:
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def cooldown_state(self, wall: Callable[[], float] = time.time) -> dict[str, float] | None:
+        """The cooldown as stored with the session (a wall-clock end), None when there is none."""
+        if self.failures == 0:
+            return None
+        left = max(0.0, self.blocked_until - self.clock())
+        return {"failures": self.failures, "until": round(wall() + left, 3)}
+
+    def restore_cooldown(self, state: Any, wall: Callable[[], float] = time.time) -> None:
+        """Take up a stored cooldown (another run of the session); None or junk: no cooldown."""
+        self.failures, self.blocked_until, self.warned = 0, float("-inf"), False
+        if not isinstance(state, dict):
+            return
+        failures, until = state.get("failures"), state.get("until")
+        if not isinstance(failures, int) or not isinstance(until, int | float) or failures < 1:
+            return
+        self.failures = failures
+        self.blocked_until = self.clock() + max(0.0, float(until) - wall())
 
     def begin_turn(self) -> None:
         """A new turn: its automatic attempts start from zero."""
@@ -325,10 +361,28 @@ class ContextCompressor:
 
     # -- measuring ----------------------------------------------------------------------------
     def measure(self, host: CompactionHost) -> tuple[int, int]:
-        """(estimated tokens of the next request, the model's window)."""
+        """(estimated tokens of the next request, the model's window).
+
+        An unknown window is taken as DEFAULT_CONTEXT_WINDOW, explicitly (`window_assumed`).
+        """
         request = host.request()
         tokens = estimate_tokens(request.messages, request.system, request.tools)
-        return tokens, host.context_window
+        window = host.context_window
+        self.window_assumed = window is None
+        return tokens, window or DEFAULT_CONTEXT_WINDOW
+
+    def assumed_window_notice(self, host: CompactionHost) -> None:
+        """Say once that compaction measures against an assumed window, and how to fix it."""
+        if not self.window_assumed or self.told_assumed:
+            return
+        self.told_assumed = True
+        text = (
+            f"The model's context window is unknown: compaction assumes "
+            f"{DEFAULT_CONTEXT_WINDOW:,} tokens. Set context_window for the provider in "
+            "config.yaml to the server's size."
+        )
+        log.info("%s", text)
+        host.sink(ev.Notice(text, "info"))
 
     def over_threshold(self, tokens: int, window: int) -> bool:
         return tokens >= self.settings.threshold * window
@@ -339,6 +393,7 @@ class ContextCompressor:
         tokens, window = self.measure(host)
         if not self.over_threshold(tokens, window):
             return None  # below the threshold: never compact, never warn (C4)
+        self.assumed_window_notice(host)
         reason = self.blocked_reason()
         if reason is not None:
             text = self.blocked_warning(reason, tokens, window)

@@ -20,6 +20,8 @@ LOOPBACK_URL_PREFIXES = ("://127.0.0.1", "://localhost", "://[::1]")
 PROVIDER_KINDS = ("openai", "anthropic")
 DEMO_PROVIDER = "demo"
 DEMO_MODEL = "demo-model"
+DEMO_CONTEXT_WINDOW = 32_768
+"""The window the demo model says it has (the scripted server has none of its own)."""
 SETUP_HINT = (
     "Demo model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, "
     "or add a provider to {config} (see README)."
@@ -50,6 +52,8 @@ class ProviderConfig:
     ca_file: str | None = None  # extra CA bundle (PEM) trusted besides the system store
     pricing: dict[str, dict[str, float]] = field(default_factory=dict)
     """USD per million tokens by model name ("*": any other model), for the cost shown."""
+    discover: bool | None = None
+    """Ask the server for its models and context window: None asks servers on this machine."""
 
     def resolved_key(self) -> str | None:
         """The key to use: inline, else the named environment variable(s)."""
@@ -388,6 +392,7 @@ def _providers(path: Path, raw: dict[str, Any]) -> dict[str, ProviderConfig]:
         values["api_keys_env"] = tuple(keys_env)
         values["headers"] = _headers(path, name, entry)
         _check_inline_key(path, name, entry)
+        _check_flag(path, name, entry, "discover")
         values["pricing"] = _pricing(path, name, entry)
         out[str(name)] = ProviderConfig(name=str(name), **values)
     return out
@@ -406,6 +411,16 @@ def _check_inline_key(path: Path, name: str, entry: dict[str, Any]) -> None:
         raise ConfigError(
             f"{where}: `providers.{name}.api_key` contains {problem}, which cannot be sent in "
             "an HTTP header; set it again without it."
+        )
+
+
+def _check_flag(path: Path, name: str, entry: dict[str, Any], key: str) -> None:
+    """A yes/no provider setting must be true or false."""
+    value = entry.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(
+            f"{_where(path, entry, key)}: `providers.{name}.{key}` must be true or false, "
+            f"got {value!r}."
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agent.config import DEMO_PROVIDER, Config, ProviderConfig, tilde
+from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig, tilde
 
 
 def start_demo(config: Config) -> tuple[Config, Any]:
@@ -16,7 +16,12 @@ def start_demo(config: Config) -> tuple[Config, Any]:
 
     server = ScriptedServer(Script.load_demo(tilde(config.config_path))).start()
     demo = ProviderConfig(
-        name=DEMO_PROVIDER, kind="openai", base_url=server.openai_base_url, api_key="demo"
+        name=DEMO_PROVIDER,
+        kind="openai",
+        base_url=server.openai_base_url,
+        api_key="demo",
+        context_window=DEMO_CONTEXT_WINDOW,
+        discover=False,  # nothing to ask: the demo server is ours
     )
     providers = {**config.providers, DEMO_PROVIDER: demo}
     return replace(config, providers=providers), server

@@ -102,6 +102,10 @@ class UsageUpdated(NamedTuple):
     """Token usage of one model call plus the session's running totals.
 
     The totals are the session's: what was stored when it was resumed plus this run's calls.
+
+    `context_tokens`: what the call left in the model's context, its whole prompt (cached
+    tokens included, on either wire) plus its output; `context_window`: the model's window
+    (None: unknown). The context bar shows the one over the other.
     """
 
     input_tokens: int
@@ -110,6 +114,8 @@ class UsageUpdated(NamedTuple):
     total_output_tokens: int
     cost_usd: float | None = None
     total_cost_usd: float | None = None
+    context_tokens: int = 0
+    context_window: int | None = None
 
 
 class Retrying(NamedTuple):

@@ -19,21 +19,29 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent import recovery
-from agent.compaction import CompactionResult, ContextCompressor, log_session, session_var
+from agent.compaction import (
+    CompactionResult,
+    ContextCompressor,
+    is_summary_row,
+    log_session,
+    session_var,
+)
 from agent.config import Config, split_model_ref
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
 from agent.inbox import Inbox
 from agent.kinds import ErrorKind, Phase, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
-from agent.messages import Message, ToolCall, ToolCallIds
+from agent.messages import REQUEST_FAILED, Message, ToolCall, ToolCallIds, mark_withheld
 from agent.model_call import call_model
 from agent.models import context_window_for
 from agent.ports import ApprovalPolicy, SessionStore
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import ChatRequest, Provider, UsagePart
+from agent.providers.discovery import SERVERS
 from agent.providers.errors import ProviderError, redact, register_secret, summarize
 from agent.secrets import Secrets
+from agent.server_check import ask_server, check_model
 from agent.session_writer import SessionWriter
 from agent.tool_batch import ToolBatch
 from agent.usage import Usage, UsageRecorder
@@ -45,9 +53,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_tui.agent")
 
 
+COOLDOWN_KEY = "compaction_cooldown"
+"""The session metadata key that keeps compaction's cooldown across runs (C3)."""
+
+
 @dataclass
 class TurnResult:
-    """How a turn ended; `unsent`: text the turn never took, to give back to the user."""
+    """How a turn ended; `unsent`: text the turn never took, to give back to the user.
+
+    `withheld`: the text of a failed turn that no model answered; it stays in the history,
+    and no later request carries it (a front end may offer it back for editing).
+    """
 
     status: TurnStatus
     text: str = ""
@@ -55,6 +71,7 @@ class TurnResult:
     error: str | None = None
     session_id: str | None = None
     unsent: str | None = None
+    withheld: str | None = None
 
 
 class Agent:
@@ -83,18 +100,21 @@ class Agent:
         self.inbox = Inbox()
         self.messages: list[Message] = []
         self.session_id: str | None = None
+        self.session_metadata: dict[str, Any] = {}
         self.model_ref = config.model
         self.writer = SessionWriter(store, lambda event: self.sink(event))
         self.usage_recorder = UsageRecorder()
         self.hooks: dict[str, Callable[[], None]] = {}
         self.control = TurnControl()
         self.activity = ActivityClock(self._stamp_heartbeat)
-        self.compressor = ContextCompressor(config.compression)
+        self.compressor = ContextCompressor(config.compression, on_change=self._save_cooldown)
         self.skew_guard = CodeSkewGuard()
         self.secrets = self._read_secrets()
         self._ids = ToolCallIds()
         self._providers: dict[str, Provider] = {}
         self._turn_lock = threading.Lock()
+        self._asked: set[str] = set()  # model refs whose server was asked (item 6)
+        self._overflow_compacted = False  # this turn compacted after a context overflow
 
     def _read_secrets(self) -> Secrets:
         """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
@@ -128,8 +148,8 @@ class Agent:
         return split_model_ref(self.model_ref)[1]
 
     @property
-    def context_window(self) -> int:
-        """The current model's context window: what compaction and the context bar use."""
+    def context_window(self) -> int | None:
+        """The current model's context window (None: unknown): compaction's and the bar's."""
         return context_window_for(self.config, self.model_ref)
 
     def missing_key(self) -> str | None:
@@ -154,20 +174,27 @@ class Agent:
         self._ids = ToolCallIds()
         self.usage = Usage()
         self.approvals.clear()
+        self.session_metadata = {}
+        self.compressor.restore_cooldown(None)
 
     def attach_session(
         self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
     ) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3).
 
-        `session`, its stored row, carries the totals the usage counts on from.
+        `session`, its stored row, carries the totals the usage counts on from, and its
+        metadata (compaction's cooldown).
         """
         self.session_id = session_id
         # Compacted rows are history for the transcript, never for the model (C, D3).
         self.messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
+        mark_withheld(self.messages)
         self._ids = ToolCallIds.from_history(self.messages)
         self.usage = Usage.of_session(session)
         self.approvals.clear()
+        self.session_metadata = dict((session or {}).get("metadata") or {})
+        # The cooldown belongs to the session: it survives across runs (C3).
+        self.compressor.restore_cooldown(self.session_metadata.get(COOLDOWN_KEY))
 
     def resume(self, ref: str) -> dict[str, Any]:
         """Blocking resume by id or title through the store; returns the session row."""
@@ -250,10 +277,13 @@ class Agent:
             self.control.begin_turn()
             self.inbox.open_generation()
             self.compressor.begin_turn()
+            self._overflow_compacted = False
             result = TurnResult(TurnStatus.OK)
             log_token = None
             taken = False  # the user message is in the turn (and queued for the database)
+            asked: Message | None = None  # the turn's own user message
             try:
+                self._ask_server()
                 self._ensure_session(text)
                 # C6: every log record of this turn, on any thread it spawns, names the session.
                 log_token = session_var.set(self.session_id)
@@ -261,13 +291,15 @@ class Agent:
                 self.sink(ev.TurnStarted(self.session_id or "", text))
                 self._close_unanswered_calls()
                 meta = recovery.note_metadata(note_kind) if note_kind else None
-                self._append(Message("user", text, display_metadata=meta), persist=True)
+                asked = Message("user", text, display_metadata=meta)
+                self._append(asked, persist=True)
                 taken = True
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED
             except ProviderError as exc:
                 self._fail(result, summarize(exc), exc.kind)  # redacted (K3)
+                self._withhold_unanswered(asked, result, exc.kind)
             except StorageError as exc:
                 # A sentence, not an internal error (H7): the store could not start the turn
                 # (create the session); text it never took goes back to the user.
@@ -278,6 +310,7 @@ class Agent:
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 self._fail(result, redact(self._internal_error(exc)), ErrorKind.INTERNAL)
+                self._withhold_unanswered(asked, result, ErrorKind.INTERNAL)
             finally:
                 self._finish_turn(result)
                 if log_token is not None:
@@ -288,6 +321,31 @@ class Agent:
         result.status = TurnStatus.ERROR
         result.error = error
         self.sink(ev.TurnError(error, kind))
+
+    def _withhold_unanswered(self, first: Message | None, result: TurnResult, kind: str) -> None:
+        """A failed turn's user messages that no model answered stay in the history, marked,
+        and are never merged into a later request (T7): a `request_failed` row follows them.
+
+        `first` is the turn's own user message: nothing before it is this turn's to withhold
+        (a compaction may have moved it, so it is found by identity, not by position).
+        """
+        unanswered: list[Message] = []
+        for message in reversed(self.messages):
+            if message.is_display or message.ephemeral:
+                continue
+            if message.role != "user" or is_summary_row(message):
+                break  # C5: a row that carries a compaction summary is never withheld
+            unanswered.append(message)
+            if message is first:
+                break
+        if first is None or all(m is not first for m in unanswered):
+            return
+            return
+        for message in unanswered:
+            message.withheld = True
+        meta = {"withheld": len(unanswered), "error": result.error or "", "kind": str(kind)}
+        self._append(Message("assistant", display_kind=REQUEST_FAILED, display_metadata=meta))
+        result.withheld = "\n\n".join(m.content for m in reversed(unanswered))
 
     def _internal_error(self, exc: Exception) -> str:
         """The sentence for a bug; an AttributeError in our own code points at an upgrade (L4)."""
@@ -367,7 +425,7 @@ class Agent:
             self.writer.flush(self.session_id, tokens=False, when="before the model call")
             self._hook("before_model_call")
             self.compressor.maybe_compact(self)
-            draft = self._call_model(iteration)
+            draft = self._call_model_fitting(iteration)
             if self._interrupted(draft, result):
                 iteration -= 1  # a redirect re-runs the same iteration (T5)
                 continue
@@ -498,6 +556,35 @@ class Agent:
             return {"session_id": self.session_id}
         return {}
 
+    def _call_model_fitting(self, iteration: int) -> Draft:
+        """A model call; when the server says the context is full, compact once and retry."""
+        try:
+            return self._call_model(iteration)
+        except ProviderError as exc:
+            if exc.kind != ErrorKind.CONTEXT_LENGTH or not self._compact_after_overflow(exc):
+                raise
+        return self._call_model(iteration)
+
+    def _compact_after_overflow(self, exc: ProviderError) -> bool:
+        """Learn the window the server named; compact once a turn; True when it committed."""
+        provider = self.config.provider(self.provider_name)
+        if exc.context_limit and not provider.context_window:
+            source = "the server's context overflow error"
+            SERVERS.learn_window(provider, self.model_name, exc.context_limit, source)
+        if self._overflow_compacted or self.compressor.blocked_reason() == "attempts":
+            return False  # C4: max_attempts holds here too
+        self._overflow_compacted = True
+        self.compressor.turn_attempts += 1
+        size = f" ({exc.context_limit:,} tokens)" if exc.context_limit else ""
+        self.sink(
+            ev.Notice(
+                f"The conversation no longer fits {self.provider_name}'s context{size}: "
+                "compacting it and retrying once.",
+                "warning",
+            )
+        )
+        return self.compressor.compact(self, reason="overflow").ok
+
     def _call_model(self, iteration: int) -> Draft:
         return call_model(
             self.provider(),
@@ -510,6 +597,36 @@ class Agent:
             on_usage=self._record_usage,
         )
 
+    def _ask_server(self) -> None:
+        """Before the first request with a model: ask its server (window, models), warn once
+        when it does not list the model, and take the id a single-model server serves (6)."""
+        ref = self.model_ref
+        if ref in self._asked:
+            return
+        provider = self.config.providers.get(self.provider_name)
+        if provider is None:
+            return
+        facts = ask_server(provider, self.model_name)
+        if facts is not None and not facts.reachable:
+            return  # asked again next turn: the server may be starting
+        self._asked.add(ref)
+        found = check_model(provider, self.model_name, facts)
+        if found.warning:
+            log.warning("%s", found.warning)
+            self.sink(ev.Notice(found.warning, "warning"))
+        if found.served:
+            self.set_model(f"{self.provider_name}:{found.served}")
+            self._ask_server()  # the served id has facts of its own (its window)
+
+    def _save_cooldown(self) -> None:
+        """Keep compaction's cooldown with the session, so the next run honours it (C3)."""
+        state = self.compressor.cooldown_state()
+        if state is None:
+            self.session_metadata.pop(COOLDOWN_KEY, None)
+        else:
+            self.session_metadata[COOLDOWN_KEY] = state
+        self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
+
     def _record_usage(self, usage: UsagePart) -> None:
         name = self.provider_name
         self.usage_recorder.record(
@@ -520,6 +637,7 @@ class Agent:
             session_id=self.session_id,
             writer=self.writer,
             sink=self.sink,
+            context_window=self.context_window,
         )
 
     # -- compaction -----------------------------------------------------------------------
@@ -534,6 +652,7 @@ class Agent:
                 return CompactionResult(False, "nothing", "Nothing to compact yet.")
             self.control.begin_compaction()
             with log_session(self.session_id):
+                self._ask_server()  # the summary's budget needs the server's window too
                 return self.compressor.compact(self, focus=focus, reason="manual")
         finally:
             self.control.end()

@@ -51,7 +51,9 @@ class Message:
     `thinking` holds signed thinking blocks that Anthropic requires back within a tool loop;
     it is never persisted and is cleared at turn end (R1, A7). `display_kind` marks a row the
     transcript renders but no provider ever sees (D1). `ephemeral` marks scaffolding that is
-    sent once and never stored (D2).
+    sent once and never stored (D2). `withheld` marks a user message whose turn failed before
+    any answer: it stays in the history, and no later request carries it (a `request_failed`
+    row after it says so, and `mark_withheld` reads that back on resume).
     """
 
     role: str
@@ -64,6 +66,7 @@ class Message:
     display_metadata: dict[str, Any] | None = None
     ephemeral: bool = False
     db_id: int | None = None
+    withheld: bool = False
 
     @property
     def is_display(self) -> bool:
@@ -98,9 +101,31 @@ class Message:
         )
 
 
+REQUEST_FAILED = "request_failed"
+"""`display_kind` of the row a failed turn leaves; `display_metadata["withheld"]` counts the
+user messages before it that no model answered, so no request sends them again."""
+
+
 def model_visible(messages: list[Message]) -> list[Message]:
-    """The messages a provider may see: display rows removed (D1)."""
-    return [m for m in messages if not m.is_display]
+    """The messages a provider may see: display rows and withheld messages removed (D1)."""
+    return [m for m in messages if not m.is_display and not m.withheld]
+
+
+def mark_withheld(messages: list[Message]) -> None:
+    """Flag the user messages each `request_failed` row withholds (stored rows, on resume)."""
+    for index, message in enumerate(messages):
+        if message.display_kind != REQUEST_FAILED:
+            continue
+        left = (message.display_metadata or {}).get("withheld", 0)
+        for earlier in reversed(messages[:index]):
+            if not isinstance(left, int) or left <= 0:
+                break
+            if earlier.is_display:
+                continue
+            if earlier.role != "user":
+                break
+            earlier.withheld = True
+            left -= 1
 
 
 class ToolCallIds:

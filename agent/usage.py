@@ -37,6 +37,18 @@ class Usage:
         )
 
 
+def context_tokens(usage: UsagePart, provider_kind: str) -> int:
+    """The tokens a call leaves in the model's context: its whole prompt and its output.
+
+    The OpenAI wire's `prompt_tokens` include the cached ones; Anthropic's `input_tokens`
+    leave them out (`cache_read_input_tokens`, `cache_creation_input_tokens` count apart).
+    """
+    prompt = usage.input_tokens
+    if provider_kind == "anthropic":
+        prompt += usage.cache_read_tokens + usage.cache_write_tokens
+    return prompt + usage.output_tokens
+
+
 def token_delta(
     usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str
 ) -> dict[str, Any]:
@@ -79,6 +91,7 @@ class UsageRecorder:
         session_id: str | None,
         writer: SessionWriter,
         sink: ev.Sink,
+        context_window: int | None = None,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals
@@ -97,5 +110,7 @@ class UsageRecorder:
                 totals.output_tokens,
                 cost,
                 totals.cost_usd,
+                context_tokens(usage, provider.kind),
+                context_window,
             )
         )

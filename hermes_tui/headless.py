@@ -114,7 +114,7 @@ async def _run(
     async with Runtime.open(
         config, _Printer(as_json), approve, workspace=Path(os.getcwd()), on_exit_wait=_waiting
     ) as runtime:
-        result = await _turn(runtime.agent, task, resume)
+        result = await _turn(runtime.agent, task, resume, model)
     if not as_json and result.status not in ("ok", "error") and result.error:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
@@ -127,7 +127,7 @@ async def _run(
     return _STATUS_EXIT.get(result.status, 1)
 
 
-async def _turn(agent: Any, task: str, resume: str | None) -> Any:
+async def _turn(agent: Any, task: str, resume: str | None, model: str | None) -> Any:
     """The one turn of a headless run: `task`, or the interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
@@ -135,6 +135,9 @@ async def _turn(agent: Any, task: str, resume: str | None) -> Any:
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
             await asyncio.to_thread(agent.resume, resume)
+            if model:
+                # A model named on the command line wins, recorded as /model records it (D1).
+                await asyncio.to_thread(agent.set_model, model)
         if task.strip():
             return await asyncio.to_thread(agent.run_turn, task)
         if resume and agent.interrupted:

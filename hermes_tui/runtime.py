@@ -14,11 +14,12 @@ from agent.config import Config
 
 def load_config_for(*, demo: bool = False, model: str | None = None) -> Config:
     """config.yaml and the environment, with `--model provider:model` applied (checked)."""
-    from agent.config import load_config
+    from agent.config import load_config, split_model_ref
 
     config = load_config(demo=demo)
     if model:
-        config.provider(model.partition(":")[0])  # an unknown provider is a ConfigError
+        # The shape first ("must look like provider:model"), then an unknown provider.
+        config.provider(split_model_ref(model)[0])
         config = config.with_model(model)
     return config
 

@@ -36,4 +36,7 @@ def hermes_home(tmp_path, monkeypatch):
     for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "TMUX", "STY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
+    from agent.providers.discovery import SERVERS
+
+    SERVERS.clear()  # what servers said is per process: each test asks its own
     return home

@@ -107,11 +107,16 @@ def _start_usage(usage: UsagePart, u: dict[str, Any]) -> None:
 
 
 def _delta_usage(usage: UsagePart, u: dict[str, Any]) -> None:
-    """`message_delta`'s usage: the output total, and the input when it is given again."""
+    """`message_delta`'s usage: the output total, and the input side when it is given again
+    (its counts are cumulative: the cached parts too, which the context meter adds up)."""
     if u.get("output_tokens") is not None:
         usage.output_tokens = u["output_tokens"]
     if u.get("input_tokens"):
         usage.input_tokens = u["input_tokens"]
+    if u.get("cache_read_input_tokens"):
+        usage.cache_read_tokens = u["cache_read_input_tokens"]
+    if u.get("cache_creation_input_tokens"):
+        usage.cache_write_tokens = u["cache_creation_input_tokens"]
 
 
 class AnthropicMessagesProvider(SDKCall):

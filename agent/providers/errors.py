@@ -30,6 +30,8 @@ class ProviderError(Exception):
     detail: str = ""
     rotated: bool = False
     max_attempts: int | None = None
+    context_limit: int | None = None
+    """For a context overflow: the window the server said it has, when it said."""
 
     def __str__(self) -> str:
         return self.message
@@ -84,36 +86,122 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     return text
 
 
-def _body_message(body: Any) -> tuple[str, str]:
-    """(message, reason) pulled out of a provider error body."""
+@dataclass(frozen=True)
+class ErrorBody:
+    """What a server's error body says: its message, its type and code, its raw fields."""
+
+    message: str = ""
+    type: str = ""
+    code: str = ""
+    reason: str = ""
+    fields: dict[str, Any] | None = None
+
+
+def error_body(body: Any) -> ErrorBody:
+    """Read an error body of any of the shapes servers send.
+
+    `{"error": {"message", "type", "code"}}` (OpenAI, llama.cpp, Ollama's /v1), `{"type":
+    "error", "error": {...}}` (Anthropic), `{"object": "error", "message", "type", "code"}`
+    (vLLM), `{"error": "text"}` (LM Studio, Ollama's own API), or plain text.
+    """
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
-            message = str(err.get("message") or "")
-            reason = str(err.get("type") or err.get("code") or err.get("status") or "")
+            type_ = str(err.get("type") or "")
+            code = err.get("code")
+            code_text = "" if code is None or isinstance(code, int) else str(code)
+            reason = type_ or code_text or str(err.get("status") or "")
             for detail in err.get("details") or ():
                 if isinstance(detail, dict) and detail.get("reason"):
                     reason = str(detail["reason"])
-            return message, reason
+            message = str(err.get("message") or err.get("detail") or "")
+            return ErrorBody(message, type_, code_text, reason, err)
         if isinstance(err, str):
-            return err, ""
+            return ErrorBody(err)
     if isinstance(body, str):
-        return body, ""
-    return "", ""
+        return ErrorBody(body.strip())
+    return ErrorBody()
 
 
-def _looks_like_context_overflow(text: str) -> bool:
-    text = text.lower()
-    return any(
-        phrase in text
-        for phrase in (
-            "context length",
-            "context_length",
-            "maximum context",
-            "prompt is too long",
-            "too many tokens",
-            "context window",
-        )
+OVERFLOW_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+"""Error types and codes that mean "the prompt does not fit the context" (llama.cpp, OpenAI)."""
+
+OVERFLOW_PHRASES = (
+    "context length",  # vLLM, OpenAI: "maximum context length is"; Ollama, LM Studio
+    "context_length",
+    "context size",  # llama.cpp: "exceeds the available context size"
+    "context window",
+    "context limit",  # Anthropic: "input length and `max_tokens` exceed context limit"
+    "prompt is too long",  # Anthropic
+    "too many tokens",
+    "n_ctx",
+)
+"""Phrases of the same, for servers whose type and code do not say it."""
+
+_LIMITS = (
+    re.compile(r"available context size \((\d+) tokens\)"),  # llama.cpp
+    re.compile(r"maximum context length is (\d+) tokens"),  # vLLM, OpenAI
+    re.compile(r"tokens > (\d+) maximum"),  # Anthropic
+    re.compile(r"n_ctx:? ?\(?(\d+)\)?"),  # LM Studio
+    re.compile(r"context length of only (\d+) tokens"),  # LM Studio
+)
+
+
+def is_context_overflow(found: ErrorBody) -> bool:
+    """True when the body says the prompt does not fit: by type or code first, phrase second."""
+    if found.type in OVERFLOW_TYPES or found.code in OVERFLOW_TYPES:
+        return True
+    text = found.message.lower()
+    return any(phrase in text for phrase in OVERFLOW_PHRASES)
+
+
+def overflow_limit(found: ErrorBody) -> int | None:
+    """The context size an overflow error names (llama.cpp's `n_ctx`, or in its message)."""
+    fields = found.fields or {}
+    n_ctx = fields.get("n_ctx")
+    if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
+        return n_ctx
+    for pattern in _LIMITS:
+        match = pattern.search(found.message)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def is_about_model(found: ErrorBody) -> bool:
+    """True when a 404 is about the model (not a path the server does not serve)."""
+    fields = found.fields or {}
+    return (
+        found.code == "model_not_found"
+        or fields.get("param") == "model"
+        or "model" in found.message.lower()
+    )
+
+
+def _context_overflow(
+    found: ErrorBody, status: int, *, provider: str, model: str, detail: str
+) -> ProviderError:
+    limit = overflow_limit(found)
+    where = f"{provider}'s context of {limit:,} tokens" if limit else f"{provider}'s context"
+    return ProviderError(
+        ErrorKind.CONTEXT_LENGTH,
+        f"The conversation is too long for {model}: it exceeds {where}. Run /compact or "
+        "start a /new session.",
+        status=status,
+        detail=detail,
+        context_limit=limit,
+    )
+
+
+def _wrong_url(status: int, *, provider: str, url: str, detail: str, kind: str) -> ProviderError:
+    ending = "ends in /v1" if kind == "openai" else "has no /v1 (the client adds /v1/messages)"
+    said = f" ({detail})" if detail else ""
+    return ProviderError(
+        ErrorKind.NOT_FOUND,
+        f"{provider} has no such endpoint at {url or 'its base_url'}: HTTP {status}{said}. "
+        f"The base_url looks wrong: check it in config.yaml (for this wire it usually {ending}).",
+        status=status,
+        detail=detail,
     )
 
 
@@ -125,10 +213,15 @@ def classify_status(
     model: str,
     retry_after: float | None = None,
     secrets: tuple[str, ...] = (),
+    url: str = "",
+    kind: str = "openai",
 ) -> ProviderError:
-    """Turn an HTTP error status and its body into a ProviderError with an actionable sentence."""
-    raw_message, _reason = _body_message(body)
-    detail = redact(raw_message, secrets)
+    """Turn an HTTP error status and its body into a ProviderError with an actionable sentence.
+
+    `url` (credentials removed) and `kind` (the wire) shape the advice for a wrong base_url.
+    """
+    found = error_body(body)
+    detail = redact(found.message, secrets)
     text_blob = redact(json.dumps(body) if isinstance(body, dict) else str(body), secrets)
     if status == 401 and (
         "ACCESS_TOKEN_TYPE_UNSUPPORTED" in text_blob or "Expected OAuth 2 access token" in text_blob
@@ -158,17 +251,15 @@ def classify_status(
             retry_after=retry_after,
             detail=detail,
         )
+    if status >= 400 and is_context_overflow(found):
+        # Before the status: LM Studio and in-stream errors carry an overflow on any status.
+        return _context_overflow(found, status, provider=provider, model=model, detail=detail)
+    if status == 404 and not is_about_model(found):
+        return _wrong_url(status, provider=provider, url=url, detail=detail, kind=kind)
     if status == 404:
         return ProviderError(
             ErrorKind.NOT_FOUND,
             f"{provider} does not know model {model!r} (HTTP 404): pick another with /model.",
-            status=status,
-            detail=detail,
-        )
-    if status in (400, 413, 422) and _looks_like_context_overflow(text_blob):
-        return ProviderError(
-            ErrorKind.CONTEXT_LENGTH,
-            f"The conversation is too long for {model}: run /compact or start a /new session.",
             status=status,
             detail=detail,
         )
@@ -198,8 +289,37 @@ def classify_status(
     )
 
 
-def connection_error(provider: str, base_url: str, exc: BaseException) -> ProviderError:
+LOCAL_REFUSED_ATTEMPTS = 1
+"""A refused connection on this machine is not retried: nothing listens at that port (a
+server that is loading its model already listens, and answers 503, which is retried), and
+five tries would only make a wrong port take ten seconds or more to report."""
+
+
+def refused(exc: BaseException) -> bool:
+    """True when the connection was refused (nothing listens there), anywhere in its causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def connection_error(
+    provider: str, base_url: str, exc: BaseException, *, local: bool = False
+) -> ProviderError:
     """A connection that could not be made or broke mid-stream."""
+    if local and refused(exc):
+        return ProviderError(
+            ErrorKind.CONNECTION,
+            f"Nothing is listening at {base_url} for {provider} (connection refused): start "
+            "the server, or fix the port in base_url.",
+            retryable=True,
+            detail=type(exc).__name__,
+            max_attempts=LOCAL_REFUSED_ATTEMPTS,
+        )
     return ProviderError(
         ErrorKind.CONNECTION,
         f"Cannot reach {provider} at {base_url}: is the server running and the URL right?",

@@ -17,6 +17,7 @@ from agent.providers.errors import (
     ProviderError,
     classify_status,
     connection_error,
+    error_body,
     install_log_redaction,
     parse_retry_after,
     redact,
@@ -123,6 +124,8 @@ class SDKCall:
             model="" if self._model is None else self._model,
             retry_after=retry_after,
             secrets=self.pool.secrets,
+            url=self.base_url,
+            kind=self.config.kind,
         )
 
     def decode(self, data: str) -> dict[str, Any]:
@@ -198,6 +201,8 @@ class SDKCall:
                 # down yet, so make sure the body is dropped, never drained.
                 abandon(http)
                 return
+            if _answers_json(http):
+                raise self._json_instead_of_stream(http)
             failures = (SSELimitError, ProviderError, httpx2.HTTPError, OSError)
             bounds = ToolCallBounds()
             try:
@@ -243,7 +248,8 @@ class SDKCall:
                 return None
             if isinstance(exc, timeout_error):
                 raise self._timeout(exc) from None
-            raise connection_error(self.name, self.base_url, exc) from None
+            local = self.config.is_local
+            raise connection_error(self.name, self.base_url, exc, local=local) from None
 
     def _stream_failure(self, exc: BaseException) -> ProviderError:
         """What a failure while reading the stream means: a bound passed, a stall, a drop."""
@@ -254,6 +260,23 @@ class SDKCall:
         if isinstance(exc, httpx2.TimeoutException | TimeoutError):
             return self._timeout(exc)
         return connection_error(self.name, self.base_url, exc)
+
+    def _json_instead_of_stream(self, http: Any) -> ProviderError:
+        """A 200 that is a JSON error, not a stream (LM Studio answers a wrong path so)."""
+        data = b""
+        try:
+            for chunk in http.iter_bytes():
+                data += chunk
+                if len(data) > JSON_REPLY_MAX_BYTES:
+                    break
+            body: Any = json.loads(data[:JSON_REPLY_MAX_BYTES])
+        except (ValueError, OSError):
+            body = data[:200].decode("utf-8", "replace")
+        found = error_body(body)
+        status = 404 if "unexpected endpoint" in found.message.lower() else 400
+        if not found.message:
+            body = f"the server answered JSON instead of a stream: {str(body)[:200]}"
+        return self.classify(status, body, None)
 
     def _close_response(self, manager: Any, http: Any, reason: str, lease: Any) -> None:
         """Close the response on the thread that owns it, before the caller builds a partial
@@ -303,6 +326,16 @@ class SDKCall:
                 error.retry_after = 0.0
                 error.message += " Switched to the next key of the pool."
         return error
+
+
+JSON_REPLY_MAX_BYTES = 64 * 1024
+"""A JSON answer to a streamed request is read this far, for its error message."""
+
+
+def _answers_json(http: Any) -> bool:
+    """True when a streamed request got a JSON body (an error) instead of an event stream."""
+    kind = (http.headers.get("content-type") or "").lower()
+    return kind.startswith("application/json")
 
 
 class RawStreamCall:

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from agent.scripted.personas import Persona
 from agent.scripted.wire_raw import check_pieces
 
 KNOBS = (
@@ -95,6 +96,8 @@ class Reply:
     error_code: str | None = None
     retry_after: float | None = None
     error_body: dict[str, Any] | None = None
+    server_error: str | None = None
+    """The persona's own error body by name (`context_overflow`, `model_not_found`)."""
     # Hostile streams: these pieces are the whole streamed body, verbatim (see wire_raw)
     raw_sse: tuple[str | dict[str, Any], ...] | None = None
 
@@ -165,13 +168,15 @@ class Script:
     loop: bool = False
     defaults: dict[str, Any] = field(default_factory=dict)
     reasoning_key: str = "reasoning_content"
+    server: Persona = field(default_factory=Persona)
+    """The server played: its discovery endpoints, models, window and error bodies."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Script:
         """Build a script from its dict form (as parsed from YAML)."""
         if not isinstance(data, dict):
             raise ValueError("a script must be a mapping with a `replies` list")
-        unknown = set(data) - {"replies", "loop", "defaults", "reasoning_key"}
+        unknown = set(data) - {"replies", "loop", "defaults", "reasoning_key", "server"}
         if unknown:
             raise ValueError(f"unknown script keys: {sorted(unknown)}")
         defaults = dict(data.get("defaults") or {})
@@ -182,11 +187,13 @@ class Script:
         if reasoning_key not in ("reasoning_content", "reasoning"):
             raise ValueError("reasoning_key must be 'reasoning_content' or 'reasoning'")
         replies = [r if isinstance(r, Reply) else Reply.from_dict(r) for r in data["replies"]]
+        server = data.get("server")
         return cls(
             replies=replies,
             loop=bool(data.get("loop", False)),
             defaults=defaults,
             reasoning_key=reasoning_key,
+            server=Persona() if server is None else Persona.from_dict(server),
         )
 
     @classmethod

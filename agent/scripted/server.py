@@ -19,6 +19,8 @@ from agent.scripted.script import EXHAUSTED_MESSAGE, Reply, RequestInfo, Script,
 _OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 _ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 _COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
+DISCOVERY_PATHS = frozenset({"/api/show", "/api/tags", "/props", "/api/v0/models", "/v1/models"})
+"""Where clients ask a server what it serves: recorded in `probes`, never in `requests`."""
 # POST here opens a gate from outside the process (a test driving `hermes-tui
 # scripted-server` in its own process); it is not recorded as a model request.
 _OPEN_GATE_PREFIX = "/_control/open_gate/"
@@ -254,23 +256,40 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        """Health and model list."""
+        """Health, and the discovery endpoints of the server the script plays."""
         path = self.path.split("?", 1)[0]
         self.owner._record(
-            RecordedRequest("GET", self.path, _headers(self), None, b"", _wire_of(path))
+            RecordedRequest("GET", self.path, _headers(self), None, b"", _wire_of(path)), probe=True
         )
-        if path in ("/v1/models", "/models"):
-            models = sorted(
-                {r.match.get("model") for r in self.owner.script.replies if r.match} - {None}
-            ) or ["scripted"]
-            data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in models
-            ]
-            self._send_json(200, {"object": "list", "data": data})
+        persona = self.owner.script.server
+        answer = persona.get(path)
+        if answer is not None:
+            self._send_body(*answer)
         elif path in ("/", "/health"):
             self._send_json(200, {"status": "ok"})
         else:
+            self._no_route(path, "GET")
+
+    def _no_route(self, path: str, method: str) -> None:
+        """A path this server does not serve: the persona's own 404, else a generic one."""
+        answer = self.owner.script.server.not_found(path, method)
+        if answer is not None:
+            self._send_body(*answer)
+        else:
             self._send_error(_wire_of(path), 404, None, f"scripted server: no route {path}")
+
+    def _send_body(self, status: int, body: dict[str, Any] | str) -> None:
+        """A JSON body, or a plain-text one."""
+        if isinstance(body, dict):
+            self._send_json(status, body)
+            return
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self._headers_buffer.append(b"\r\n")
+        self._headers_buffer.append(data)
+        self.flush_headers()
 
     def do_POST(self) -> None:
         """Chat completions, messages, count_tokens, and opening a gate from outside."""
@@ -283,7 +302,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        self.owner._record(RecordedRequest("POST", self.path, _headers(self), body, raw, wire))
+        persona = self.owner.script.server
+        recorded = RecordedRequest("POST", self.path, _headers(self), body, raw, wire)
+        discovery = persona.post(path, body)
+        self.owner._record(recorded, probe=discovery is not None or path in DISCOVERY_PATHS)
+        if discovery is not None:
+            self._send_body(*discovery)
+            return
         if raw and body is None:
             self._send_error(wire, 400, None, "scripted server: request body is not JSON")
             return
@@ -291,12 +316,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
             return
         if path not in _OPENAI_PATHS and path not in _ANTHROPIC_PATHS:
-            self._send_error(wire, 404, None, f"scripted server: no route {path}")
+            self._no_route(path, "POST")
             return
         info = RequestInfo.from_body(wire, body, raw)
         reply = self.owner._player.pick(info)
         if reply is None:
             self._send_error(wire, 500, None, EXHAUSTED_MESSAGE)
+            return
+        if reply.server_error is not None:
+            status, error = persona.error(reply.server_error, info.model, max(1, len(raw) // 4))
+            self._send_body(status, error)
             return
         if reply.status is not None and reply.status >= 400:
             message = reply.error_message or f"scripted server: HTTP {reply.status}"
@@ -354,6 +383,9 @@ class ScriptedServer:
         self._ids = itertools.count(1)
         self._serve_thread: threading.Thread | None = None
         self.requests: list[RecordedRequest] = []
+        self.probes: list[RecordedRequest] = []
+        """GETs and discovery POSTs (a client asking what the server serves), apart from
+        `requests` so a test counts model calls only."""
         self.connections_accepted = 0
         self._httpd = _HTTPServer((host, port), self)
         self._tls = certfile is not None
@@ -471,9 +503,9 @@ class ScriptedServer:
     def _next_id(self) -> int:
         return next(self._ids)
 
-    def _record(self, request: RecordedRequest) -> None:
+    def _record(self, request: RecordedRequest, *, probe: bool = False) -> None:
         with self._lock:
-            self.requests.append(request)
+            (self.probes if probe else self.requests).append(request)
 
     def _accepted(self, conn: Any) -> None:
         try:

@@ -227,7 +227,11 @@ def test_two_empty_answers_report_an_error(harness, wire):
     assert result.status == "error"
     assert "empty answer" in result.error
     rows = harness.rows(result.session_id)
-    assert [r["role"] for r in rows] == ["user"]
+    # No empty assistant turn: the user message, and the row that says it went unanswered.
+    assert [(r["role"], r["display_kind"]) for r in rows] == [
+        ("user", None),
+        ("assistant", "request_failed"),
+    ]
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -86,7 +86,7 @@ def test_unreachable_server(hermes_home):
         )
     )
     proc = run_cli(hermes_home, "run", "hello")
-    assert_one_clear_error(proc, "cannot reach dead")
+    assert_one_clear_error(proc, "nothing is listening", "dead", "fix the port")
     assert_database_intact(hermes_home, "hello")
 
 

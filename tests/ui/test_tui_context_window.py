@@ -38,8 +38,8 @@ async def test_context_bar_and_compaction_use_one_window(
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.status_panel.status.model, what="the model shown")
-        # A model nobody knows: the documented fallback, on the bar and for compaction.
-        assert windows(app) == (DEFAULT_CONTEXT_WINDOW, DEFAULT_CONTEXT_WINDOW)
+        # A model nobody knows: unknown on the bar; compaction assumes its documented size.
+        assert windows(app) == (None, DEFAULT_CONTEXT_WINDOW)
         # A model the table knows.
         await app.submit("/model scripted:gpt-4o")
         await wait_until(pilot, lambda: app.status_panel.status.model == "scripted:gpt-4o")

@@ -31,7 +31,8 @@ class FakeClock:
 
 def write_config(home: Path, base_url: str, **agent: Any) -> None:
     """Point $HERMES_TUI_HOME/config.yaml at a scripted server (providers scripted, other)."""
-    provider = {"kind": "openai", "base_url": base_url, "api_key": "test"}
+    # A stated window: the status panel's context bar reads as a percentage in snapshots.
+    provider = {"kind": "openai", "base_url": base_url, "api_key": "test", "context_window": 32768}
     config: dict[str, Any] = {
         "model": "scripted:test-model",
         "providers": {"scripted": dict(provider), "other": dict(provider)},
