@@ -26,6 +26,12 @@ SETUP_HINT = (
     "Demo model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, "
     "or add a provider to {config} (see README)."
 )
+ENV_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+}
+"""Providers the environment configures, by the variable holding their key."""
 NO_KEY = "No API key for provider {name}: {fix}, or start with --demo for the demo model."
 
 
@@ -156,6 +162,9 @@ class Config:
         try:
             return self.providers[name]
         except KeyError:
+            unset = unset_env_key(name)
+            if unset:
+                raise ConfigError(unset) from None
             known = ", ".join(sorted(self.providers)) or "none"
             raise ConfigError(
                 f"Unknown provider {name!r} (configured: {known}); "
@@ -193,6 +202,15 @@ def missing_key(provider: ProviderConfig, config_path: Path | None = None) -> st
     else:
         fix = f"set api_key_env (or api_key) under {where}"
     return NO_KEY.format(name=provider.name, fix=fix)
+
+
+def unset_env_key(name: str) -> str | None:
+    """For a provider the environment configures (openai, anthropic, openrouter) whose
+    variable is unset: the sentence naming that variable; else None."""
+    variable = ENV_KEYS.get(name)
+    if variable is None or os.environ.get(variable):
+        return None
+    return NO_KEY.format(name=name, fix=f"set {variable} in the environment")
 
 
 def default_home() -> Path:
@@ -567,6 +585,9 @@ def _configured_model(
     if model:
         provider_name, _ = _checked_model(path, raw, model)
         if provider_name not in providers and provider_name != DEMO_PROVIDER:
+            unset = unset_env_key(provider_name)
+            if unset:
+                raise ConfigError(f"{_where(path, raw, 'model')}: {unset}")
             known = ", ".join(sorted(providers)) or "none"
             raise ConfigError(
                 f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "

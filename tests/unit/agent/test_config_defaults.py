@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from agent.config import DEMO_PROVIDER, load_config, missing_key
+from agent.config import DEMO_PROVIDER, ConfigError, load_config, missing_key
 
 
 def write(home, data) -> None:
@@ -80,3 +80,28 @@ def test_a_pool_of_key_variables_is_named_whole(hermes_home, monkeypatch):
     write(hermes_home, {"model": "pool:m", "providers": {"pool": provider}})
     problem = load_config().missing_key()
     assert problem is not None and "KEY_A or KEY_B" in problem
+
+
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [
+        ("openai:gpt-4.1", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+        ("openrouter:openai/gpt-4.1", "OPENROUTER_API_KEY"),
+    ],
+)
+def test_a_well_known_provider_without_its_variable_names_the_variable(
+    hermes_home, model, variable
+):
+    """`model: openai:…` with OPENAI_API_KEY unset: the variable to set, not 'not configured'."""
+    write(hermes_home, {"model": model})
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    sentence = str(caught.value)
+    assert variable in sentence and "line 1" in sentence and "not configured" not in sentence
+
+
+def test_model_flag_for_a_well_known_provider_names_the_variable(hermes_home):
+    config = load_config()
+    with pytest.raises(ConfigError, match="set OPENAI_API_KEY in the environment"):
+        config.provider("openai")
