@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig, tilde
+from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig
 
 
 def start_demo(config: Config) -> tuple[Config, Any]:
@@ -14,7 +14,7 @@ def start_demo(config: Config) -> tuple[Config, Any]:
         return config, None
     from agent.scripted import Script, ScriptedServer
 
-    server = ScriptedServer(Script.load_demo(tilde(config.config_path))).start()
+    server = ScriptedServer(Script.load_demo()).start()
     demo = ProviderConfig(
         name=DEMO_PROVIDER,
         kind="openai",

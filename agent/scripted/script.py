@@ -36,8 +36,6 @@ MATCH_KEYS = (
     "system_contains",
 )
 EXHAUSTED_MESSAGE = "scripted server: script exhausted"
-DEMO_CONFIG_PATH = "~/.config/hermes-tui/config.yaml"
-"""The config file the demo tour names when it is not told the real one."""
 _DEFAULT_CHUNK_SIZE = 12
 
 
@@ -207,18 +205,10 @@ class Script:
         return cls.from_dict(yaml.safe_load(text))
 
     @classmethod
-    def load_demo(cls, config_path: str = DEMO_CONFIG_PATH) -> Script:
-        """Load the tour the demo model plays (agent/scripted/demo.yaml); its setup part
-        names `config_path`, the file the user would write."""
+    def load_demo(cls) -> Script:
+        """Load the tour the demo model plays (agent/scripted/demo.yaml)."""
         text = resources.files("agent.scripted").joinpath("demo.yaml").read_text("utf-8")
-        script = cls.from_yaml_text(text)
-        script.replies = [
-            dataclasses.replace(reply, text=reply.text.replace("{config_path}", config_path))
-            if reply.text
-            else reply
-            for reply in script.replies
-        ]
-        return script
+        return cls.from_yaml_text(text)
 
 
 def _text_of(content: Any) -> str:

@@ -236,6 +236,9 @@ def test_demo_script_plays_a_tour_forever():
     assert not second.tool_calls
     for needle in ("## ", "- ", "```yaml", "demo model", "config.yaml", "OPENAI_API_KEY"):
         assert needle in second.text, needle
+    # What a user can act on: no machine path (theirs differs), no SDK snippet to paste.
+    for needle in ("~/", "/home/", ".config/", "```python", "import "):
+        assert needle not in second.text, needle
     again = player.pick(openai_req(user("more")))
     assert again.tool_calls[0].id != first.tool_calls[0].id
 
