@@ -32,7 +32,15 @@ from agent.drafts import Draft
 from agent.inbox import Inbox
 from agent.kinds import ErrorKind, Phase, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
-from agent.messages import REQUEST_FAILED, Message, ToolCall, ToolCallIds, mark_withheld
+from agent.messages import (
+    REQUEST_FAILED,
+    TURN_FAILED,
+    TURN_STOPPED,
+    Message,
+    ToolCall,
+    ToolCallIds,
+    mark_withheld,
+)
 from agent.model_call import call_model
 from agent.models import context_window_for
 from agent.ports import ApprovalPolicy, SessionStore
@@ -72,6 +80,7 @@ class TurnResult:
     session_id: str | None = None
     unsent: str | None = None
     withheld: str | None = None
+    error_kind: str | None = None
 
 
 class Agent:
@@ -319,7 +328,7 @@ class Agent:
 
     def _fail(self, result: TurnResult, error: str, kind: str) -> None:
         result.status = TurnStatus.ERROR
-        result.error = error
+        result.error, result.error_kind = error, str(kind)
         self.sink(ev.TurnError(error, kind))
 
     def _withhold_unanswered(self, first: Message | None, result: TurnResult, kind: str) -> None:
@@ -368,6 +377,7 @@ class Agent:
         self.messages = [m for m in self.messages if not m.ephemeral]
         for message in self.messages:
             message.thinking = []
+        self._mark_ending(result)  # before the flush: saved with the rest of the turn
         self.writer.flush(self.session_id, tokens=True, when="at turn end")
         leftover = self.control.end()
         if leftover is not None:
@@ -378,6 +388,25 @@ class Agent:
         if result.status == TurnStatus.OK and self.control.stopped:
             result.status = TurnStatus.STOPPED
         self.sink(ev.TurnFinished(result.status, result.text, result.pending_steer))
+
+    def _mark_ending(self, result: TurnResult) -> None:
+        """A stopped or failed turn leaves a display row (D1), so a resumed transcript shows
+        how it ended; the live one shows it from the events."""
+        if self.session_id is None:
+            return
+        stopped = result.status == TurnStatus.OK and self.control.stopped
+        if result.status == TurnStatus.STOPPED or stopped:
+            self._append(Message("assistant", display_kind=TURN_STOPPED, display_metadata={}))
+            return
+        last = self.messages[-1] if self.messages else None
+        if (
+            result.status != TurnStatus.ERROR
+            or result.error_kind == ErrorKind.STORAGE  # the row could not be saved either
+            or (last is not None and last.display_kind == REQUEST_FAILED)  # says it already
+        ):
+            return
+        meta = {"error": result.error or "", "kind": result.error_kind or ""}
+        self._append(Message("assistant", display_kind=TURN_FAILED, display_metadata=meta))
 
     def _ensure_session(self, first_text: str) -> None:
         if self.session_id is not None:

@@ -53,12 +53,40 @@ def _compaction(metadata: dict[str, Any]) -> str:
     return f"{MARK} compacted earlier messages"
 
 
+ERROR_TEXT_CHARS = 120
+
+
+def _one_line(value: Any, limit: int) -> str:
+    text = " ".join(str(value or "").split())
+    return text[: limit - 1] + "…" if len(text) > limit else text
+
+
+def _request_failed(metadata: dict[str, Any]) -> str:
+    """A turn that failed before any answer: what the user saw, and that the message stays
+    in the history without being sent again (T7)."""
+    error = _one_line(metadata.get("error"), ERROR_TEXT_CHARS)
+    count = metadata.get("withheld")
+    line = f"{MARK} not answered" + (f": {error}" if error else "")
+    if isinstance(count, int) and count > 0:
+        noun = "message" if count == 1 else "messages"
+        line += f" ({count} {noun} kept here, not sent again)"
+    return line
+
+
+def _turn_failed(metadata: dict[str, Any]) -> str:
+    error = _one_line(metadata.get("error"), ERROR_TEXT_CHARS)
+    return f"{MARK} turn failed: {error}" if error else f"{MARK} turn failed"
+
+
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "steer": _landed("steered"),
     "redirect": _landed("redirected"),
     "model_switch": lambda metadata: _model_switch(metadata),
     "async_delegation_complete": _delegation,
     "compaction": _compaction,
+    "request_failed": _request_failed,
+    "turn_failed": _turn_failed,
+    "turn_stopped": lambda _metadata: "■ stopped",
     "hidden": lambda _metadata: None,
 }
 

@@ -1,0 +1,72 @@
+"""Resume shows what happened (issue 17 item 8): a stopped turn, a request that failed before
+any answer and a turn that failed after one leave display rows (D1) that a resumed
+transcript shows; no request ever carries them."""
+
+from __future__ import annotations
+
+from ui.tui_helpers import reply, run_turn
+from waits import wait_until
+
+from hermes_tui.widgets.markers import Marker
+
+HELD = {"chunk_size": 6, "gate_after": 2}
+
+
+def markers(app) -> list[str]:
+    return [marker.text for marker in app.transcript.query(Marker)]
+
+
+async def resume_it(app, pilot) -> None:
+    """Leave the session for a new one, then come back to it."""
+    session_id = app.agent.session_id
+    await app.submit("/new")
+    await pilot.pause()
+    assert not markers(app)
+    await app.resume_session(session_id)
+    await pilot.pause()
+
+
+async def test_a_stopped_turn_shows_stopped_after_a_resume(make_app, scripted):
+    server = scripted({"replies": [reply("Half of an answer", gate="g", **HELD), reply("Next.")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        await app.submit("go")
+        await wait_until(pilot, lambda: app.status.turn_state.streamed_chars, what="the stream")
+        await pilot.press("escape")
+        await app.wait_for_turn()
+        await resume_it(app, pilot)
+        assert markers(app) == ["■ stopped"]
+        await run_turn(pilot, "and then?")
+        # The marker is display-only: the next request does not carry it.
+        sent = server.requests_for()[-1].body["messages"]
+        assert not [m for m in sent if "stopped" in str(m.get("content"))], sent
+
+
+async def test_a_request_that_failed_shows_its_error_after_a_resume(make_app, scripted):
+    server = scripted({"replies": [{"status": 400, "error_message": "bad things happened"}]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_turn(pilot, "hello")
+        await resume_it(app, pilot)
+        [line] = markers(app)
+        assert line.startswith("◈ not answered: ") and "bad things happened" in line, line
+        assert line.endswith("(1 message kept here, not sent again)"), line
+
+
+async def test_a_turn_that_failed_after_an_answer_began_shows_it_after_a_resume(make_app, scripted):
+    call = {"id": "r1", "name": "read_file", "arguments": {"path": "README.md"}}
+    server = scripted(
+        {
+            "replies": [
+                reply("Reading.", tool_calls=[call]),
+                {"status": 400, "error_message": "the model fell over"},
+            ]
+        }
+    )
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_turn(pilot, "read it")
+        await resume_it(app, pilot)
+        [line] = markers(app)
+        assert line.startswith("◈ turn failed: ") and "the model fell over" in line, line
