@@ -52,7 +52,7 @@ from agent.secrets import Secrets
 from agent.server_check import ask_server, check_model
 from agent.session_writer import SessionWriter
 from agent.tool_batch import ToolBatch
-from agent.usage import Usage, UsageRecorder
+from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
@@ -378,6 +378,7 @@ class Agent:
         for message in self.messages:
             message.thinking = []
         self._mark_ending(result)  # before the flush: saved with the rest of the turn
+        self._save_context()
         self.writer.flush(self.session_id, tokens=True, when="at turn end")
         leftover = self.control.end()
         if leftover is not None:
@@ -654,6 +655,17 @@ class Agent:
             self.session_metadata.pop(COOLDOWN_KEY, None)
         else:
             self.session_metadata[COOLDOWN_KEY] = state
+        self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
+
+    def _save_context(self) -> None:
+        """Keep the last call's context size with the session: a resumed session's context
+        bar starts from it, not from 0 % (item 8)."""
+        tokens = self.usage.context_tokens
+        if self.session_id is None or not tokens:
+            return
+        if self.session_metadata.get(CONTEXT_KEY) == tokens:
+            return
+        self.session_metadata[CONTEXT_KEY] = tokens
         self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
 
     def _record_usage(self, usage: UsagePart) -> None:

@@ -16,6 +16,9 @@ from agent.providers.base import UsagePart
 from agent.secrets import safe_url
 from agent.session_writer import SessionWriter
 
+CONTEXT_KEY = "context_tokens"
+"""The session metadata key holding the last call's context size."""
+
 
 @dataclass
 class Usage:
@@ -24,16 +27,21 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    context_tokens: int = 0
+    """What the last call left in the model's context (kept in the session's metadata as
+    `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
 
     @classmethod
     def of_session(cls, session: dict[str, Any] | None) -> Usage:
         """The totals a stored session row holds (none for a new session)."""
         if not session:
             return cls()
+        context = (session.get("metadata") or {}).get(CONTEXT_KEY)
         return cls(
             session.get("input_tokens") or 0,
             session.get("output_tokens") or 0,
             session.get("estimated_cost_usd"),
+            context if isinstance(context, int) and context > 0 else 0,
         )
 
 
@@ -102,6 +110,7 @@ class UsageRecorder:
         if cost is not None:
             totals.cost_usd = (totals.cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
+        totals.context_tokens = context_tokens(usage, provider.kind)
         sink(
             ev.UsageUpdated(
                 usage.input_tokens,
@@ -110,7 +119,7 @@ class UsageRecorder:
                 totals.output_tokens,
                 cost,
                 totals.cost_usd,
-                context_tokens(usage, provider.kind),
+                totals.context_tokens,
                 context_window,
             )
         )

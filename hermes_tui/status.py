@@ -338,7 +338,7 @@ class StatusPresenter:
         status = self._status
         status.input_tokens, status.output_tokens = usage.input_tokens, usage.output_tokens
         status.cost_usd = usage.cost_usd
-        status.context_used = 0
+        status.context_used = usage.context_tokens  # a resumed session's last call
 
     def show_context(self, tokens: int) -> None:
         """What the model sees now, after a compaction measured it."""

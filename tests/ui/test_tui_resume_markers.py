@@ -70,3 +70,16 @@ async def test_a_turn_that_failed_after_an_answer_began_shows_it_after_a_resume(
         await resume_it(app, pilot)
         [line] = markers(app)
         assert line.startswith("◈ turn failed: ") and "the model fell over" in line, line
+
+
+async def test_a_resumed_session_s_context_bar_starts_from_its_last_request(make_app, scripted):
+    server = scripted({"replies": [reply("First."), reply("Second.")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_turn(pilot, "hello")
+        status = app.status_panel.status
+        assert status.context_used == 1280  # the scripted usage: 1,200 in, 80 out
+        await resume_it(app, pilot)
+        assert status.context_used == 1280 and status.input_tokens == 1200
+        app.status_panel.refresh_status()
+        assert "4%" in app.status_panel.text, app.status_panel.text
