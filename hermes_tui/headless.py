@@ -40,6 +40,9 @@ class _Printer:
         self._wrote_text = False
         self._out = sys.stdout
         self._err = sys.stderr
+        # Into a pipe or a file the answer is held until its attempt completes, so a retried
+        # attempt's partial text is never printed (W11); a terminal sees it stream.
+        self._held: list[str] | None = None if _is_terminal(self._out) else []
 
     def __call__(self, event: ev.AgentEvent) -> None:
         with self._lock:
@@ -53,12 +56,14 @@ class _Printer:
     def _human(self, event: ev.AgentEvent) -> None:
         # Every outside string is made terminal-safe here (H1); --json keeps it exact.
         if isinstance(event, ev.TextDelta):
-            self._out.write(safe_text(event.text))
-            self._out.flush()
-            self._wrote_text = True
-        elif isinstance(event, ev.AssistantMessage) and self._wrote_text:
-            self._out.write("\n")
-            self._wrote_text = False
+            self._text(safe_text(event.text))
+        elif isinstance(event, ev.AssistantMessage | ev.TurnFinished):
+            self._release()  # a stopped or failed last attempt keeps its partial text
+            if self._wrote_text:
+                self._out.write("\n")
+                self._wrote_text = False
+        elif isinstance(event, ev.StreamReset) and self._held:
+            self._held.clear()  # that attempt's text was never printed
         elif isinstance(event, ev.StreamReset) and self._wrote_text:
             self._out.write("\n")
             self._err.write("[retrying: the partial answer above is replaced]\n")
@@ -71,14 +76,36 @@ class _Printer:
             self._err.write(f"  ✗ {first}\n")
         elif isinstance(event, ev.Retrying):
             self._err.write(
-                f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s: "
-                f"{safe_text(event.reason)}\n"
+                f"retrying ({event.count}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
             )
         elif isinstance(event, ev.Notice) and event.level != "info":
             self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
         elif isinstance(event, ev.SavingFailed | ev.TurnError):
             self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
         self._err.flush()
+
+    def _text(self, text: str) -> None:
+        if self._held is not None:
+            self._held.append(text)
+            return
+        self._out.write(text)
+        self._out.flush()
+        self._wrote_text = True
+
+    def _release(self) -> None:
+        """Print the text held for the attempt that just completed."""
+        if self._held:
+            self._out.write("".join(self._held))
+            self._out.flush()
+            self._held.clear()
+            self._wrote_text = True
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _jsonable(value: Any) -> Any:

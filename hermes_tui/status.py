@@ -101,7 +101,7 @@ class TurnState:
 
     def _retrying(self, event: ev.Retrying, now: float) -> None:
         self._enter("retrying", now)
-        self.retry = f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s"
+        self.retry = f"retrying ({event.count}) in {event.delay:.0f} s"
 
     def _compacting(self, _event: Any, now: float) -> None:
         self._enter("compacting", now)

@@ -170,8 +170,7 @@ class LiveTurn:
 
     async def _retrying(self, event: ev.Retrying) -> None:
         await self.transcript.add_notice(
-            f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f}s: "
-            f"{event.reason}",
+            f"retrying ({event.count}) in {event.delay:.0f}s: {event.reason}",
             "warning",
         )
 
