@@ -347,9 +347,12 @@ def _coerce(path: Path, mapping: Any, label: str, key: str, value: Any, default:
         pass
     elif isinstance(value, expected):
         return value
-    raise ConfigError(
-        f"{_where(path, mapping, key)}: `{label}` must be a {expected.__name__}, got {value!r}."
-    )
+    noun = _TYPE_NOUNS.get(expected, f"a {expected.__name__}")
+    raise ConfigError(f"{_where(path, mapping, key)}: `{label}` must be {noun}, got {value!r}.")
+
+
+_TYPE_NOUNS = {int: "an integer", float: "a number", bool: "true or false", str: "text"}
+"""What a setting of each type must be, in words."""
 
 
 def _choice(path: Path, mapping: Any, label: str, key: str, value: str, default: StrEnum) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -46,12 +47,19 @@ class _Printer:
 
     def __call__(self, event: ev.AgentEvent) -> None:
         with self._lock:
-            if self.as_json:
-                payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
-                self._out.write(json.dumps(payload) + "\n")
-                self._out.flush()
-                return
-            self._human(event)
+            try:
+                self._print(event)
+            except BrokenPipeError:
+                # The reader left (`| head`): the rest goes nowhere, and the turn goes on.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._out.fileno())
+
+    def _print(self, event: ev.AgentEvent) -> None:
+        if self.as_json:
+            payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
+            self._out.write(json.dumps(payload) + "\n")
+            self._out.flush()
+            return
+        self._human(event)
 
     def _human(self, event: ev.AgentEvent) -> None:
         # Every outside string is made terminal-safe here (H1); --json keeps it exact.
@@ -106,6 +114,16 @@ def _is_terminal(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+_MARKDOWN = re.compile(r"```[\w+-]*|`|\*\*|__|(?:^|(?<=\s))(?:#{1,6}|>|[-*+]|\d+\.)(?=\s)")
+"""Markdown marks a snippet shows as syntax: fences, code ticks, bold, headings, quotes and
+list bullets (single `*` and `_` stay: they are too often part of a name)."""
+
+
+def plain_snippet(text: str) -> str:
+    """A search snippet as one line of plain words: no Markdown marks, no line breaks."""
+    return " ".join(_MARKDOWN.sub(" ", text).split())
 
 
 def _jsonable(value: Any) -> Any:
@@ -233,7 +251,7 @@ async def _sessions(args: Any) -> int:
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["updated_at"] or 0))
         # Titles and snippets are stored outside text: shown exactly, hidden characters too.
-        extra = " ".join(safe_line(str(item.get("snippet") or item.get("model", ""))).split())
+        extra = plain_snippet(safe_line(str(item.get("snippet") or item.get("model", ""))))
         title = " ".join(safe_line(str(item["title"] or "")).split())
         print(f"{item['id']}  {when}  {title[:50]:<50}  {extra}")
     return 0
