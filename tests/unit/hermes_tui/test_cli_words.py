@@ -5,18 +5,24 @@ English, and search snippets are one line of plain words."""
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 import yaml
 
 from agent.config import ConfigError, load_config
-from hermes_tui.cli import EXIT_USAGE, build_parser, main
+from hermes_tui.cli import EXIT_USAGE, build_parser
 from hermes_tui.headless import plain_snippet
 
 
-def test_run_without_a_task_is_bad_usage(hermes_home, capsys):
-    assert main(["run"]) == EXIT_USAGE == 2
-    err = capsys.readouterr().err
+def test_run_without_a_task_is_bad_usage(hermes_home):
+    # In its own process: main() sets up the process's logging.
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_tui", "run"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == EXIT_USAGE == 2
+    err = proc.stderr
     assert err.count("\n") == 1 and "give a task" in err and "--resume" in err
 
 
