@@ -258,7 +258,7 @@ class HermesApp(KeyActions, App[int]):
         """Show commands and keys."""
         from hermes_tui.screens.help import HelpScreen  # not on the start-up path
 
-        await self.push_screen(HelpScreen(self.key_help()))
+        await self.push_screen(HelpScreen(self.keys.help_table()))
 
     def key_help(self) -> list[tuple[str, str]]:
         """(keys, description) for every app binding, as currently mapped."""

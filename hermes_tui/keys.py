@@ -114,8 +114,17 @@ class KeyMap:
 
     def help_rows(self) -> list[tuple[str, str]]:
         """(keys, description) for every app binding, as currently mapped."""
+        return [(keys, description) for keys, description, _id in self.help_table()]
+
+    def help_table(self) -> list[tuple[str, str, str]]:
+        """(keys, description, binding id) for every app binding: the id is what `keys:` in
+        config.yaml remaps."""
         return [
-            (", ".join(self._display(key) for key in self.keys_of(binding)), binding.description)
+            (
+                ", ".join(self._display(key) for key in self.keys_of(binding)),
+                binding.description,
+                binding.id or "",
+            )
             for binding in KEY_BINDINGS
         ]
 
