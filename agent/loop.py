@@ -230,6 +230,11 @@ class Agent:
         """Auto-continue an interrupted turn with a typed recovery note (S8, D4)."""
         return self.run_turn(recovery.RECOVERY_NOTE, note_kind=recovery.RECOVERY_NOTE_KIND)
 
+    def use_workspace(self, workspace: Path | str) -> None:
+        """Run tools in `workspace` from now on (a resumed session's own folder)."""
+        self.workspace = Path(workspace).resolve()
+        self.approvals.clear()  # "always" answers were given for the other folder
+
     def set_model(self, ref: str) -> None:
         """Switch model; records a `model_switch` display row in a live session (D1)."""
         provider, model = split_model_ref(ref)

@@ -172,6 +172,20 @@ async def _run(
     return _STATUS_EXIT.get(result.status, 1)
 
 
+def _say_where(session: dict[str, Any], here: Path) -> None:
+    """A resumed session from another folder: say where its tools run now (here: a script
+    chose the folder by where it runs, so nothing is asked)."""
+    from agent.config import tilde
+
+    stored = session.get("workspace")
+    if stored and Path(stored) != here:
+        print(
+            f"hermes-tui: this session worked in {safe_text(tilde(stored))}; "
+            f"its tools run here, in {tilde(here)}.",
+            file=sys.stderr,
+        )
+
+
 async def _turn(agent: Any, task: str, resume: str | None, model: str | None) -> Any:
     """The one turn of a headless run: `task`, or the interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
@@ -179,7 +193,8 @@ async def _turn(agent: Any, task: str, resume: str | None, model: str | None) ->
     try:
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
-            await asyncio.to_thread(agent.resume, resume)
+            session = await asyncio.to_thread(agent.resume, resume)
+            _say_where(session, agent.workspace)
             if model:
                 # A model named on the command line wins, recorded as /model records it (D1).
                 await asyncio.to_thread(agent.set_model, model)

@@ -20,6 +20,7 @@ async def greet(app: HermesApp) -> None:
     app.transcript.attach(history, AgentRows(app.agent.registry))
     search_key = app.keys.shown("sessions.search")
     app.sessions_panel.search_placeholder = f"search messages ({search_key})"
+    app.sessions_panel.workspace = str(app.workspace)
     app.status.start()
     await app.sessions.refresh()
     for notice in app.theme_notices:

@@ -61,3 +61,15 @@ def test_the_demo_tour_shows_the_yaml_for_the_config_file(hermes_home):
     assert str(hermes_home) not in proc.stdout
     assert "model: openai:gpt-4.1" in proc.stdout and "api_key_env: OPENAI_API_KEY" in proc.stdout
     assert "from openai import OpenAI" not in proc.stdout
+
+
+def test_resuming_a_session_from_another_folder_says_where_its_tools_run(hermes_home, tmp_path):
+    from integration.test_headless_errors import run_cli as run_in
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    assert run_in(hermes_home, "run", "--demo", "hello", cwd=first).returncode == 0
+    proc = run_in(hermes_home, "run", "--demo", "--resume", "hello", "again", cwd=second)
+    assert proc.returncode == 0, proc.stderr
+    assert f"this session worked in {first}; its tools run here, in {second}." in proc.stderr
