@@ -15,11 +15,12 @@ async def new(ctx: CommandContext, _argument: str) -> None:
     await ctx.sessions.new()
 
 
-@command("resume", "<id|title>", "Resume a stored session")
+@command("resume", "[id|title]", "Resume a stored session (alone: pick one)")
 async def resume(ctx: CommandContext, argument: str) -> None:
     """Resume a session by id, id prefix or title."""
     if not argument:
-        await ctx.notice("Usage: /resume <id|title>.", "error")
+        # As in other agents, /resume alone is a picker: the sessions list, focused.
+        await ctx.sessions.focus_list()
         return
     session = await ctx.sessions.find(argument)
     if session is None:

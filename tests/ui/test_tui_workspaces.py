@@ -118,3 +118,14 @@ async def test_a_session_whose_folder_is_gone_continues_here_and_says_so(
         assert not isinstance(app.screen, WorkspaceScreen)
         assert app.agent.workspace == other
         assert stored_workspace(app, session_id) == str(other)
+
+
+async def test_resume_alone_opens_the_sessions_list(make_app, scripted):
+    server = scripted({"replies": [reply("One.")]})
+    app = make_app(server)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_turn(pilot, "hello")
+        assert not app.sessions_panel.display  # folded away at 80 columns
+        await app.submit("/resume")
+        await pilot.pause()
+        assert app.sessions_panel.display and app.sessions_panel.option_list.has_focus

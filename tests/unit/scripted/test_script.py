@@ -265,3 +265,20 @@ def test_raw_sse_pieces_are_sent_verbatim_and_repeats_in_chunks():
 def test_raw_sse_rejects_bad_pieces(raw):
     with pytest.raises(ValueError, match="raw_sse"):
         Reply.from_dict({"raw_sse": raw})
+
+
+def test_the_demo_tour_s_yaml_is_a_config_that_loads_and_fits_80_columns(hermes_home, monkeypatch):
+    """What the tour tells a user to write works as written, and reads at 80x24."""
+    import re
+
+    from agent.config import load_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefgh12345678")
+    tour = Script.load_demo().replies[-1].text
+    blocks = re.findall(r"```yaml\n(.*?)```", tour, re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        assert max(len(line) for line in block.splitlines()) <= 60, block
+        (hermes_home / "config.yaml").write_text(block, encoding="utf-8")
+        config = load_config()
+        assert not config.demo and config.missing_key() is None, block
