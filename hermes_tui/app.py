@@ -153,7 +153,7 @@ class HermesApp(KeyActions, App[int]):
         self.composer.focus()
         self.layout.fit(self.size.width)
         self.query_one(Centre).follow_key = self.keys.shown("transcript.follow")
-        self.theme_changed_signal.subscribe(self, self.themes.remember)
+        self.themes.attach()  # remembers a switch; fits a 256-colour terminal
         # One route per event type: the transcript first, then the status, then the panel.
         self.router = EventRouter(
             self.transcript.live, self.status, self.sessions, after=self.status.after_batch
@@ -259,10 +259,6 @@ class HermesApp(KeyActions, App[int]):
         from hermes_tui.screens.help import HelpScreen  # not on the start-up path
 
         await self.push_screen(HelpScreen(self.keys.help_table()))
-
-    def key_help(self) -> list[tuple[str, str]]:
-        """(keys, description) for every app binding, as currently mapped."""
-        return self.keys.help_rows()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""

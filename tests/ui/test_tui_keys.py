@@ -139,7 +139,7 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
         assert clipboard_payloads(written) == ["remapped answer"]
         await pilot.press("f9")
         assert isinstance(app.transcript.selected, AnswerBlock)
-        shown = dict((description, keys) for keys, description in app.key_help())
+        shown = dict((description, keys) for keys, description in app.keys.help_rows())
         assert shown["copy"] == "f8" and shown["previous message"] == "f9"
         footer_keys = [entry[1] for entry in app.query_one(KeyBar).entries]
         assert "f8" in footer_keys and "f4" not in footer_keys
