@@ -699,7 +699,11 @@ class Agent:
             self.control.begin_compaction()
             with log_session(self.session_id):
                 self._ask_server()  # the summary's budget needs the server's window too
-                return self.compressor.compact(self, focus=focus, reason="manual")
+                result = self.compressor.compact(self, focus=focus, reason="manual")
+            if result.ok and result.tokens_after:
+                self.usage.context_tokens = result.tokens_after  # what a resume shows
+                self._save_context()
+            return result
         finally:
             self.control.end()
             self._turn_lock.release()

@@ -83,3 +83,21 @@ async def test_a_resumed_session_s_context_bar_starts_from_its_last_request(make
         assert status.context_used == 1280 and status.input_tokens == 1200
         app.status_panel.refresh_status()
         assert "4%" in app.status_panel.text, app.status_panel.text
+
+
+async def test_after_compact_a_resume_shows_the_compacted_context(scripted, hermes_home, workspace):
+    from ui.test_tui_compaction import compacting_app, echo_script, seed, summary_reply
+
+    server = scripted(echo_script(summary_reply()))
+    app = compacting_app(server, hermes_home, workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await seed(pilot, 4)
+        status = app.status_panel.status
+        before = status.context_used
+        await app.submit("/compact")
+        await app.wait_for_turn()
+        await pilot.pause()
+        after = status.context_used
+        assert 0 < after < before
+        await resume_it(app, pilot)
+        assert status.context_used == after, (status.context_used, after)
