@@ -4,9 +4,13 @@
 ladder, per-turn attempts, the blocked warning), and runs one compaction: the middle of the
 conversation is summarised by the model on a helper thread under a progress-aware budget,
 and the result commits through a `CommitFence` so a summary that arrives after a timeout can
-no longer change anything. The pre-compaction rows stay in the database (`compacted = 1`);
-the model sees only the protected head, the summary and the recent tail, and
-`load_messages(include_compacted=False)` reproduces exactly that list (D3).
+no longer change anything. A compaction always shrinks the context or changes nothing: the
+summary has an output budget from the window (agent/summary.py), one cut off at that budget
+is asked for again shorter, then rejected, and a summary commits only when the next request
+it projects (in the provider's units, agent/context_gauge.py) is smaller than before.
+The pre-compaction rows stay in the database (`compacted = 1`); the model sees only the
+protected head, the summary and the recent tail, and `load_messages(include_compacted=False)`
+reproduces exactly that list (D3).
 """
 
 from __future__ import annotations
@@ -22,10 +26,33 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.config import CompressionSettings
+from agent.context_gauge import ContextGauge
+from agent.kinds import CallPurpose
 from agent.messages import Message
-from agent.models import DEFAULT_CONTEXT_WINDOW, estimate_tokens, tokens_for_chars
-from agent.providers.base import Abort, ChatRequest, ReasoningPart, TextPart, ThinkingPart
+from agent.models import (
+    DEFAULT_CONTEXT_WINDOW,
+    estimate_request,
+    estimate_tokens,
+    tokens_for_chars,
+)
+from agent.providers.base import (
+    Abort,
+    ChatRequest,
+    FinishPart,
+    ReasoningPart,
+    TextPart,
+    ThinkingPart,
+    UsagePart,
+)
 from agent.providers.errors import ProviderError
+from agent.summary import (
+    render_transcript,
+    summary_budget,
+    summary_system_prompt,
+    transcript_room,
+    words_for,
+)
+from agent.usage import estimated_usage
 
 if TYPE_CHECKING:
     from agent.ports import CompactionHost
@@ -41,15 +68,8 @@ SUMMARY_KEY = "compaction_summary"
 
 SUMMARY_HEADER = "[Summary of the earlier conversation]"
 SUMMARY_FOOTER = "[End of summary; the conversation continues below]"
-MAX_TOOL_RESULT_CHARS = 4000
-
-SUMMARY_SYSTEM_PROMPT = (
-    "You summarise a conversation between a user and a coding agent so that the agent can "
-    "continue the work without the original messages. Keep: the user's goals and "
-    "constraints, decisions made, files read or changed (with paths), commands run and "
-    "their outcomes, errors still open, and what was about to happen next. Be concise and "
-    "factual; write the summary only, no preamble."
-)
+SUMMARY_ATTEMPTS = 2
+"""A summary cut off at its output limit is asked for once more, in half the words (C1)."""
 
 # -- logs carry the session id (C6) ---------------------------------------------------------
 session_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -165,28 +185,6 @@ def plan_cut(messages: list[Message], protect_first: int, keep_recent: int) -> P
     return Plan(head, tail, summarised)
 
 
-def render_transcript(messages: list[Message], focus: str | None = None) -> str:
-    """The summarised span as plain text for the summary request."""
-    lines = []
-    for m in messages:
-        if m.role == "tool":
-            body = m.content
-            if len(body) > MAX_TOOL_RESULT_CHARS:
-                body = body[:MAX_TOOL_RESULT_CHARS] + " [...]"
-            lines.append(f"TOOL RESULT ({m.name or m.tool_call_id}):\n{body}")
-        elif m.role == "assistant":
-            text = f"ASSISTANT:\n{m.content}" if m.content else "ASSISTANT:"
-            for call in m.tool_calls:
-                text += f"\n-> called {call.name}({call.arguments})"
-            lines.append(text)
-        else:
-            lines.append(f"{m.role.upper()}:\n{m.content}")
-    out = "Summarise this conversation:\n\n" + "\n\n".join(lines)
-    if focus:
-        out += f"\n\nFocus the summary especially on: {focus}"
-    return out
-
-
 # -- the fence and the progress channel -------------------------------------------------------
 class CommitFence:
     """Exactly one of commit and cancel wins; a summary that arrives late never commits (C2)."""
@@ -228,6 +226,8 @@ class _Progress:
         self.done = False
         self.committed = False
         self.error: str | None = None
+        self.reason = "error"
+        self.summary_tokens = 0
         self.cancel_reason: str | None = None
 
     def advance(self, chars: int) -> None:
@@ -236,9 +236,12 @@ class _Progress:
             self.chars += chars
             self.cond.notify_all()
 
-    def finish(self, *, committed: bool = False, error: str | None = None) -> None:
+    def finish(
+        self, *, committed: bool = False, error: str | None = None, reason: str = "error"
+    ) -> None:
         with self.cond:
             self.done, self.committed, self.error = True, committed, error
+            self.reason = "ok" if committed else reason
             self.cond.notify_all()
 
     def cancel(self, reason: str) -> None:
@@ -250,7 +253,7 @@ class _Progress:
 @dataclass
 class CompactionResult:
     """How a compaction ended. `reason`: ok | nothing | busy | idle_timeout | ceiling | error
-    | cancelled | blocked."""
+    | cutoff | no_shrink | cancelled | blocked."""
 
     ok: bool
     reason: str
@@ -260,14 +263,75 @@ class CompactionResult:
     tokens_after: int = 0
 
 
+@dataclass
+class _Streamed:
+    """One summary attempt: its text, finish reason, the server's usage and reasoning size."""
+
+    text: str
+    finish: str | None
+    usage: UsagePart | None
+    reasoning_chars: int
+
+
+@dataclass
+class _Job:
+    """Everything one compaction's helper thread works with."""
+
+    host: CompactionHost
+    provider: Provider
+    plan: Plan
+    focus: str | None
+    budget: int
+    window: int
+    before: int
+    abort: Abort
+    progress: _Progress
+    fence: CommitFence
+
+    def request(self, words: int) -> ChatRequest:
+        """The summary request: the model's own request (model, routing key C7), asking for
+        a summary of at most `words` words within `budget` tokens, its transcript cut to fit."""
+        system = summary_system_prompt(words)
+        room = transcript_room(self.window, self.budget, system)
+        return replace(
+            self.host.request(),
+            messages=[Message("user", render_transcript(self.plan.summarised, self.focus, room))],
+            system=system,
+            tools=[],
+            max_tokens=self.budget,
+        )
+
+
+@dataclass
+class Rewrite:
+    """A compaction before it is applied: what stays, the rows it adds, the row it merges."""
+
+    head: list[Message]
+    middle: list[Message]
+    tail: list[Message]
+    kept: list[Message]
+    """The display marker, then the standalone summary row when there is one."""
+    merged: tuple[str, dict[str, Any]] | None
+    """(content, display_metadata) of the first kept message when the summary merges into it."""
+
+    def messages(self) -> list[Message]:
+        """The conversation after the compaction (a merged first row as a copy)."""
+        tail = self.tail
+        if self.merged is not None:
+            content, meta = self.merged
+            tail = [replace(tail[0], content=content, display_metadata=meta), *tail[1:]]
+        return self.head + self.kept + tail
+
+
 # -- the compressor ---------------------------------------------------------------------------
 class ContextCompressor:
     """Policy and machinery of context compaction for one Agent.
 
     State: consecutive failures (the cooldown ladder), the time until which automatic
-    compaction is blocked, attempts in the current turn (`max_attempts`), and whether the
-    over-threshold-but-blocked warning was shown. `on_change` is called when the cooldown
-    changes, so its owner can keep it with the session (`cooldown_state`, `restore_cooldown`).
+    compaction is blocked, attempts in the current turn (`max_attempts`), whether the
+    over-threshold-but-blocked warning was shown, and the gauge that turns estimates into
+    the provider's token counts. `on_change` is called when the cooldown changes, so its
+    owner can keep it with the session (`cooldown_state`, `restore_cooldown`).
     """
 
     def __init__(
@@ -286,6 +350,7 @@ class ContextCompressor:
         self.blocked_until = float("-inf")
         self.turn_attempts = 0
         self.warned = False
+        self.gauge = ContextGauge()
         self.helper: threading.Thread | None = None  # the last summary thread (tests join it)
         self._active: _Progress | None = None
         self._active_lock = threading.Lock()
@@ -361,12 +426,11 @@ class ContextCompressor:
 
     # -- measuring ----------------------------------------------------------------------------
     def measure(self, host: CompactionHost) -> tuple[int, int]:
-        """(estimated tokens of the next request, the model's window).
+        """(tokens of the next request in the provider's units as far as known, the window).
 
         An unknown window is taken as DEFAULT_CONTEXT_WINDOW, explicitly (`window_assumed`).
         """
-        request = host.request()
-        tokens = estimate_tokens(request.messages, request.system, request.tools)
+        tokens = self.gauge.project(estimate_request(host.request()))
         window = host.context_window
         self.window_assumed = window is None
         return tokens, window or DEFAULT_CONTEXT_WINDOW
@@ -435,7 +499,7 @@ class ContextCompressor:
             host.sink(ev.Notice(result.message, "info"))
             return result
         host.sink(ev.CompactionStarted(reason))
-        outcome = self._run(host, plan, focus)
+        outcome = self._run(host, plan, focus, tokens, window)
         if outcome.ok:
             self.record_success()
             after, _ = self.measure(host)
@@ -458,64 +522,53 @@ class ContextCompressor:
         return outcome
 
     # -- one run ----------------------------------------------------------------------------
-    def _run(self, host: CompactionHost, plan: Plan, focus: str | None) -> CompactionResult:
+    def _run(
+        self, host: CompactionHost, plan: Plan, focus: str | None, before: int, window: int
+    ) -> CompactionResult:
         provider = host.provider()
         provider.call_deadline = None
-        # The model's own request (model, output limit, routing key C7), asking for a summary.
-        request = replace(
-            host.request(),
-            messages=[Message("user", render_transcript(plan.summarised, focus))],
-            system=SUMMARY_SYSTEM_PROMPT,
-            tools=[],
+        span = estimate_tokens(plan.summarised)
+        job = _Job(
+            host=host,
+            provider=provider,
+            plan=plan,
+            focus=focus,
+            budget=summary_budget(window, span),
+            window=window,
+            before=before,
+            abort=Abort(),
+            progress=_Progress(),
+            fence=CommitFence(),
         )
-        fence = CommitFence()
-        abort = Abort()
-        progress = _Progress()
-
-        def commit(summary: str) -> None:
-            self._commit(host, plan, summary)
-
         context = contextvars.copy_context()
         helper = threading.Thread(
-            target=context.run,
-            args=(self._summarise, provider, request, abort, progress, fence, commit),
-            name="hermes-compaction",
-            daemon=True,
+            target=context.run, args=(self._summarise, job), name="hermes-compaction", daemon=True
         )
         with self._active_lock:
-            self._active = progress
+            self._active = job.progress
         self.helper = helper
         helper.start()
         try:
-            result = self._wait(host, progress, fence, abort, self.settings)
+            result = self._wait(host, job.progress, job.fence, job.abort, self.settings)
         finally:
             with self._active_lock:
                 self._active = None
         result.summarised = len(plan.summarised) if result.ok else 0
-        result.summary_tokens = tokens_for_chars(progress.chars)
+        result.summary_tokens = job.progress.summary_tokens
         return result
 
-    def _summarise(
-        self,
-        provider: Provider,
-        request: ChatRequest,
-        abort: Abort,
-        progress: _Progress,
-        fence: CommitFence,
-        commit: Callable[[str], None],
-    ) -> None:
-        """Helper thread: stream the summary, then commit through the fence."""
-        parts: list[str] = []
-        stream = provider.stream(request, abort)
+    def _summarise(self, job: _Job) -> None:
+        """Helper thread: stream the summary (once more, shorter, when it is cut off at its
+        output limit), check that it makes the next request smaller, commit through the fence."""
+        progress = job.progress
+        words = words_for(job.budget)
         try:
-            for part in stream:
-                if isinstance(part, TextPart):
-                    parts.append(part.text)
-                    progress.advance(len(part.text))
-                elif isinstance(part, ReasoningPart | ThinkingPart):
-                    progress.advance(0)
-                if abort.fired:
+            for _ in range(SUMMARY_ATTEMPTS):
+                streamed = self._stream_summary(job, words)
+                if job.abort.fired or streamed.finish != "length":
                     break
+                log.info("the summary reached its %d-token limit; asking again", job.budget)
+                words = max(10, words // 2)
         except ProviderError as exc:
             progress.finish(error=exc.message)
             return
@@ -523,19 +576,34 @@ class ContextCompressor:
             log.exception("summary stream failed")
             progress.finish(error=f"{type(exc).__name__}: {exc}")
             return
-        finally:
-            # The stream is closed on this (its own) thread, never by the caller (W5).
-            stream.close()
-        summary = "".join(parts).strip()
-        if abort.fired:
+        summary = streamed.text
+        if job.abort.fired:
             progress.finish(error="the summary was cancelled")
+            return
+        if streamed.finish == "length":
+            progress.finish(
+                error=f"the summary was cut off at its {job.budget}-token output limit twice",
+                reason="cutoff",
+            )
             return
         if not summary:
             progress.finish(error="the model returned an empty summary")
             return
         log.info("summary streamed (%d chars)", len(summary))
+        rewrite = self._rewrite(job.host, job.plan, summary)
+        after, summary_tokens = self._project(job.host, rewrite, streamed)
+        progress.summary_tokens = summary_tokens
+        if after >= job.before:
+            progress.finish(
+                error=(
+                    f"the summary (~{summary_tokens} tokens) would not make the context "
+                    f"smaller (~{job.before} -> ~{after} tokens)"
+                ),
+                reason="no_shrink",
+            )
+            return
         try:
-            ok = fence.commit(lambda: commit(summary))
+            ok = job.fence.commit(lambda: self._apply(job.host, rewrite))
         except Exception as exc:
             log.exception("compaction commit failed")
             progress.finish(error=f"saving the compaction failed: {exc}")
@@ -543,6 +611,59 @@ class ContextCompressor:
         if not ok:
             log.info("a summary arrived after the compaction was cancelled; not committed")
         progress.finish(committed=ok, error=None if ok else "the summary arrived too late")
+
+    def _stream_summary(self, job: _Job, words: int) -> _Streamed:
+        """One summary request, streamed; its usage is accounted however it ends (S2-S7)."""
+        request = job.request(words)
+        parts: list[str] = []
+        finish: str | None = None
+        usage: UsagePart | None = None
+        reasoning = 0
+        stream = job.provider.stream(request, job.abort)
+        try:
+            for part in stream:
+                kind = type(part)
+                if kind is TextPart:
+                    parts.append(part.text)
+                    job.progress.advance(len(part.text))
+                elif kind is ReasoningPart:
+                    reasoning += len(part.text)
+                    job.progress.advance(0)
+                elif kind is ThinkingPart:
+                    job.progress.advance(0)
+                elif kind is UsagePart:
+                    usage = part
+                elif kind is FinishPart:
+                    finish = part.reason
+                if job.abort.fired:
+                    break
+        finally:
+            # The stream is closed on this (its own) thread, never by the caller (W5).
+            stream.close()
+            chars = sum(map(len, parts)) + reasoning
+            if usage is None and chars:
+                # Not the conversation's request: the gauge's count does not apply to it.
+                usage = estimated_usage(estimate_request(request), chars)
+            if usage is not None:
+                job.host.record_usage(usage, CallPurpose.SUMMARY)
+        return _Streamed("".join(parts).strip(), finish, usage, reasoning)
+
+    def _project(
+        self, host: CompactionHost, rewrite: Rewrite, streamed: _Streamed
+    ) -> tuple[int, int]:
+        """(tokens of the next request after `rewrite`, tokens of the summary): estimates in
+        the provider's units, the summary counted by the server when it reported only text."""
+        after = self.gauge.project(
+            estimate_request(replace(host.request(), messages=rewrite.messages()))
+        )
+        estimate = tokens_for_chars(len(streamed.text))
+        usage = streamed.usage
+        if usage is not None and not usage.estimated and not streamed.reasoning_chars:
+            counted = usage.output_tokens - usage.reasoning_tokens
+            if counted > 0:
+                after += counted - estimate
+                return after, counted
+        return after, estimate
 
     def _wait(
         self,
@@ -570,7 +691,9 @@ class ContextCompressor:
             if done:
                 if progress.committed:
                     return CompactionResult(True, "ok")
-                return CompactionResult(False, "error", f"Compaction failed: {progress.error}.")
+                return CompactionResult(
+                    False, progress.reason, f"Compaction failed: {progress.error}."
+                )
             if chunks != seen:
                 seen, last = chunks, now
                 host.touch()
@@ -597,8 +720,8 @@ class ContextCompressor:
             return CompactionResult(False, kind, message)
 
     # -- the commit -------------------------------------------------------------------------
-    def _commit(self, host: CompactionHost, plan: Plan, summary: str) -> None:
-        """Replace the middle by the summary in the database first, then in memory."""
+    def _rewrite(self, host: CompactionHost, plan: Plan, summary: str) -> Rewrite:
+        """Where the summary goes: a standalone row, or merged into the first kept message."""
         messages = host.messages
         head, middle, tail = (
             messages[: plan.head],
@@ -614,39 +737,37 @@ class ContextCompressor:
             display_metadata={"summarised": len(plan.summarised)},
         )
         role = _summary_role(before, first)
-        summary_row: Message | None = None
-        merged_content: str | None = None
-        merged_meta: dict[str, Any] | None = None
         if role is not None:
-            summary_row = Message(role, text, display_metadata={SUMMARY_KEY: "standalone"})
-        else:
-            # C5: no role fits between its neighbours, so the summary merges into the first
-            # kept message, and that row is marked so no clean-text override can drop it.
-            merged_content = f"{text}\n\n{first.content}" if first.content else text
-            merged_meta = {**(first.display_metadata or {}), SUMMARY_KEY: "merged"}
-            merged_meta["summary_chars"] = len(text)
+            row = Message(role, text, display_metadata={SUMMARY_KEY: "standalone"})
+            return Rewrite(head, middle, tail, [display, row], None)
+        # C5: no role fits between its neighbours, so the summary merges into the first
+        # kept message, and that row is marked so no clean-text override can drop it.
+        content = f"{text}\n\n{first.content}" if first.content else text
+        meta = {**(first.display_metadata or {}), SUMMARY_KEY: "merged", "summary_chars": len(text)}
+        return Rewrite(head, middle, tail, [display], (content, meta))
+
+    def _apply(self, host: CompactionHost, rewrite: Rewrite) -> None:
+        """Replace the middle by the summary in the database first, then in memory."""
+        first = rewrite.tail[0]
         store, session_id = host.store, host.session_id
         if store is not None and session_id is not None:
             store.flush_threadsafe()
-            rows = [display.to_row()] + ([summary_row.to_row()] if summary_row else [])
+            merge = None
+            if rewrite.merged is not None and first.db_id is not None:
+                merge = (first.db_id, *rewrite.merged)
             ids = store.call(
                 store.apply_compaction,
                 session_id,
-                compacted_ids=[m.db_id for m in middle if m.db_id is not None],
+                compacted_ids=[m.db_id for m in rewrite.middle if m.db_id is not None],
                 before_id=first.db_id,
-                rows=rows,
-                merge=(first.db_id, merged_content, merged_meta)
-                if merged_content is not None and first.db_id is not None
-                else None,
+                rows=[m.to_row() for m in rewrite.kept],
+                merge=merge,
             )
-            display.db_id = ids[0]
-            if summary_row is not None:
-                summary_row.db_id = ids[1]
-        if merged_content is not None:
-            first.content = merged_content
-            first.display_metadata = merged_meta
-        kept = [display] + ([summary_row] if summary_row else [])
-        host.replace_messages(head + kept + tail)
+            for message, row_id in zip(rewrite.kept, ids, strict=False):
+                message.db_id = row_id
+        if rewrite.merged is not None:
+            first.content, first.display_metadata = rewrite.merged
+        host.replace_messages(rewrite.head + rewrite.kept + rewrite.tail)
 
 
 def _role_class(message: Message | None) -> str | None:

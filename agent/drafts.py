@@ -28,11 +28,24 @@ class Draft:
     usage: UsagePart | None = None
     produced: bool = False
     """True once anything visible streamed (text, reasoning or a tool call)."""
+    reasoning_chars: int = 0
+    """How much reasoning streamed: a count for the output estimate, never the text (R1)."""
 
     @property
     def visible_text(self) -> str:
         """The answer text streamed so far (never reasoning)."""
         return "".join(self.text)
+
+    @property
+    def reasoned(self) -> bool:
+        """True when the model streamed reasoning (or a signed thinking block)."""
+        return self.reasoning_chars > 0 or bool(self.thinking)
+
+    @property
+    def streamed_chars(self) -> int:
+        """Characters of output streamed so far: text, reasoning and tool-call arguments."""
+        calls = sum(len(c.name or "") + sum(map(len, c.arguments)) for c in self.calls.values())
+        return sum(map(len, self.text)) + self.reasoning_chars + calls
 
     def add_call_part(self, part: ToolCallPart) -> bool:
         """Add a tool-call piece; True when it opened a new call."""

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from agent.kinds import ErrorKind, TurnStatus
+from agent.kinds import CallPurpose, ErrorKind, TurnStatus
 
 # Events are NamedTuples: immutable like frozen dataclasses, but about ten times cheaper to
 # define (this module is on the app's start-up path) and cheaper to build per streamed chunk.
@@ -102,6 +102,9 @@ class UsageUpdated(NamedTuple):
     """Token usage of one model call plus the session's running totals.
 
     The totals are the session's: what was stored when it was resumed plus this run's calls.
+    `estimated`: the server sent no usage for this call (it was stopped or failed), so its
+    counts are estimates (the status panel marks them "~"). `purpose`: what the call was
+    for; only a turn's call (`CallPurpose.TURN`) measures the conversation's context.
 
     `context_tokens`: what the call left in the model's context, its whole prompt (cached
     tokens included, on either wire) plus its output; `context_window`: the model's window
@@ -114,6 +117,8 @@ class UsageUpdated(NamedTuple):
     total_output_tokens: int
     cost_usd: float | None = None
     total_cost_usd: float | None = None
+    estimated: bool = False
+    purpose: CallPurpose = CallPurpose.TURN
     context_tokens: int = 0
     context_window: int | None = None
 

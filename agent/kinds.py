@@ -21,6 +21,14 @@ class TurnStatus(StrEnum):
     """The answer was cut off at the model's output limit."""
 
 
+class CallPurpose(StrEnum):
+    """What a model call was for (`UsageUpdated.purpose`): only a turn's call measures context."""
+
+    TURN = "turn"
+    SUMMARY = "summary"
+    """A compaction's summary request (C1)."""
+
+
 class BusyInputMode(StrEnum):
     """What Enter does while a turn runs (`agent.busy_input_mode`, T1)."""
 

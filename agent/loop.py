@@ -27,10 +27,11 @@ from agent.compaction import (
     session_var,
 )
 from agent.config import Config, split_model_ref
+from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
 from agent.inbox import Inbox
-from agent.kinds import ErrorKind, Phase, TurnStatus
+from agent.kinds import CallPurpose, ErrorKind, Phase, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
 from agent.messages import (
     REQUEST_FAILED,
@@ -42,7 +43,7 @@ from agent.messages import (
     mark_withheld,
 )
 from agent.model_call import call_model
-from agent.models import context_window_for
+from agent.models import context_window_for, estimate_request
 from agent.ports import ApprovalPolicy, SessionStore
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import ChatRequest, Provider, UsagePart
@@ -52,7 +53,7 @@ from agent.secrets import Secrets
 from agent.server_check import ask_server, check_model
 from agent.session_writer import SessionWriter
 from agent.tool_batch import ToolBatch
-from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
+from agent.usage import CONTEXT_KEY, Usage, UsageRecorder, estimated_usage
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
@@ -182,6 +183,7 @@ class Agent:
         self.messages = []
         self._ids = ToolCallIds()
         self.usage = Usage()
+        self.compressor.gauge.reset()
         self.approvals.clear()
         self.session_metadata = {}
         self.compressor.restore_cooldown(None)
@@ -200,6 +202,7 @@ class Agent:
         mark_withheld(self.messages)
         self._ids = ToolCallIds.from_history(self.messages)
         self.usage = Usage.of_session(session)
+        self.compressor.gauge.reset()
         self.approvals.clear()
         self.session_metadata = dict((session or {}).get("metadata") or {})
         # The cooldown belongs to the session: it survives across runs (C3).
@@ -240,6 +243,8 @@ class Agent:
         provider, model = split_model_ref(ref)
         self.config.provider(provider)
         previous, self.model_ref = self.model_ref, ref
+        if previous != ref:
+            self.compressor.gauge.reset()  # another model counts tokens its own way
         if self.session_id is not None and previous != ref:
             meta = {"from": previous, "to": ref}
             self._append(Message("assistant", display_kind="model_switch", display_metadata=meta))
@@ -354,11 +359,11 @@ class Agent:
                 break
         if first is None or all(m is not first for m in unanswered):
             return
-            return
         for message in unanswered:
             message.withheld = True
         meta = {"withheld": len(unanswered), "error": result.error or "", "kind": str(kind)}
         self._append(Message("assistant", display_kind=REQUEST_FAILED, display_metadata=meta))
+        self.sink(ev.DisplayRow(REQUEST_FAILED, meta))
         result.withheld = "\n\n".join(m.content for m in reversed(unanswered))
 
     def _internal_error(self, exc: Exception) -> str:
@@ -466,6 +471,12 @@ class Agent:
                 continue
             text = draft.visible_text
             if not text.strip() and not draft.calls:
+                if draft.finish == "length":
+                    # Cut off before any answer (often: reasoning took the whole budget).
+                    # Not an empty answer: asking again would spend the same budget the
+                    # same way (A6 is for a model that chose to say nothing).
+                    self._cut_off_before_answer(draft, result)
+                    return
                 if nudged:
                     raise ProviderError(
                         ErrorKind.EMPTY,
@@ -512,6 +523,22 @@ class Agent:
             result.error = "The answer was cut off at the model's output limit."
             self.sink(ev.Notice(result.error, "warning"))
         return calls
+
+    def _cut_off_before_answer(self, draft: Draft, result: TurnResult) -> None:
+        """End the turn on an output limit reached before any text or tool call."""
+        name = self.provider_name
+        provider = self.config.provider(name)
+        limit = f" (now {provider.max_tokens})" if provider.max_tokens else ""
+        fix = f"raise `providers.{name}.max_tokens`{limit}"
+        if provider.thinking_budget:
+            fix += f" or lower `providers.{name}.thinking_budget` ({provider.thinking_budget})"
+        if draft.reasoned:
+            what = "The model used its whole output budget thinking and wrote no answer"
+        else:
+            what = "The answer was cut off at the model's output limit before it began"
+        result.status = TurnStatus.TRUNCATED
+        result.error = f"{what}: {fix}, then ask again."
+        self.sink(ev.Notice(result.error, "warning"))
 
     def _deliver_steers(self) -> None:
         """Deliver accepted steers as user-authored guidance at a safe boundary (T2)."""
@@ -629,7 +656,8 @@ class Agent:
             started=ev.RequestStarted(iteration, self.model_name, self.provider_name),
             sink=self.sink,
             touch=self.activity.touch,
-            on_usage=self._record_usage,
+            on_usage=self._turn_usage,
+            estimate=self._estimate_usage,
         )
 
     def _ask_server(self) -> None:
@@ -673,7 +701,23 @@ class Agent:
         self.session_metadata[CONTEXT_KEY] = tokens
         self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
 
-    def _record_usage(self, usage: UsagePart) -> None:
+    def _turn_usage(self, usage: UsagePart) -> None:
+        """A turn call's usage: accounted, and (when the server counted it) a gauge sample."""
+        if not usage.estimated:
+            # The messages are those of the request still streaming: the estimate is its own.
+            kind = self.config.provider(self.provider_name).kind
+            reported = prompt_tokens(usage, input_includes_cache=kind != "anthropic")
+            self.compressor.gauge.observe(reported, estimate_request(self.request()))
+        self.record_usage(usage)
+
+    def _estimate_usage(self, draft: Draft) -> UsagePart:
+        """A call the server sent no usage for: its prompt as the provider would count it (the
+        last report, scaled) and the output it streamed, marked estimated."""
+        prompt = self.compressor.gauge.project(estimate_request(self.request()))
+        return estimated_usage(prompt, draft.streamed_chars)
+
+    def record_usage(self, usage: UsagePart, purpose: CallPurpose = CallPurpose.TURN) -> None:
+        """Account one model call of the session, whatever it was for (S2)."""
         name = self.provider_name
         self.usage_recorder.record(
             usage,
@@ -683,6 +727,7 @@ class Agent:
             session_id=self.session_id,
             writer=self.writer,
             sink=self.sink,
+            purpose=purpose,
             context_window=self.context_window,
         )
 

@@ -3,6 +3,8 @@
 `stream_into` is the streaming hot path: one clock touch, one abort check and one type test
 per part. `call_model` wraps it in the retry loop; what is retried is decided by the
 classified `ProviderError` (`retryable`, `max_attempts`, `retry_after`), never by the SDK.
+Every attempt is accounted: by the server's usage when it sent one, else (stopped, dropped,
+failed mid-stream) by the estimate `estimate` makes of it, marked estimated (S2-S7).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def stream_into(
                 sink(ev.TextDelta(part.text))
             elif kind is ReasoningPart:
                 draft.produced = True
+                draft.reasoning_chars += len(part.text)
                 sink(ev.ReasoningDelta(part.text))
             elif kind is ToolCallPart:
                 if draft.add_call_part(part):
@@ -121,11 +124,16 @@ def call_model(
     sink: ev.Sink,
     touch: Callable[[], None],
     on_usage: Callable[[UsagePart], None],
+    estimate: Callable[[Draft], UsagePart],
 ) -> Draft:
     """One model call with retries (W8-W11); returns what streamed, partial on abort.
 
     Returns an empty Draft at once when a stop or a redirect is waiting; raises the
     ProviderError that cannot be retried, or the last one when the attempts are spent.
+    An attempt that streamed output but got no usage from the server (llama.cpp sends it
+    only in its last chunk) goes to `on_usage` as `estimate(draft)`; one that streamed
+    nothing (refused with an error status, never connected, stopped before its first token)
+    is not a billed call.
     """
     attempts = max(1, settings.max_retries)
     attempt = 0
@@ -142,6 +150,7 @@ def call_model(
             stream_into(draft, provider.stream(request(), abort), abort, sink, touch, on_usage)
             return draft
         except ProviderError as exc:
+            account(draft, on_usage, estimate)  # before the retry's events
             if abort.fired:
                 return draft
             most = attempts_for(exc, attempts, provider, settings)
@@ -157,3 +166,16 @@ def call_model(
             sink(ev.Retrying(attempt + 1, most, delay, summarize(exc)))
             if control.wait_for_stop(delay):
                 return draft
+        finally:
+            account(draft, on_usage, estimate)
+
+
+def account(
+    draft: Draft,
+    on_usage: Callable[[UsagePart], None],
+    estimate: Callable[[Draft], UsagePart],
+) -> None:
+    """An attempt that streamed but got no usage from the server is accounted by estimate."""
+    if draft.usage is None and draft.produced:
+        draft.usage = estimate(draft)
+        on_usage(draft.usage)

@@ -19,6 +19,7 @@ from agent.providers.discovery import SERVERS
 if TYPE_CHECKING:
     from agent.config import Config
     from agent.messages import Message
+    from agent.providers.base import ChatRequest
 
 DEFAULT_CONTEXT_WINDOW = 32_768
 """What compaction assumes (and says it assumes) when nobody knows the model's window.
@@ -108,3 +109,8 @@ def estimate_tokens(
         for call in m.tool_calls:
             chars += len(call.name) + len(call.arguments or "")
     return chars // CHARS_PER_TOKEN + 4 * count
+
+
+def estimate_request(request: ChatRequest) -> int:
+    """The estimate of a whole request: its messages, system prompt and tool schemas."""
+    return estimate_tokens(request.messages, request.system, request.tools)

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent.events import Sink
+    from agent.kinds import CallPurpose
     from agent.messages import Message
-    from agent.providers.base import ChatRequest, Provider
+    from agent.providers.base import ChatRequest, Provider, UsagePart
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
 
@@ -107,8 +108,8 @@ class CompactionHost(Protocol):
         ...
 
     @property
-    def context_window(self) -> int:
-        """The current model's context window."""
+    def context_window(self) -> int | None:
+        """The current model's context window (None: nobody knows it)."""
         ...
 
     def request(self) -> ChatRequest:
@@ -125,4 +126,8 @@ class CompactionHost(Protocol):
 
     def touch(self) -> None:
         """Record progress on the activity clock (L1)."""
+        ...
+
+    def record_usage(self, usage: UsagePart, purpose: CallPurpose) -> None:
+        """Account one model call of the session (its totals, the store, the event)."""
         ...

@@ -1,7 +1,10 @@
 """Token usage: each model call's counts and cost, the session's running totals, the event.
 
-The one place a call's usage goes: `UsageRecorder.record` adds it to the totals, queues the
-store's token-count delta (with its cost, S2) and emits `UsageUpdated`.
+The one place a call's usage goes, whatever the call was for (a turn, a compaction's
+summary): `UsageRecorder.record` adds it to the totals, queues the store's token-count delta
+(with its cost, S2) and emits `UsageUpdated`. A call the server sent no usage for (stopped or
+failed mid-stream) is recorded from `estimated_usage`, marked estimated: the delta's
+`estimated_calls` counts it, and the event says so.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from typing import Any
 
 from agent import events as ev
 from agent.config import ProviderConfig
+from agent.context_gauge import prompt_tokens
+from agent.kinds import CallPurpose
+from agent.models import tokens_for_chars
 from agent.pricing import call_cost, prices_for
 from agent.providers.base import UsagePart
 from agent.secrets import safe_url
@@ -27,9 +33,11 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    estimated_calls: int = 0
+    """Calls whose counts are estimates (no usage came from the server)."""
     context_tokens: int = 0
-    """What the last call left in the model's context (kept in the session's metadata as
-    `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
+    """What the last turn call left in the model's context (kept in the session's metadata
+    as `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
 
     @classmethod
     def of_session(cls, session: dict[str, Any] | None) -> Usage:
@@ -41,8 +49,16 @@ class Usage:
             session.get("input_tokens") or 0,
             session.get("output_tokens") or 0,
             session.get("estimated_cost_usd"),
+            session.get("estimated_calls") or 0,
             context if isinstance(context, int) and context > 0 else 0,
         )
+
+
+def estimated_usage(prompt: int, streamed_chars: int) -> UsagePart:
+    """A call without the server's usage: the request's prompt size and the output so far."""
+    return UsagePart(
+        input_tokens=prompt, output_tokens=tokens_for_chars(streamed_chars), estimated=True
+    )
 
 
 def context_tokens(usage: UsagePart, provider_kind: str) -> int:
@@ -51,9 +67,7 @@ def context_tokens(usage: UsagePart, provider_kind: str) -> int:
     The OpenAI wire's `prompt_tokens` include the cached ones; Anthropic's `input_tokens`
     leave them out (`cache_read_input_tokens`, `cache_creation_input_tokens` count apart).
     """
-    prompt = usage.input_tokens
-    if provider_kind == "anthropic":
-        prompt += usage.cache_read_tokens + usage.cache_write_tokens
+    prompt = prompt_tokens(usage, input_includes_cache=provider_kind != "anthropic")
     return prompt + usage.output_tokens
 
 
@@ -79,6 +93,7 @@ def token_delta(
         "cache_write_tokens": usage.cache_write_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
         "api_calls": 1,
+        "estimated_calls": int(usage.estimated),
         "estimated_cost_usd": cost,
     }
 
@@ -99,18 +114,22 @@ class UsageRecorder:
         session_id: str | None,
         writer: SessionWriter,
         sink: ev.Sink,
+        purpose: CallPurpose = CallPurpose.TURN,
         context_window: int | None = None,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
+        totals.estimated_calls += usage.estimated
         delta = token_delta(usage, provider_name, provider, model)
         cost = delta["estimated_cost_usd"]
         if cost is not None:
             totals.cost_usd = (totals.cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
-        totals.context_tokens = context_tokens(usage, provider.kind)
+        context = context_tokens(usage, provider.kind)
+        if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context
+            totals.context_tokens = context
         sink(
             ev.UsageUpdated(
                 usage.input_tokens,
@@ -119,7 +138,9 @@ class UsageRecorder:
                 totals.output_tokens,
                 cost,
                 totals.cost_usd,
-                totals.context_tokens,
+                usage.estimated,
+                purpose,
+                context,
                 context_window,
             )
         )

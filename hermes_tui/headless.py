@@ -39,6 +39,7 @@ class _Printer:
         self.as_json = as_json
         self._lock = threading.Lock()
         self._wrote_text = False
+        self.told: set[str] = set()  # warnings already on stderr: the run's end repeats none
         self._out = sys.stdout
         self._err = sys.stderr
         # Into a pipe or a file the answer is held until its attempt completes, so a retried
@@ -88,7 +89,11 @@ class _Printer:
             )
         elif isinstance(event, ev.Notice) and event.level != "info":
             self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
+            self.told.add(event.text)
         elif isinstance(event, ev.SavingFailed | ev.TurnError):
+            self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
+        elif isinstance(event, ev.CompactionFinished) and not event.ok and event.message:
+            # Why nothing was compacted (it would not shrink, it was cut off, ...).
             self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
         self._err.flush()
 
@@ -156,11 +161,13 @@ async def _run(
 
     config = load_config_for(demo=demo, model=model)
     approve = (lambda _request: True) if yes else None
+    printer = _Printer(as_json)
     async with Runtime.open(
-        config, _Printer(as_json), approve, workspace=Path(os.getcwd()), on_exit_wait=_waiting
+        config, printer, approve, workspace=Path(os.getcwd()), on_exit_wait=_waiting
     ) as runtime:
         result = await _turn(runtime.agent, task, resume, model)
-    if not as_json and result.status not in ("ok", "error") and result.error:
+    told = result.error in printer.told  # the cut-off or budget notice already said it
+    if not as_json and result.status not in ("ok", "error") and result.error and not told:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
         print("hermes-tui: stopped.", file=sys.stderr)

@@ -14,6 +14,7 @@ from textual.timer import Timer
 
 from agent import events as ev
 from agent.config import DEMO_PROVIDER
+from agent.kinds import CallPurpose
 from hermes_tui.durations import format_duration
 
 if TYPE_CHECKING:
@@ -202,7 +203,14 @@ class StatusPresenter:
         status.input_tokens = usage.total_input_tokens
         status.output_tokens = usage.total_output_tokens
         status.cost_usd = usage.total_cost_usd
-        status.context_used = usage.input_tokens + usage.output_tokens
+        status.estimated = status.estimated or usage.estimated
+        if usage.purpose != CallPurpose.TURN:
+            return  # a summary's prompt is the old history: it says nothing of the context now
+        # What the call left in the model's context, cached input included (either wire),
+        # against the window the agent measures compaction by (None: nobody knows it).
+        status.context_used = usage.context_tokens
+        status.context_window = usage.context_window
+        status.context_estimated = usage.estimated
 
     def _turn_started(self, _event: ev.TurnStarted) -> None:
         self._status.compaction, self._status.compacting = "", False
@@ -338,11 +346,13 @@ class StatusPresenter:
         status = self._status
         status.input_tokens, status.output_tokens = usage.input_tokens, usage.output_tokens
         status.cost_usd = usage.cost_usd
-        status.context_used = usage.context_tokens  # a resumed session's last call
+        status.estimated = usage.estimated_calls > 0
+        # A resumed session's last turn call (0 for a new session).
+        status.context_used, status.context_estimated = usage.context_tokens, False
 
     def show_context(self, tokens: int) -> None:
-        """What the model sees now, after a compaction measured it."""
-        self._status.context_used = tokens
+        """What the model sees now, after a compaction measured it (a projection: estimated)."""
+        self._status.context_used, self._status.context_estimated = tokens, True
 
     def show_hint(self, hint: str, level: str = "warning") -> None:
         """A hint under the turn state (how to leave the demo model, a missing key)."""

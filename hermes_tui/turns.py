@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 
 from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
+from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.notes import RecoveryNote
 
 if TYPE_CHECKING:
@@ -205,6 +206,8 @@ class TurnController:
             composer.load_text(f"{result.unsent}\n{draft}" if draft.strip() else result.unsent)
             composer.move_cursor(composer.document.end)
             await self.app.notice("Your message is back in the input.", "warning")
+        elif getattr(result, "withheld", None):
+            await self._offer_withheld(result.withheld)
         if result.pending_steer:
             # Accepted but not delivered before the turn ended: behind older input, once.
             self.queue.push(result.pending_steer, "steer")
@@ -220,6 +223,24 @@ class TurnController:
                     "/queue resume runs it; sending a message also resumes it.",
                     "warning",
                 )
+
+    async def _offer_withheld(self, text: str) -> None:
+        """A failed turn's text no model answered: the agent never sends it again, so it is
+        offered back in the input to send on purpose; a draft there is never overwritten."""
+        composer = self.app.composer
+        if composer.text.strip():
+            await self.app.notice(
+                "Your draft is kept; ↑ in the input brings back the failed message.", "warning"
+            )
+            return
+        # The input draws what it holds: a control character would reach the terminal (H1).
+        shown = safe_text(text)
+        composer.load_text(shown)
+        composer.move_cursor(composer.document.end)
+        visible = " (its control characters shown as symbols)" if shown != text else ""
+        await self.app.notice(
+            f"Your message is back in the input{visible}: send it again or clear it."
+        )
 
     # -- the queue ---------------------------------------------------------------------------
     def show_queue(self) -> None:

@@ -42,6 +42,8 @@ class Delta:
     estimated_cost_usd: float | None = None
     actual_cost_usd: float | None = None
     absolute: bool = False
+    estimated_calls: int = 0
+    """Of `api_calls`, those whose counts are estimates (no usage came from the server)."""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -64,6 +66,7 @@ def make_delta(
     estimated_cost_usd: float | None = None,
     actual_cost_usd: float | None = None,
     absolute: bool = False,
+    estimated_calls: int = 0,
 ) -> Delta:
     """Validate and normalise the arguments of update/queue_token_counts into a Delta."""
     if not session_id:
@@ -82,6 +85,7 @@ def make_delta(
         None if estimated_cost_usd is None else float(estimated_cost_usd),
         None if actual_cost_usd is None else float(actual_cost_usd),
         bool(absolute),
+        int(estimated_calls or 0),
     )
 
 
@@ -137,6 +141,7 @@ def merge(a: Delta, b: Delta) -> Delta:
         cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
         reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
         api_calls=a.api_calls + b.api_calls,
+        estimated_calls=a.estimated_calls + b.estimated_calls,
         estimated_cost_usd=sum_costs(a.estimated_cost_usd, b.estimated_cost_usd),
         actual_cost_usd=sum_costs(a.actual_cost_usd, b.actual_cost_usd),
     )
@@ -214,6 +219,7 @@ def _params(delta: Delta) -> dict:
         "cache_read_tokens": delta.cache_read_tokens,
         "cache_write_tokens": delta.cache_write_tokens,
         "reasoning_tokens": delta.reasoning_tokens,
+        "estimated_calls": delta.estimated_calls,
         "api_calls": delta.api_calls,
         "estimated_cost_usd": delta.estimated_cost_usd,
         "actual_cost_usd": delta.actual_cost_usd,

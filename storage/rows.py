@@ -35,6 +35,7 @@ class SessionRow(TypedDict):
     estimated_cost_usd: float | None
     actual_cost_usd: float | None
     metadata: dict[str, Any]
+    estimated_calls: int  # of api_call_count, the calls whose counts are estimates
     message_count: int  # conversation messages: display rows are not counted
 
 

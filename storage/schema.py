@@ -101,7 +101,14 @@ _V1: tuple[str, ...] = (
     """,
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1]
+_V2: tuple[str, ...] = (
+    # How many of `api_call_count`'s calls have estimated counts: a stopped or failed call
+    # whose server sent no usage is counted from its request and the output streamed so far.
+    "ALTER TABLE sessions ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE session_model_usage ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2]
 """Ordered migrations; index i brings user_version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -125,6 +132,7 @@ SESSION_COLUMNS = (
     "estimated_cost_usd",
     "actual_cost_usd",
     "metadata",
+    "estimated_calls",
 )
 
 MESSAGE_COLUMNS = (
@@ -148,4 +156,5 @@ USAGE_COUNTERS = (
     "cache_read_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
+    "estimated_calls",
 )

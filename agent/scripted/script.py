@@ -37,6 +37,8 @@ MATCH_KEYS = (
 )
 EXHAUSTED_MESSAGE = "scripted server: script exhausted"
 _DEFAULT_CHUNK_SIZE = 12
+CHARS_PER_TOKEN = 4
+"""How the scripted server counts tokens (its usage and `honour_max_tokens`)."""
 
 
 @dataclass(frozen=True)
@@ -160,12 +162,18 @@ class Reply:
 
 @dataclass
 class Script:
-    """An ordered list of replies plus defaults, loop mode and the reasoning key."""
+    """An ordered list of replies plus defaults, loop mode and the reasoning key.
+
+    `honour_max_tokens`: play a real server's output limit. A reply longer than the
+    request's `max_tokens` (reasoning first, then text, then tool calls; 4 characters a
+    token) is cut there and finishes with `length`, as llama.cpp or vLLM would.
+    """
 
     replies: list[Reply] = field(default_factory=list)
     loop: bool = False
     defaults: dict[str, Any] = field(default_factory=dict)
     reasoning_key: str = "reasoning_content"
+    honour_max_tokens: bool = False
     server: Persona = field(default_factory=Persona)
     """The server played: its discovery endpoints, models, window and error bodies."""
 
@@ -174,7 +182,8 @@ class Script:
         """Build a script from its dict form (as parsed from YAML)."""
         if not isinstance(data, dict):
             raise ValueError("a script must be a mapping with a `replies` list")
-        unknown = set(data) - {"replies", "loop", "defaults", "reasoning_key", "server"}
+        keys = {"replies", "loop", "defaults", "reasoning_key", "honour_max_tokens", "server"}
+        unknown = set(data) - keys
         if unknown:
             raise ValueError(f"unknown script keys: {sorted(unknown)}")
         defaults = dict(data.get("defaults") or {})
@@ -191,6 +200,7 @@ class Script:
             loop=bool(data.get("loop", False)),
             defaults=defaults,
             reasoning_key=reasoning_key,
+            honour_max_tokens=bool(data.get("honour_max_tokens", False)),
             server=Persona() if server is None else Persona.from_dict(server),
         )
 
@@ -242,6 +252,7 @@ class RequestInfo:
     body_text: str = ""
     stream: bool = False
     include_usage: bool = False
+    max_tokens: int | None = None
 
     @classmethod
     def from_body(cls, wire: str, body: dict[str, Any] | None, raw: bytes = b"") -> RequestInfo:
@@ -258,6 +269,7 @@ class RequestInfo:
         except AttributeError:
             raw_text = str(raw)
         stream_options = body.get("stream_options") or {}
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
         return cls(
             wire=wire,
             model=str(body.get("model", "")),
@@ -271,6 +283,7 @@ class RequestInfo:
             include_usage=bool(
                 isinstance(stream_options, dict) and stream_options.get("include_usage")
             ),
+            max_tokens=limit if isinstance(limit, int) and limit > 0 else None,
         )
 
 
@@ -381,4 +394,25 @@ class ScriptPlayer:
                     call = dataclasses.replace(call, id=call.id.replace("{n}", str(self._counter)))
                 calls.append(call)
             changes["tool_calls"] = tuple(calls)
-        return dataclasses.replace(reply, **changes) if changes else reply
+        reply = dataclasses.replace(reply, **changes) if changes else reply
+        if self._script.honour_max_tokens and request.max_tokens:
+            reply = cut_to_limit(reply, request.max_tokens * CHARS_PER_TOKEN)
+        return reply
+
+
+def cut_to_limit(reply: Reply, chars: int) -> Reply:
+    """The reply a server with an output limit of `chars` characters sends: reasoning, then
+    text, cut where the limit falls (then no tool calls), finishing with `length`."""
+    reasoning, text = reply.reasoning or "", reply.text or ""
+    calls = sum(len(c.name) + len(c.arguments_json) for c in reply.tool_calls)
+    if len(reasoning) + len(text) + calls <= chars:
+        return reply
+    kept_reasoning = reasoning[:chars]
+    kept_text = text[: max(0, chars - len(kept_reasoning))]
+    return dataclasses.replace(
+        reply,
+        reasoning=kept_reasoning or None,
+        text=kept_text or None,
+        tool_calls=(),
+        finish_reason="length",
+    )

@@ -329,11 +329,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.status is not None and reply.status >= 400:
             message = reply.error_message or f"scripted server: HTTP {reply.status}"
+            if reply.gate is not None:
+                self._before_body(reply)  # an error can wait at a gate too (held mid-request)
             self._send_error(wire, reply.status, reply, message)
             return
         if reply.raw_sse is not None:
             self._stream(reply, wire_raw.raw_chunks(reply.raw_sse), wire)
             return
+        self._send_reply(reply, info, wire)
+
+    def _send_reply(self, reply: Reply, info: RequestInfo, wire: str) -> None:
+        """A scripted answer (streamed or whole) on `wire`."""
         rid = self.owner._next_id()
         if wire == "anthropic":
             msg_id = f"msg_scripted_{rid}"

@@ -61,21 +61,17 @@ def _one_line(value: Any, limit: int) -> str:
     return text[: limit - 1] + "…" if len(text) > limit else text
 
 
-def _request_failed(metadata: dict[str, Any]) -> str:
-    """A turn that failed before any answer: what the user saw, and that the message stays
-    in the history without being sent again (T7)."""
-    error = _one_line(metadata.get("error"), ERROR_TEXT_CHARS)
-    count = metadata.get("withheld")
-    line = f"{MARK} not answered" + (f": {error}" if error else "")
-    if isinstance(count, int) and count > 0:
-        noun = "message" if count == 1 else "messages"
-        line += f" ({count} {noun} kept here, not sent again)"
-    return line
-
-
 def _turn_failed(metadata: dict[str, Any]) -> str:
     error = _one_line(metadata.get("error"), ERROR_TEXT_CHARS)
     return f"{MARK} turn failed: {error}" if error else f"{MARK} turn failed"
+
+
+def _request_failed(metadata: dict[str, Any]) -> str:
+    """After a failed turn's messages: no model answered them and none is sent again (T7)."""
+    count = metadata.get("withheld")
+    if isinstance(count, int) and count > 1:
+        return f"{MARK} request failed: the {count} messages above are kept, not sent again"
+    return f"{MARK} request failed: the message above is kept, not sent again"
 
 
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {

@@ -46,6 +46,18 @@ def relative_time(value: Any, now: float) -> str:
 
 
 TITLE_WIDTH = 22
+DETAILS_WIDTH = 23
+"""The second line's width (the panel's row less the two-column mark in front)."""
+
+
+def short_model(model: str, room: int) -> str:
+    """A model name in `room` columns: a path (a llama.cpp `.gguf`) by its file name, then cut
+    with `…`, so a long name never wraps the row onto a third line."""
+    name = " ".join(safe_line(model).split())
+    name = re.split(r"[/\\]", name.rstrip("/\\"))[-1] or name
+    if len(name) > room:
+        name = name[: max(1, room - 1)] + "…"
+    return name
 
 
 def _title(row: dict[str, Any]) -> str:
@@ -83,9 +95,10 @@ def session_label(
         session.get("last_activity_at") or session.get("updated_at") or session.get("created_at"),
         now,
     )
-    model = safe_line(str(session.get("model") or ""))
+    room = DETAILS_WIDTH - (len(when) + len(" · ") if when else 0)
+    model = short_model(str(session.get("model") or ""), room)
     if elsewhere and session.get("workspace"):
-        model = f"in {folder_name(str(session['workspace']))}"
+        model = f"in {short_model(folder_name(str(session['workspace'])), room - 3)}"
     mark = ("● ", "$accent bold") if current else "  "
     if working_for is not None:
         # The model gives way: the line is as narrow as the panel.

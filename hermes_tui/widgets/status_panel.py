@@ -30,13 +30,19 @@ def human_count(n: int) -> str:
     return str(n)
 
 
-def context_bar(used: int, window: int | None, width: int = BAR_WIDTH) -> str:
-    """A fixed-width bar of how full the context window is."""
+def context_bar(
+    used: int, window: int | None, width: int = BAR_WIDTH, *, estimated: bool = False
+) -> str:
+    """A fixed-width bar of how full the context window is; `~` marks an estimate.
+
+    An unknown window is said to be unknown, never assumed: the count stands alone.
+    """
+    mark = "~" if estimated else ""
     if not window:
-        return "░" * width + " ?"
+        return f"{mark}{human_count(used)} · window unknown" if used else "window unknown"
     fraction = min(1.0, used / window)
     filled = round(fraction * width)
-    return "█" * filled + "░" * (width - filled) + f" {fraction:.0%}"
+    return "█" * filled + "░" * (width - filled) + f" {mark}{fraction:.0%}"
 
 
 def _keep_units(text: str) -> str:
@@ -95,6 +101,10 @@ class StatusState:
     cost_usd: float | None = None
     context_used: int = 0
     context_window: int | None = None
+    estimated: bool = False
+    """The session's totals include calls the server sent no usage for (shown with `~`)."""
+    context_estimated: bool = False
+    """`context_used` is an estimate (a stopped call, or a compaction's projection)."""
     state: str = "idle"
     detail: str = ""
     activity: str = ""
@@ -132,7 +142,8 @@ class StatusPanel(Vertical):
     def refresh_status(self) -> None:
         """Re-render; while a turn runs, `activity` is the honest turn state (L3)."""
         s = self.status
-        cost = f"${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
+        approx = "~" if s.estimated else ""  # some call's counts are estimates (S7)
+        cost = f"{approx}${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
         lines = [
             Content.assemble(("Model", "bold $accent")),
             # A resumed session's model and a tool's name (in the turn state) come from
@@ -143,13 +154,13 @@ class StatusPanel(Vertical):
             Content.assemble(("tokens", "bold $accent")),
             Content.assemble(
                 ("in ", "dim"),
-                human_count(s.input_tokens),
+                approx + human_count(s.input_tokens),
                 ("  out ", "dim"),
-                human_count(s.output_tokens),
+                approx + human_count(s.output_tokens),
             ),
             Content.assemble(("cost ", "dim"), cost),
             Content.assemble(("context", "dim")),
-            Content(context_bar(s.context_used, s.context_window)),
+            Content(context_bar(s.context_used, s.context_window, estimated=s.context_estimated)),
             *_compaction_lines(s),
             Content(""),
             Content.assemble(("Turn", "bold $accent")),

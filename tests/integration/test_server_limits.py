@@ -215,7 +215,8 @@ def test_failed_turns_never_pile_up_into_one_user_message(harness):
 def test_a_summary_never_merges_into_a_withheld_message(harness):
     """C5 with a withheld message where the kept tail would start: the summary stays sent."""
     down = {"status": 500, "error_message": "model crashed"}
-    answers = [{"text": f"answer {i}"} for i in range(3)]
+    # Long answers: a summary commits only when it makes the next request smaller (C2).
+    answers = [{"text": f"answer {i} " + "and so on " * 60} for i in range(3)]
     agent = harness.start(
         {"replies": [summary_reply("THE-SUMMARY"), *answers, down, {"text": "answer 3"}]},
         agent={"max_retries": 1},

@@ -247,3 +247,27 @@ def test_command_completion(snap_compare, make_app):
         await pilot.press(*"/s")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=typing)
+
+
+def test_sessions_panel_with_a_gguf_path_as_model(snap_compare, make_app):
+    """A llama.cpp session is stored under its .gguf path: the row stays two lines."""
+    app = make_app()
+
+    async def seeded(pilot):
+        await app.ready()
+        models = ["/home/me/models/SmolLM2-135M-Instruct.Q4_1.gguf", "gpt-4.1"]
+        for age, model in enumerate(models):
+            session = await app.db.create_session(
+                model=model,
+                provider="llama",
+                workspace=str(app.workspace),
+                title=f"Work on {model[-9:]}",
+            )
+            stamp = FIXED_NOW - 300 * (age + 1)
+            await app.db.update_session(
+                session["id"], created_at=stamp, updated_at=stamp, last_activity_at=stamp
+            )
+        await app.refresh_sessions()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=seeded)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from agent import events as ev
-from agent.compaction import CommitFence, ContextCompressor, plan_cut, render_transcript
+from agent.compaction import CommitFence, ContextCompressor, plan_cut
 from agent.config import CompressionSettings, Config, ProviderConfig
 from agent.loop import Agent
 from agent.messages import Message, ToolCall
+from agent.summary import render_transcript
 
 
 def conversation() -> list[Message]:

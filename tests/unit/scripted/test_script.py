@@ -282,3 +282,29 @@ def test_the_demo_tour_s_yaml_is_a_config_that_loads_and_fits_80_columns(hermes_
         (hermes_home / "config.yaml").write_text(block, encoding="utf-8")
         config = load_config()
         assert not config.demo and config.missing_key() is None, block
+
+
+def test_honour_max_tokens_cuts_a_reply_where_a_real_server_would():
+    script = Script.from_dict(
+        {
+            "honour_max_tokens": True,
+            "loop": True,
+            "replies": [{"reasoning": "r" * 40, "text": "t" * 40, "tool_calls": [{"name": "x"}]}],
+        }
+    )
+    player = ScriptPlayer(script)
+    body = {"model": "m", "messages": [user("hi")], "max_tokens": 15}  # 60 characters
+    reply = player.pick(RequestInfo.from_body("openai", body, json.dumps(body).encode()))
+    assert (reply.reasoning, reply.text) == ("r" * 40, "t" * 20)
+    assert reply.tool_calls == () and reply.finish_reason == "length"
+    body["max_tokens"] = 5  # reasoning takes the whole budget: no text at all
+    reply = player.pick(RequestInfo.from_body("openai", body, json.dumps(body).encode()))
+    assert (reply.reasoning, reply.text, reply.finish_reason) == ("r" * 20, None, "length")
+    # Without the flag, or within the limit, a reply is sent as scripted.
+    body["max_tokens"] = 1000
+    reply = player.pick(RequestInfo.from_body("openai", body, json.dumps(body).encode()))
+    assert reply.finish_reason is None and reply.tool_calls
+    body["max_tokens"] = 5
+    plain = ScriptPlayer(Script.from_dict({"replies": [{"text": "t" * 40}]}))
+    reply = plain.pick(RequestInfo.from_body("openai", body, json.dumps(body).encode()))
+    assert reply.text == "t" * 40

@@ -38,7 +38,7 @@ from storage.schema import MIGRATIONS
 ROOT = Path(__file__).resolve().parents[3]
 SESSION_COLS = (
     "model, provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,"
-    " reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd"
+    " reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, estimated_calls"
 )
 
 
@@ -185,7 +185,7 @@ def _memory_db() -> sqlite3.Connection:
 # Costs are multiples of 1/8 so float sums are exact in any order.
 _cost = st.none() | st.integers(0, 64).map(lambda n: n / 8)
 _delta = st.builds(
-    lambda sid, model, route, counts, calls, est, act, absolute: make_delta(
+    lambda sid, model, route, counts, calls, est, act, absolute, guessed: make_delta(
         sid,
         model=model,
         provider="p",
@@ -199,6 +199,7 @@ _delta = st.builds(
         estimated_cost_usd=est,
         actual_cost_usd=act,
         absolute=absolute,
+        estimated_calls=guessed,
     ),
     st.sampled_from(["s1", "s2"]),
     st.sampled_from(["m", "m2"]),
@@ -208,6 +209,7 @@ _delta = st.builds(
     _cost,
     _cost,
     st.sampled_from([False, False, False, True]),
+    st.integers(0, 1),
 )
 
 
@@ -262,7 +264,7 @@ def test_none_cost_keeps_the_stored_value(acct):
         acct.flush_token_counts()
     session, usage = rows(acct.path)
     assert session[8] == 0.5 and session[9] is None  # actual stays NULL, estimated kept
-    assert usage[0][-2:] == (0.5, None)
+    assert usage[0][-3:-1] == (0.5, None)  # the costs; estimated_calls (migration 2) is last
 
 
 def test_absolute_is_a_barrier_on_the_database(acct):

@@ -146,3 +146,22 @@ def test_errors_translate_to_one_clear_sentence(exc, expected, phrase):
     assert isinstance(err, StorageError)
     assert phrase in str(err) and "/data/u/state.db" in str(err)
     assert "\n" not in str(err)
+
+
+async def test_a_version_1_database_gains_the_estimated_calls_counter(tmp_path):
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO sessions (id, model, provider, api_call_count) VALUES ('s1', 'm', 'p', 3)"
+    )
+    conn.close()
+    db = await SessionDB.open(path)
+    try:
+        row = await db.get_session("s1")
+        assert (row["api_call_count"], row["estimated_calls"]) == (3, 0)
+    finally:
+        await db.close()
+    assert ("estimated_calls", "INTEGER") in _columns(path)["session_model_usage"]
