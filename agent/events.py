@@ -20,6 +20,12 @@ class TurnStarted(NamedTuple):
     text: str
 
 
+class InputAttached(NamedTuple):
+    """The user's `@path` mentions were attached (or refused): one plain dict each (P2)."""
+
+    attachments: tuple[Mapping[str, Any], ...]
+
+
 class RequestStarted(NamedTuple):
     """A model call started (iteration counts from 1 within the turn)."""
 
@@ -199,6 +205,7 @@ class CompactionFinished(NamedTuple):
 
 AgentEvent = (
     TurnStarted
+    | InputAttached
     | RequestStarted
     | ReasoningDelta
     | TextDelta

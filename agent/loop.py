@@ -8,11 +8,12 @@ usage (agent/usage.py), the session's writes (agent/session_writer.py) and the t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from agent.compaction import (
     log_session,
     session_var,
 )
-from agent.config import Config, split_model_ref
+from agent.config import Config, ConfigError, split_model_ref
 from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
@@ -45,6 +46,7 @@ from agent.messages import (
 from agent.model_call import call_model
 from agent.models import context_window_for, estimate_request
 from agent.ports import ApprovalPolicy, SessionStore
+from agent.project_context import ProjectContext
 from agent.prompts import EMPTY_ANSWER_NUDGE, system_prompt
 from agent.providers.base import ChatRequest, Provider, UsagePart
 from agent.providers.discovery import SERVERS
@@ -120,6 +122,10 @@ class Agent:
         self.compressor = ContextCompressor(config.compression, on_change=self._save_cooldown)
         self.skew_guard = CodeSkewGuard()
         self.secrets = self._read_secrets()
+        # Instruction files and @ mentions (P1, P2); display rows kept like any other.
+        self.context = ProjectContext(
+            self.workspace, config.home, lambda event: self.sink(event), self._append
+        )
         self._ids = ToolCallIds()
         self._providers: dict[str, Provider] = {}
         self._turn_lock = threading.Lock()
@@ -187,6 +193,7 @@ class Agent:
         self.approvals.clear()
         self.session_metadata = {}
         self.compressor.restore_cooldown(None)
+        self.context.new_session()
 
     def attach_session(
         self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
@@ -207,6 +214,7 @@ class Agent:
         self.session_metadata = dict((session or {}).get("metadata") or {})
         # The cooldown belongs to the session: it survives across runs (C3).
         self.compressor.restore_cooldown(self.session_metadata.get(COOLDOWN_KEY))
+        self.context.attach_rows(rows)
 
     def resume(self, ref: str) -> dict[str, Any]:
         """Blocking resume by id or title through the store; returns the session row."""
@@ -275,10 +283,19 @@ class Agent:
             hook()
 
     # -- the turn -------------------------------------------------------------------------
-    def run_turn(self, text: str, *, note_kind: str | None = None) -> TurnResult:
+    def run_turn(
+        self,
+        text: str,
+        *,
+        note_kind: str | None = None,
+        shown: str | None = None,
+        model: str | None = None,
+    ) -> TurnResult:
         """Run one user turn to its end; blocks the calling thread.
 
         `note_kind` types the user message (e.g. "recovery") in the same insert as its text.
+        `shown` is what the user typed when the model reads another text (a custom command's
+        prompt); `model` (provider:model) runs this turn alone on another model.
         """
         skew = self.skew_guard.skew_message()
         if skew is not None:
@@ -290,8 +307,12 @@ class Agent:
             # A hosted provider without a key: said before any request or write, never a
             # silent demo (the text goes back to the user).
             self.sink(ev.TurnError(no_key, ErrorKind.CONFIG))
-            return TurnResult(TurnStatus.ERROR, error=no_key, unsent=text)
-        with self._turn_lock:
+            return TurnResult(TurnStatus.ERROR, error=no_key, unsent=shown or text)
+        unknown = self._unknown_model(model)
+        if unknown is not None:
+            self.sink(ev.TurnError(unknown, ErrorKind.CONFIG))
+            return TurnResult(TurnStatus.ERROR, error=unknown, unsent=shown or text)
+        with self._turn_lock, self._turn_model(model):
             self.activity.reset()
             self.control.begin_turn()
             self.inbox.open_generation()
@@ -303,16 +324,16 @@ class Agent:
             asked: Message | None = None  # the turn's own user message
             try:
                 self._ask_server()
-                self._ensure_session(text)
+                typed = text if shown is None else shown
+                self._ensure_session(typed)
                 # C6: every log record of this turn, on any thread it spawns, names the session.
                 log_token = session_var.set(self.session_id)
                 result.session_id = self.session_id
-                self.sink(ev.TurnStarted(self.session_id or "", text))
+                self.sink(ev.TurnStarted(self.session_id or "", typed))
                 self._close_unanswered_calls()
-                meta = recovery.note_metadata(note_kind) if note_kind else None
-                asked = Message("user", text, display_metadata=meta)
-                self._append(asked, persist=True)
+                asked = self._take_user_message(text, shown, note_kind)
                 taken = True
+                self.context.refresh(in_session=True)
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED
@@ -325,7 +346,7 @@ class Agent:
                 log.warning("turn ended by a storage failure: %s", exc)
                 self._fail(result, sentence(exc), ErrorKind.STORAGE)
                 if not taken:
-                    result.unsent = text
+                    result.unsent = text if shown is None else shown
             except Exception as exc:  # never let a bug kill the worker silently
                 log.exception("turn failed")
                 self._fail(result, redact(self._internal_error(exc)), ErrorKind.INTERNAL)
@@ -335,6 +356,43 @@ class Agent:
                 if log_token is not None:
                     session_var.reset(log_token)
             return result
+
+    def _take_user_message(self, text: str, shown: str | None, note_kind: str | None) -> Message:
+        """Append the user's message, its `@path` mentions attached (P2), show them; return it."""
+        meta = recovery.note_metadata(note_kind) if note_kind else None
+        message, attached = self.context.user_message(
+            text, shown=shown, metadata=meta, redact=self.secrets.redact, window=self.context_window
+        )
+        self._append(message, persist=True)
+        if attached:
+            self.sink(ev.InputAttached(attached))
+        return message
+
+    def _unknown_model(self, model: str | None) -> str | None:
+        """Why `model` cannot run a turn (not provider:model, or no such provider), or None."""
+        if model is None:
+            return None
+        try:
+            self.config.provider(split_model_ref(model)[0])
+        except ConfigError as exc:
+            return str(exc)
+        return None
+
+    @contextlib.contextmanager
+    def _turn_model(self, model: str | None) -> Iterator[None]:
+        """Run the block on `model` (checked by `_unknown_model`), then on the session's."""
+        if model is None:
+            yield
+            return
+        previous, self.model_ref = self.model_ref, model
+        try:
+            yield
+        finally:
+            self.model_ref = previous
+
+    def refresh_instructions(self) -> None:
+        """Read the instruction files now (a session starts); notices go to the sink (P1)."""
+        self.context.refresh(in_session=self.session_id is not None)
 
     def _fail(self, result: TurnResult, error: str, kind: str) -> None:
         result.status = TurnStatus.ERROR
@@ -579,6 +637,8 @@ class Agent:
                 keep=lambda message: self._append(message, persist=True),
             )
             batch.run(calls, stopped=not entered)
+            # A subdirectory's instruction file joins the first time a tool touches it (P1).
+            self.context.touched(calls)
         finally:
             self.control.leave_tools()
 
@@ -603,7 +663,9 @@ class Agent:
         return ChatRequest(
             model=self.model_name,
             messages=self.messages,
-            system=self.config.agent.system_prompt or system_prompt(self.workspace),
+            system=self.context.system(
+                self.config.agent.system_prompt or system_prompt(self.workspace)
+            ),
             tools=self.registry.schemas(),
             max_tokens=provider_config.max_tokens,
             extra_body=self.routing_body(),

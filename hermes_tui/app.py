@@ -21,6 +21,7 @@ from hermes_tui import commands, terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge
+from hermes_tui.completion.controller import CompletionController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.presenter import EventRouter
@@ -29,7 +30,8 @@ from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
 from hermes_tui.turns import TurnController, WorkEnded
 from hermes_tui.widgets.centre import Centre
-from hermes_tui.widgets.composer import CommandHints, Composer
+from hermes_tui.widgets.completion import CompletionPopup
+from hermes_tui.widgets.composer import Composer
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.new_below import NewBelowLine
 from hermes_tui.widgets.queue_view import QueueList
@@ -80,6 +82,8 @@ class HermesApp(KeyActions, App[int]):
         self.approval = ApprovalFlow(self)
         self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
+        self.command_table = commands.custom_table(self)  # built-ins, then the command files
+        self.completion = CompletionController(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()
@@ -97,7 +101,7 @@ class HermesApp(KeyActions, App[int]):
                 yield WorkingLine(id="working")
                 yield NewBelowLine(id="new-below")
                 yield StallBanner(id="stall")
-                yield CommandHints(id="hints")
+                yield CompletionPopup(id="hints")
                 yield StatusLine(id="status-line")
                 yield Composer(id="composer", cursor_blink=self.probes.cursor_blink)
             yield StatusPanel(id="status")
@@ -149,15 +153,14 @@ class HermesApp(KeyActions, App[int]):
 
     # -- start-up and shutdown --------------------------------------------------------------
     def on_mount(self) -> None:
-        self.query_one(CommandHints).show([])
+        self.composer.completer = self.completion
         self.composer.focus()
         self.layout.fit(self.size.width)
         self.query_one(Centre).follow_key = self.keys.shown("transcript.follow")
         self.themes.attach()  # remembers a switch; fits a 256-colour terminal
-        # One route per event type: the transcript first, then the status, then the panel.
-        self.router = EventRouter(
-            self.transcript.live, self.status, self.sessions, after=self.status.after_batch
-        )
+        # One route per event type: the transcript, the status, the panel, the completion.
+        parts = (self.transcript.live, self.status, self.sessions, self.completion)
+        self.router = EventRouter(*parts, after=self.status.after_batch)
         if os.environ.get(BENCH_FIRST_FRAME_ENV):
             self.call_after_refresh(self.exit)
             return
@@ -198,6 +201,7 @@ class HermesApp(KeyActions, App[int]):
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()
+        self.completion.close()
         if self.runtime is not None:
             # A quit that already waited for a held lock does not wait again (H7).
             not_saved = await self.runtime.close(wait=0.0 if self._quitting else None)
@@ -258,7 +262,7 @@ class HermesApp(KeyActions, App[int]):
         """Show commands and keys."""
         from hermes_tui.screens.help import HelpScreen  # not on the start-up path
 
-        await self.push_screen(HelpScreen(self.keys.help_table()))
+        await self.push_screen(HelpScreen(self.keys.help_table(), self.command_table.entries()))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""
@@ -268,10 +272,6 @@ class HermesApp(KeyActions, App[int]):
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.composer.remember(message.text)
         await self.submit(message.text)
-
-    def on_text_area_changed(self, message: Composer.Changed) -> None:
-        if message.text_area is self.composer:
-            self.query_one(CommandHints).show(commands.complete(message.text_area.text))
 
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:

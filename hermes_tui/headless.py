@@ -161,11 +161,17 @@ async def _run(
 
     config = load_config_for(demo=demo, model=model)
     approve = (lambda _request: True) if yes else None
+    workspace = Path(os.getcwd())
+    try:
+        prompt = _command_prompt(task, workspace, config.home)
+    except LookupError as exc:
+        print(f"hermes-tui: {safe_text(str(exc))}", file=sys.stderr)
+        return 2
     printer = _Printer(as_json)
     async with Runtime.open(
-        config, printer, approve, workspace=Path(os.getcwd()), on_exit_wait=_waiting
+        config, printer, approve, workspace=workspace, on_exit_wait=_waiting
     ) as runtime:
-        result = await _turn(runtime.agent, task, resume, model)
+        result = await _turn(runtime.agent, task, resume, model, prompt)
     told = result.error in printer.told  # the cut-off or budget notice already said it
     if not as_json and result.status not in ("ok", "error") and result.error and not told:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
@@ -193,8 +199,23 @@ def _say_where(session: dict[str, Any], here: Path) -> None:
         )
 
 
-async def _turn(agent: Any, task: str, resume: str | None, model: str | None) -> Any:
-    """The one turn of a headless run: `task`, or the interrupted turn of `resume` (D4)."""
+def _command_prompt(task: str, workspace: Path, home: Path) -> Any:
+    """`/name args`: the custom command's turn (P3); None for any other task."""
+    if not task.lstrip().startswith("/"):
+        return None
+    from hermes_tui.commands.custom import prompt_for_line  # Textual only for a command
+
+    def skipped(sentence: str) -> None:
+        print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr)
+
+    return prompt_for_line(task, workspace, home, skipped)
+
+
+async def _turn(
+    agent: Any, task: str, resume: str | None, model: str | None, prompt: Any = None
+) -> Any:
+    """The one turn of a headless run: `task` (a custom command's `prompt`), or the
+    interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
     try:
@@ -205,6 +226,10 @@ async def _turn(agent: Any, task: str, resume: str | None, model: str | None) ->
             if model:
                 # A model named on the command line wins, recorded as /model records it (D1).
                 await asyncio.to_thread(agent.set_model, model)
+        if prompt is not None:
+            return await asyncio.to_thread(
+                agent.run_turn, prompt.text, shown=prompt.shown, model=prompt.model
+            )
         if task.strip():
             return await asyncio.to_thread(agent.run_turn, task)
         if resume and agent.interrupted:

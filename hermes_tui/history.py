@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_tui.widgets.transcript import Note
+from hermes_tui.widgets.transcript import Note, UserView
 
 
 class SessionHistory:
@@ -83,6 +83,20 @@ class AgentRows:
         if row.get("role") == "user" and meta.get(NOTE_KIND_KEY) == RECOVERY_NOTE_KIND:
             return Note("recovery", "", "", own_row=False)
         return None
+
+    def user_view(self, row: Mapping[str, Any]) -> UserView | None:
+        """A user row whose model text is not what the user typed: mentions attached (P2),
+        or a custom command's prompt (P3); the typed text and the attachments show."""
+        from agent.attachments import ATTACHMENTS_KEY, SHOWN_KEY
+
+        meta = row.get("display_metadata")
+        if row.get("role") != "user" or not isinstance(meta, dict) or SHOWN_KEY not in meta:
+            return None
+        attachments = meta.get(ATTACHMENTS_KEY)
+        if not isinstance(attachments, list):
+            attachments = []
+        kept = tuple(item for item in attachments if isinstance(item, dict))
+        return UserView(str(meta[SHOWN_KEY]), kept)
 
 
 def summary_body(text: str) -> str:

@@ -3,6 +3,7 @@ shut down the same way for the TUI and for headless mode."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ class Runtime:
                 server.stop()
             raise
         agent = Agent(config, store=db, sink=sink, workspace=workspace, approve=approve)
+        # The instruction files, read off the caller's loop (P1); their notices go to `sink`.
+        await asyncio.to_thread(agent.refresh_instructions)
         return cls(config, db, agent, server, on_exit_wait)
 
     @classmethod

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
+from hermes_tui.safe_text import has_hidden
 
 if TYPE_CHECKING:
     from hermes_tui.app import HermesApp
@@ -24,6 +25,8 @@ class SessionsController:
     def __init__(self, app: HermesApp) -> None:
         self.app = app
         self._told: set[str] = set()  # read failures already shown, each once
+        self.listed: list[dict[str, Any]] = []
+        """The sessions the panel lists, newest first (what `/resume` completes to)."""
 
     def routes(self) -> Iterable[tuple[type, Any]]:
         """A turn that starts may have created its session: the list shows it (see EventRouter)."""
@@ -42,6 +45,7 @@ class SessionsController:
                 self._told.add(reason)
                 await app.notice(reason, "error")
             return
+        self.listed = list(sessions)
         app.sessions_panel.show(sessions, app.agent.session_id, app.probes.now())
 
     async def new(self) -> None:
@@ -52,6 +56,21 @@ class SessionsController:
         app.status.show_usage()
         app.status.set_state("idle")
         await self.refresh()
+
+    def resume_choices(self) -> list[str]:
+        """What `/resume` completes to: each session's title where it finds that session
+        (the newest title holding it), else its id; the current session is left out."""
+        current = self.app.agent.session_id if self.app.agent is not None else None
+        choices = []
+        for position, session in enumerate(self.listed):
+            if session["id"] == current:
+                continue
+            title = session.get("title") or ""
+            plain = " ".join(title.split()) == title and not has_hidden(title)
+            newer = self.listed[:position]
+            unique = plain and title and not any(title in (s.get("title") or "") for s in newer)
+            choices.append(title if unique else session["id"])
+        return choices
 
     async def find(self, ref: str) -> dict[str, Any] | None:
         """The stored session `ref` names: an id, an id prefix or a title."""

@@ -22,6 +22,7 @@ async def greet(app: HermesApp) -> None:
     app.sessions_panel.search_placeholder = f"search messages ({search_key})"
     app.sessions_panel.workspace = str(app.workspace)
     app.status.start()
+    app.completion.start()
     await app.sessions.refresh()
     for notice in app.theme_notices:
         await app.notice(notice, "warning")

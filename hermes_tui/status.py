@@ -291,6 +291,9 @@ class StatusPresenter:
     def refresh(self) -> None:
         """Re-render the panel; while a turn runs, its honest state (L3)."""
         status = self._status
+        agent = self.app.agent
+        if agent is not None:
+            status.instructions = tuple(f.shown for f in agent.context.files)
         if self.app.approval.waiting or not self.app.turns.busy:
             status.activity, status.streamed_tokens = "", None
         else:

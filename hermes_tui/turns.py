@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,15 @@ class WorkKind(StrEnum):
     COMPACTION = "compaction"
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """A turn whose model text is not what the user typed (a custom command, /init)."""
+
+    text: str
+    shown: str
+    model: str | None = None
+
+
 class WorkEnded(Message):
     """The work's worker finished; posted behind any event batch already in the queue."""
 
@@ -61,6 +71,7 @@ class TurnController:
         self._idle = asyncio.Event()
         self._idle.set()
         self._item: QueuedInput | None = None  # the queued item the running turn came from
+        self._prompts: dict[int, Prompt] = {}  # queued items that run as a Prompt
 
     @property
     def busy(self) -> bool:
@@ -93,6 +104,16 @@ class TurnController:
             self.show_queue()
         return None
 
+    async def send_prompt(self, prompt: Prompt) -> None:
+        """Run `prompt` as a turn now, or queue it (shown as typed) behind older input."""
+        if not self.busy:
+            self.queue.resume()
+            await self.start_turn(prompt.text, prompt=prompt)
+            return
+        item = self.queue.push(prompt.shown, "command")
+        self._prompts[item.id] = prompt
+        self.show_queue()
+
     def stop(self) -> None:
         """Stop the running work (the queue pauses when a turn ends stopped)."""
         if self.busy and self.app.agent is not None:
@@ -107,10 +128,21 @@ class TurnController:
         return self.busy
 
     # -- starting ----------------------------------------------------------------------------
-    async def start_turn(self, text: str, item: QueuedInput | None = None) -> Worker[Any]:
-        """Run one user turn with `text` (from the queued `item`, if it came from there)."""
+    async def start_turn(
+        self, text: str, item: QueuedInput | None = None, *, prompt: Prompt | None = None
+    ) -> Worker[Any]:
+        """Run one user turn with `text` (from the queued `item`, if it came from there);
+        a `prompt` is shown as the user typed it and may run on a model of its own."""
         agent = self.app.agent
-        return await self.begin(WorkKind.TURN, text, lambda: agent.run_turn(text), item)
+        if prompt is None:
+            return await self.begin(WorkKind.TURN, text, lambda: agent.run_turn(text), item)
+        if item is not None:
+            self._prompts[item.id] = prompt  # kept until the turn has taken it (H7)
+
+        def work() -> Any:
+            return agent.run_turn(prompt.text, shown=prompt.shown, model=prompt.model)
+
+        return await self.begin(WorkKind.TURN, prompt.shown, work, item)
 
     async def begin(
         self,
@@ -186,7 +218,7 @@ class TurnController:
         self.show_queue()
         if item is not None:
             # The queue runs on without an idle moment in between: busy stays set.
-            await self.start_turn(item.text, item)
+            await self.start_turn(item.text, item, prompt=self._prompts.get(item.id))
             return
         # Last, with no await after it: a waiter on the turn sees every row in place.
         self._idle.set()
@@ -196,6 +228,8 @@ class TurnController:
     async def _settle(self, result: Any) -> None:
         """Put every text the turn did not consume back in the user's hands (T3, T6, L4)."""
         composer = self.app.composer
+        if self._item is not None and not result.unsent:
+            self._prompts.pop(self._item.id, None)
         if result.unsent and self._item is not None:
             # It came from the queue: it goes back to the head of the queue (H7).
             self.queue.put_back(self._item)
@@ -272,6 +306,7 @@ class TurnController:
     def remove_queued(self, item_id: int) -> None:
         """Delete one queued item."""
         self.queue.remove(item_id)
+        self._prompts.pop(item_id, None)
         self.show_queue()
         if not len(self.queue):
             self.app.composer.focus()
@@ -279,6 +314,7 @@ class TurnController:
     def edit_queued(self, item_id: int) -> None:
         """Take a queued item out and into the composer, after any draft there (never lost)."""
         item = self.queue.remove(item_id)
+        self._prompts.pop(item_id, None)
         if item is None:
             return
         composer = self.app.composer

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent.config import Config
+    from hermes_tui.commands.registry import CommandTable
+    from hermes_tui.completion.controller import CompletionController
     from hermes_tui.keys import KeyMap
     from hermes_tui.sessions import SessionsController
     from hermes_tui.status import StatusPresenter
@@ -23,6 +25,8 @@ class CommandContext(Protocol):
     status: StatusPresenter
     keys: KeyMap
     themes: AppThemes
+    command_table: CommandTable
+    completion: CompletionController
 
     async def notice(self, text: str, level: str = "info") -> None:
         """A one-line notice in the transcript."""

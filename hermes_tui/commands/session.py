@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
 from hermes_tui.turns import WorkKind
@@ -15,7 +17,12 @@ async def new(ctx: CommandContext, _argument: str) -> None:
     await ctx.sessions.new()
 
 
-@command("resume", "[id|title]", "Resume a stored session (alone: pick one)")
+@command(
+    "resume",
+    "[id|title]",
+    "Resume a stored session (alone: pick one)",
+    arguments=lambda ctx, _typed: ctx.sessions.resume_choices(),
+)
 async def resume(ctx: CommandContext, argument: str) -> None:
     """Resume a session by id, id prefix or title."""
     if not argument:
@@ -47,17 +54,19 @@ async def sessions(ctx: CommandContext, _argument: str) -> None:
     await ctx.sessions.focus_list()
 
 
-@command("model", "[provider:model]", "Show or switch the model")
+@command(
+    "model",
+    "[provider:model]",
+    "Show or switch the model",
+    arguments=lambda ctx, _typed: ctx.completion.model_choices(),
+)
 async def model(ctx: CommandContext, argument: str) -> None:
     """Show the model, or switch to `provider:model` (a model_switch row in a session)."""
     from agent.config import ConfigError
 
     agent = ctx.agent
     if not argument:
-        known = ", ".join(sorted(ctx.config.providers))
-        await ctx.notice(
-            f"Model: {agent.model_ref} (providers: {known}). Switch with /model provider:model."
-        )
+        await _list_models(ctx)
         return
     if await ctx.turns.refused("switch models"):
         return
@@ -72,6 +81,20 @@ async def model(ctx: CommandContext, argument: str) -> None:
         await ctx.notice(no_key, "error")
     elif agent.session_id is None:
         await ctx.notice(f"Model set to {argument} for this session.")
+
+
+async def _list_models(ctx: CommandContext) -> None:
+    """Say the model now, then what each provider serves once they answered (a worker)."""
+    from hermes_tui.commands.model_list import listing_lines
+
+    current = ctx.agent.model_ref
+    known = ", ".join(sorted(ctx.config.providers))
+    await ctx.notice(f"Model: {current}. Asking the providers for their models ({known})…")
+
+    async def show(listings: list[Any]) -> None:
+        await ctx.notice("\n".join(listing_lines(current, listings, ctx.config.providers)))
+
+    ctx.completion.list_models(show)
 
 
 @command("title", "<text>", "Rename the current session")

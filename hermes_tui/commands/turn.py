@@ -16,7 +16,12 @@ async def steer(ctx: CommandContext, argument: str) -> None:
     await ctx.turns.send(argument, "steer")
 
 
-@command("queue", "<text> | rm N | edit N | resume", "Queue text, or edit the queue")
+@command(
+    "queue",
+    "<text> | rm N | edit N | resume",
+    "Queue text, or edit the queue",
+    arguments=lambda _ctx, _typed: ["rm", "edit", "resume"],
+)
 async def queue(ctx: CommandContext, argument: str) -> None:
     """`/queue <text>` queues; `/queue rm N`, `/queue edit N`, `/queue resume` act on it."""
     turns = ctx.turns

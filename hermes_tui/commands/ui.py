@@ -6,7 +6,12 @@ from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
 
 
-@command("theme", "[name]", "List the themes or switch theme")
+@command(
+    "theme",
+    "[name]",
+    "List the themes or switch theme",
+    arguments=lambda ctx, _typed: ctx.themes.names(),
+)
 async def theme(ctx: CommandContext, argument: str) -> None:
     """Show the themes, or switch to one (remembered in config.yaml)."""
     themes = ctx.themes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -9,7 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from hermes_tui.commands import COMMANDS
+from hermes_tui.commands import COMMANDS, SlashCommand
+from hermes_tui.safe_text import safe_line
 
 NEWLINE_HELP = (
     "alt+enter or ctrl+j (shift+enter where the terminal reports it), "
@@ -18,21 +21,33 @@ NEWLINE_HELP = (
 REMAP_HELP = "Remap a key by its id in config.yaml, e.g. keys: {turn.steer: ctrl+y}"
 
 
+def command_line(command: SlashCommand, width: int) -> Content:
+    """One command's line: usage, help, and where a command not built in comes from."""
+    # A custom command's name, hint and description come from a file: shown exactly.
+    parts: list[Content | tuple[str, str] | str] = [
+        (safe_line(command.usage).ljust(width), "bold $accent"),
+        safe_line(command.help),
+    ]
+    if command.origin:
+        parts.append((f"  ({safe_line(command.origin)})", "dim"))
+    return Content.assemble(*parts)
+
+
 class HelpScreen(ModalScreen[None]):
     """Lists every slash command and key binding; escape closes it."""
 
     BINDINGS = [Binding("escape,q,f1", "dismiss", "close", id="help.close")]
 
-    def __init__(self, keys: list[tuple[str, str, str]]) -> None:
+    def __init__(
+        self, keys: list[tuple[str, str, str]], commands: Sequence[SlashCommand] | None = None
+    ) -> None:
         super().__init__()
         self.keys = keys
+        self.commands = list(COMMANDS if commands is None else commands)
 
     def compose(self) -> ComposeResult:
-        width = max(len(command.usage) for command in COMMANDS) + 2
-        command_lines = [
-            Content.assemble((command.usage.ljust(width), "bold $accent"), command.help)
-            for command in COMMANDS
-        ]
+        width = min(max(len(command.usage) for command in self.commands) + 2, 40)
+        command_lines = [command_line(command, width) for command in self.commands]
         keys = [*self.keys, ("newline", NEWLINE_HELP, "")]
         key_width = max(len(key) for key, _, _ in keys) + 2
         key_lines = [

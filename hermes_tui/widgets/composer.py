@@ -1,32 +1,36 @@
-"""The composer: multi-line input, history, and slash-command completion."""
+"""The composer: multi-line input, history, and Tab (through a CompletionKeys)."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from textual import events
 from textual.binding import Binding
-from textual.content import Content
 from textual.message import Message
-from textual.widgets import Static, TextArea
-
-from hermes_tui import commands
+from textual.widgets import TextArea
 
 LARGE_TEXT_CHARS = 20_000
 """Above this size the composer stops soft-wrapping: rewrapping every line costs seconds."""
 
 
-class CommandHints(Static):
-    """The completion line above the composer: matching slash commands."""
+class CompletionKeys(Protocol):
+    """What completes the composer's text: told where the cursor is, and given Tab's keys."""
 
-    def show(self, matches: list[commands.SlashCommand]) -> None:
-        """Show the matches (hidden when there are none)."""
-        self.display = bool(matches)
-        parts = [
-            Content.assemble((command.usage, "bold"), " ", (command.help, "dim"))
-            for command in matches[:4]
-        ]
-        if len(matches) > 4:
-            parts.append(Content(f"… {len(matches) - 4} more"))
-        self.update(Content("   ").join(parts) if parts else "")
+    def follow(self, text: str, cursor: int) -> None:
+        """The text or the cursor moved."""
+        ...
+
+    def tab(self) -> bool:
+        """Complete at the cursor; False when there is nothing to complete."""
+        ...
+
+    def enter(self) -> bool:
+        """Enter: True when it picked a completion (then it does not send)."""
+        ...
+
+    def key(self, key: str) -> bool:
+        """Up, Down or Escape: True when the completion used it."""
+        ...
 
 
 class Composer(TextArea):
@@ -65,6 +69,7 @@ class Composer(TextArea):
             placeholder="Ask anything · /help for commands",
         )
         self.cursor_blink = cursor_blink
+        self.completer: CompletionKeys | None = None
         self.sent: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
@@ -76,6 +81,8 @@ class Composer(TextArea):
         self.call_later(self._submit_in_order)
 
     def _submit_in_order(self) -> None:
+        if self._completing("enter"):
+            return
         row, column = self.cursor_location
         line = self.document.get_line(row)
         if column > 0 and line[:column].endswith("\\"):
@@ -110,25 +117,40 @@ class Composer(TextArea):
         self.call_later(self.insert, "\n")
 
     def action_complete(self) -> None:
-        """Complete the slash command being typed, else move focus on."""
-        matches = commands.complete(self.text)
-        if not matches:
-            self.screen.focus_next()
-            return
-        if len(matches) == 1:
-            completed = f"/{matches[0].name} "
-        else:
-            names = [command.name for command in matches]
-            prefix = names[0]
-            for name in names[1:]:
-                while not name.startswith(prefix):
-                    prefix = prefix[:-1]
-            completed = f"/{prefix}"
-        self.load_text(completed)
-        self.move_cursor(self.document.end)
+        """Complete at the cursor; with nothing to complete, Tab does nothing here."""
+        self._completing("tab")
+
+    def _completing(self, key: str) -> bool:
+        """Hand `key` to the completer, after telling it where the cursor is now."""
+        completer = self.completer
+        if completer is None:
+            return False
+        self.follow_cursor()
+        if key == "tab":
+            return completer.tab()
+        if key == "enter":
+            return completer.enter()
+        return completer.key(key)
+
+    def follow_cursor(self) -> None:
+        """Tell the completer where the text and the cursor are."""
+        if self.completer is not None:
+            cursor = self.document.get_index_from_location(self.cursor_location)
+            self.completer.follow(self.text, cursor)
+
+    def on_text_area_changed(self, _event: TextArea.Changed) -> None:
+        self.follow_cursor()
+
+    def on_text_area_selection_changed(self, _event: TextArea.SelectionChanged) -> None:
+        self.follow_cursor()
 
     async def _on_key(self, event: events.Key) -> None:
-        # Only up/down at the edges are ours; TextArea's handler runs next (MRO dispatch).
+        # The picker's keys first; then up/down at the edges are ours; TextArea's handler
+        # runs next (MRO dispatch).
+        if event.key in ("up", "down", "escape") and self._completing(event.key):
+            event.prevent_default()
+            event.stop()
+            return
         if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
             event.prevent_default()
             event.stop()

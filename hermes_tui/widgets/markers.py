@@ -66,6 +66,20 @@ def _turn_failed(metadata: dict[str, Any]) -> str:
     return f"{MARK} turn failed: {error}" if error else f"{MARK} turn failed"
 
 
+def _instructions(metadata: dict[str, Any]) -> str:
+    """An instruction file joined (a subdirectory's, on first touch) or was re-read (P1)."""
+    joined, directory = metadata.get("joined"), metadata.get("dir")
+    if isinstance(joined, str) and joined:
+        where = f" (for work under {directory}/)" if isinstance(directory, str) else ""
+        return f"{MARK} instructions joined: {joined}{where}"
+    changed = metadata.get("changed")
+    if isinstance(changed, list) and changed:
+        names = ", ".join(str(name) for name in changed[:4])
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        return f"{MARK} instructions re-read: {names}{more} (changed on disk)"
+    return f"{MARK} instructions changed"
+
+
 def _request_failed(metadata: dict[str, Any]) -> str:
     """After a failed turn's messages: no model answered them and none is sent again (T7)."""
     count = metadata.get("withheld")
@@ -80,6 +94,7 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "model_switch": lambda metadata: _model_switch(metadata),
     "async_delegation_complete": _delegation,
     "compaction": _compaction,
+    "instructions": _instructions,
     "request_failed": _request_failed,
     "turn_failed": _turn_failed,
     "turn_stopped": lambda _metadata: "■ stopped",

@@ -2,19 +2,74 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from textual.content import Content
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_text
+from hermes_tui.safe_text import safe_line, safe_text
+
+
+def chip_label(attachment: Mapping[str, Any]) -> tuple[str, bool]:
+    """(the chip's words, attached or not) for one attachment's description (P2)."""
+    path = safe_line(str(attachment.get("path") or "?"))
+    refused = attachment.get("refused")
+    if refused:
+        return f"✗ {path} · {safe_line(str(refused))}", False
+    if attachment.get("kind") == "directory":
+        entries = attachment.get("entries")
+        return f"▸ {path} · {entries} entr{'y' if entries == 1 else 'ies'}", True
+    lines = attachment.get("lines")
+    size = f"{lines} line{'' if lines == 1 else 's'}" if isinstance(lines, int) else "file"
+    cut = " (cut)" if attachment.get("truncated") else ""
+    return f"▤ {path} · {size}{cut}", True
+
+
+def chips(attachments: Iterable[Mapping[str, Any]], width: int = 0) -> Content:
+    """The attachments as compact chips, on as few lines of `width` as fit (0: one line);
+    a line breaks between chips, never inside one."""
+    lines: list[list[Content]] = [[]]
+    used = 0
+    for attachment in attachments:
+        label, attached = chip_label(attachment)
+        chip = Content.styled(f" {label} ", "$text on $panel" if attached else "$text-error")
+        size = chip.cell_length + (1 if lines[-1] else 0)
+        if width and lines[-1] and used + size > width:
+            lines.append([])
+            used, size = 0, chip.cell_length
+        lines[-1].append(chip)
+        used += size
+    return Content("\n").join(Content(" ").join(line) for line in lines)
 
 
 class UserMessage(Static):
     """What the user sent, shown verbatim (never parsed as markup; stored rows are outside
-    text, so control characters show as ␛ and the like)."""
+    text, so control characters show as ␛ and the like), its attachments as chips below."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, attachments: Iterable[Mapping[str, Any]] = ()) -> None:
         self.text = safe_text(text)
-        super().__init__(Content(self.text))
+        self.attachments: list[Mapping[str, Any]] = list(attachments)
+        super().__init__(self._content(width=0))
+
+    def _content(self, width: int | None = None) -> Content:
+        if not self.attachments:
+            return Content(self.text)
+        if width is None:
+            width = self.content_region.width if self.is_mounted else 0
+        return Content("\n").join([Content(self.text), chips(self.attachments, width)])
+
+    def attach(self, attachments: Iterable[Mapping[str, Any]]) -> None:
+        """Show what the agent attached for this message's `@path` mentions."""
+        self.attachments = list(attachments)
+        self.update(self._content())
+
+    def on_resize(self) -> None:
+        # The chips are laid out for the width: again when it changes.
+        if self.attachments:
+            content = self._content()
+            if content != self.content:
+                self.update(content)
 
 
 class ErrorBlock(Static):

@@ -90,6 +90,25 @@ def state_style(state: str) -> str:
     return {"idle": "$success", "error": "$error", "stopped": "$error"}.get(state, "$warning")
 
 
+INSTRUCTION_LINES = 4
+"""Instruction files listed by name; more are counted."""
+
+
+def _instruction_lines(s: StatusState) -> list[Content]:
+    """`instructions` and the files in effect, each on a line cut from the left."""
+    if not s.instructions:
+        return []
+    lines = [Content.styled("instructions", "dim")]
+    for shown in s.instructions[:INSTRUCTION_LINES]:
+        name = safe_line(shown)
+        if len(name) > STATE_WIDTH:
+            name = "…" + name[-(STATE_WIDTH - 1) :]
+        lines.append(Content.assemble(("◈ ", "$accent"), name))
+    if len(s.instructions) > INSTRUCTION_LINES:
+        lines.append(Content.styled(f"  and {len(s.instructions) - INSTRUCTION_LINES} more", "dim"))
+    return lines
+
+
 @dataclass
 class StatusState:
     """Everything the status panel shows."""
@@ -115,6 +134,8 @@ class StatusState:
     compaction: str = ""
     """While compaction runs, its progress; after, its outcome (until the next turn starts)."""
     compacting: bool = False
+    instructions: tuple[str, ...] = ()
+    """The instruction files in effect (P1), as their paths are shown."""
 
 
 class StatusPanel(Vertical):
@@ -162,6 +183,7 @@ class StatusPanel(Vertical):
             Content.assemble(("context", "dim")),
             Content(context_bar(s.context_used, s.context_window, estimated=s.context_estimated)),
             *_compaction_lines(s),
+            *_instruction_lines(s),
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
         ]

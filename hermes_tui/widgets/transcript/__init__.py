@@ -1,6 +1,6 @@
 """The transcript widget and what it reads stored sessions through."""
 
-from hermes_tui.widgets.transcript.rows import Note, PlainRows, RowReader
+from hermes_tui.widgets.transcript.rows import Note, PlainRows, RowReader, UserView
 from hermes_tui.widgets.transcript.view import Transcript
 from hermes_tui.widgets.transcript.window import MAX_MOUNTED, PAGE_ROWS, HistorySource
 
@@ -12,4 +12,5 @@ __all__ = [
     "PlainRows",
     "RowReader",
     "Transcript",
+    "UserView",
 ]

@@ -48,6 +48,7 @@ class LiveTurn:
         """The events the transcript shows, each with its handler (see EventRouter)."""
         if self.show_reasoning:
             yield ev.ReasoningDelta, self._reasoned
+        yield ev.InputAttached, self._attached
         yield ev.RequestStarted, lambda _event: self.end_message()
         yield ev.TextDelta, self._wrote
         yield ev.ToolCallDelta, self._calling
@@ -74,6 +75,11 @@ class LiveTurn:
     def clear(self) -> None:
         """Forget the running turn's widgets (the transcript was emptied)."""
         self._tools.clear()
+
+    async def _attached(self, event: ev.InputAttached) -> None:
+        message = self.transcript.last_user
+        if message is not None and message.is_attached:
+            message.attach(event.attachments)
 
     # -- the message being written -----------------------------------------------------------
     async def _reasoned(self, event: ev.ReasoningDelta) -> None:

@@ -29,6 +29,13 @@ class Note(NamedTuple):
     """The note is a row of its own (a standalone summary)."""
 
 
+class UserView(NamedTuple):
+    """A user row as the user sees it: what they typed, and what was attached to it."""
+
+    text: str
+    attachments: tuple[Mapping[str, Any], ...] = ()
+
+
 class RowReader(Protocol):
     """What the agent wrote into a stored row, in the agent's own terms."""
 
@@ -38,6 +45,10 @@ class RowReader(Protocol):
 
     def note(self, row: Mapping[str, Any]) -> Note | None:
         """The row's typed part, if it has one."""
+        ...
+
+    def user_view(self, row: Mapping[str, Any]) -> UserView | None:
+        """A user row that the model read otherwise than the user typed it, else None."""
         ...
 
 
@@ -50,6 +61,10 @@ class PlainRows:
 
     def note(self, row: Mapping[str, Any]) -> Note | None:
         """No row is a typed note."""
+        return None
+
+    def user_view(self, row: Mapping[str, Any]) -> UserView | None:
+        """Every user row is shown as stored."""
         return None
 
 
@@ -103,6 +118,9 @@ class RowWidgets:
         role = row.get("role")
         if role == "user":
             made, text = self._typed(row)
+            view = self.reader.user_view(row)
+            if view is not None:
+                return [*made, UserMessage(view.text, view.attachments)]
             return made + ([UserMessage(text)] if text else [])
         if role != "assistant":
             return []

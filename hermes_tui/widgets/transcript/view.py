@@ -40,6 +40,8 @@ class Transcript(VerticalScroll):
         self._selected: Widget | None = None
         self.new_below = False
         """True while something arrived below a view the user scrolled up from."""
+        self.last_user: UserMessage | None = None
+        """The user message of the running turn (its attachments arrive after it)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -85,7 +87,8 @@ class Transcript(VerticalScroll):
 
     async def add_user(self, text: str) -> None:
         """Show what the user sent and follow the bottom again."""
-        await self.add(UserMessage(text))
+        self.last_user = UserMessage(text)
+        await self.add(self.last_user)
         self.anchor()
 
     async def add_notice(self, text: str, level: str = "info") -> None:

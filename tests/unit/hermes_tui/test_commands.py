@@ -121,6 +121,8 @@ def test_the_table_lists_every_command_in_help_order():
         "sessions",
         "model",
         "title",
+        "context",
+        "init",
         "theme",
         "help",
         "quit",

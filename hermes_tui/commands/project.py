@@ -1,0 +1,72 @@
+"""Commands about the project's own context: what the request holds, and writing AGENTS.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_tui.commands.context import CommandContext
+from hermes_tui.commands.registry import command
+from hermes_tui.safe_text import safe_line
+from hermes_tui.turns import Prompt
+
+INIT_PROMPT = (
+    "Write an AGENTS.md file at the root of this workspace for the coding agents that will "
+    "work here. First look around: read the README, the build and packaging files, the CI "
+    "configuration and a few source and test files. Then write down, short and factual: how "
+    "to install, build, run, test and lint (the exact commands), the layout (what lives "
+    "where), and the conventions a contributor must follow (style, naming, how tests are "
+    "written, what to never do). {existing}Use write_file (or edit_file) for AGENTS.md; the "
+    "user approves the write."
+)
+EXISTING = (
+    "An AGENTS.md is already there: read it, keep what is right and improve the rest "
+    "instead of starting over. "
+)
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def context_lines(report: Any) -> list[str]:
+    """The `/context` view: each part of the next request and its estimated tokens."""
+    rows = [
+        ("system prompt", report.system, ""),
+        ("instructions", report.instructions, f"{len(report.files)} file(s)"),
+    ]
+    width = max(len(_count(v)) for v in (report.total, report.tools, report.history))
+    window = _count(report.window) if report.window else "unknown"
+    lines = [f"The next request, in estimated tokens (window {window}):"]
+    lines += [
+        f"  {name:<14}{_count(value):>{width}}  {note}".rstrip() for name, value, note in rows
+    ]
+    for cost in report.files:
+        scope = {"user": "  yours, for every project", "subtree": "  joined"}.get(cost.scope, "")
+        cut = "  (cut to the cap)" if cost.truncated else ""
+        lines.append(f"    {safe_line(cost.shown)}  {_count(cost.tokens)}{scope}{cut}")
+    lines.append(f"  {'tools':<14}{_count(report.tools):>{width}}  {report.tool_count} tools")
+    lines.append(f"  {'history':<14}{_count(report.history):>{width}}  {report.messages} messages")
+    share = f"  {report.total / report.window:.1%} of the window" if report.window else ""
+    lines.append(f"  {'total':<14}{_count(report.total):>{width}}{share}")
+    return lines
+
+
+@command("context", "", "Show instruction files and token costs")
+async def context(ctx: CommandContext, _argument: str) -> None:
+    """Show the instruction files in effect and the token cost of each part of the request."""
+    from agent.context_report import context_report
+
+    report = context_report(ctx.agent)
+    if not report.files:
+        hint = "No instruction file: /init asks the agent to write an AGENTS.md."
+        await ctx.notice("\n".join([*context_lines(report), hint]))
+        return
+    await ctx.notice("\n".join(context_lines(report)))
+
+
+@command("init", "", "Ask the agent to write AGENTS.md")
+async def init(ctx: CommandContext, _argument: str) -> None:
+    """Ask the agent to write (or improve) AGENTS.md, through the normal write approval."""
+    exists = (ctx.agent.workspace / "AGENTS.md").exists()
+    prompt = INIT_PROMPT.format(existing=EXISTING if exists else "")
+    await ctx.turns.send_prompt(Prompt(prompt, "/init"))
