@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from agent.kinds import ApprovalMode, BusyInputMode
+from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.secrets import header_problem, is_credential_name, safe_url, unsendable_key
 
 DEFAULT_MAX_ITERATIONS = 500
@@ -129,6 +129,21 @@ class StorageSettings:
 
 
 @dataclass(frozen=True)
+class CheckpointSettings:
+    """The `checkpoints:` section: the workspace before each turn's first change (X2)."""
+
+    enabled: bool = True
+    max_file_mb: float = 10.0  # larger files are left out of checkpoints (and the user told)
+
+
+@dataclass(frozen=True)
+class ShellSettings:
+    """`tools.shell`: what a sandboxed run_shell may reach."""
+
+    network: bool = False  # the sandbox keeps the network out unless this is true
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration: where files live, providers, and the settings sections."""
 
@@ -139,8 +154,11 @@ class Config:
     compression: CompressionSettings = field(default_factory=CompressionSettings)
     ui: UISettings = field(default_factory=UISettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     keys: dict[str, str] = field(default_factory=dict)
     demo: bool = False
+    sandbox: SandboxMode = SandboxMode.AUTO
+    shell: ShellSettings = field(default_factory=ShellSettings)
 
     @property
     def config_path(self) -> Path:
@@ -244,8 +262,12 @@ _SECTION_TYPES = {
     "compression": CompressionSettings,
     "ui": UISettings,
     "storage": StorageSettings,
+    "checkpoints": CheckpointSettings,
 }
-_TOP_KEYS = {"model", "providers", "agent", "compression", "ui", "keys", "storage"}
+_TOP_KEYS = {
+    "model", "providers", "agent", "compression", "ui", "keys", "storage", "checkpoints",
+    "sandbox", "tools",
+}  # fmt: skip
 _PROVIDER_KEYS = set(ProviderConfig.__dataclass_fields__) - {"name"}
 
 
@@ -548,6 +570,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     providers = _env_providers(_providers(path, raw))
     sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
     keys = _binding_keys(path, raw)
+    extra = {"sandbox": _sandbox(path, raw), "shell": _shell_settings(path, raw)}
     model = _configured_model(path, raw, providers)
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:
@@ -567,7 +590,41 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         problem = unsendable_key(providers[split_model_ref(model)[0]])
         if problem:
             raise ConfigError(problem)
-    return Config(home=home, model=model, providers=providers, keys=keys, demo=is_demo, **sections)
+    return Config(
+        home=home, model=model, providers=providers, keys=keys, demo=is_demo, **sections, **extra
+    )
+
+
+def _sandbox(path: Path, raw: dict[str, Any]) -> SandboxMode:
+    """The top-level `sandbox:` setting: auto (the default), on or off."""
+    value = raw.get("sandbox")
+    if value is None:
+        return SandboxMode.AUTO
+    if value is True or value is False:  # YAML reads a bare on/off as a boolean
+        return SandboxMode.ON if value else SandboxMode.OFF
+    if not isinstance(value, str):
+        raise ConfigError(f"{_where(path, raw, 'sandbox')}: `sandbox` must be auto, on or off.")
+    return _choice(path, raw, "sandbox", "sandbox", value, SandboxMode.AUTO)
+
+
+def _shell_settings(path: Path, raw: dict[str, Any]) -> ShellSettings:
+    """`tools: {shell: {network: true}}`: the one tools setting there is."""
+    tools = raw.get("tools")
+    if tools is None:
+        return ShellSettings()
+    if not isinstance(tools, dict):
+        raise ConfigError(f"{_where(path, raw, 'tools')}: `tools` must be a mapping.")
+    for key in tools:
+        if key != "shell":
+            raise ConfigError(
+                f"{_where(path, tools, key)}: unknown key `tools.{key}` (known: shell)."
+            )
+    shell = tools.get("shell")
+    if shell is None:
+        return ShellSettings()
+    if not isinstance(shell, dict):
+        raise ConfigError(f"{_where(path, tools, 'shell')}: `tools.shell` must be a mapping.")
+    return _section(path, {"tools.shell": shell}, "tools.shell", ShellSettings)
 
 
 def _binding_keys(path: Path, raw: dict[str, Any]) -> dict[str, str]:

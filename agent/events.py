@@ -102,6 +102,8 @@ class ToolFinished(NamedTuple):
     output: str
     duration: float
     declined: bool = False
+    display: Mapping[str, Any] = MappingProxyType({})
+    """What the transcript shows besides the output: a file change's diff (X1)."""
 
 
 class UsageUpdated(NamedTuple):

@@ -85,3 +85,11 @@ class ApprovalMode(StrEnum):
     """File edits run without asking (protected paths still ask, H3); shell asks."""
     YOLO = "yolo"
     """Nothing asks, not even a write to a protected path (H3)."""
+
+
+class SandboxMode(StrEnum):
+    """`sandbox:` in config.yaml: confine run_shell with bubblewrap when it works, always, never."""
+
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"

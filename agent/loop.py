@@ -28,6 +28,7 @@ from agent.compaction import (
     session_var,
 )
 from agent.config import Config, ConfigError, split_model_ref
+from agent.confinement import decide_sandbox, make_checkpointer
 from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
@@ -109,6 +110,7 @@ class Agent:
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
         self.registry = registry or default_registry()
+        self.sandbox = decide_sandbox(config, self.registry)
         self.inbox = Inbox()
         self.messages: list[Message] = []
         self.session_id: str | None = None
@@ -131,6 +133,9 @@ class Agent:
         self._turn_lock = threading.Lock()
         self._asked: set[str] = set()  # model refs whose server was asked (item 6)
         self._overflow_compacted = False  # this turn compacted after a context overflow
+        self.checkpointer = make_checkpointer(
+            config, self.workspace, self.store, lambda event: self.sink(event)
+        )
 
     def _read_secrets(self) -> Secrets:
         """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
@@ -245,6 +250,11 @@ class Agent:
         """Run tools in `workspace` from now on (a resumed session's own folder)."""
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
+        if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
+            self.checkpointer.close()
+            self.checkpointer = make_checkpointer(
+                self.config, self.workspace, self.store, lambda event: self.sink(event)
+            )
 
     def set_model(self, ref: str) -> None:
         """Switch model; records a `model_switch` display row in a live session (D1)."""
@@ -254,10 +264,15 @@ class Agent:
         if previous != ref:
             self.compressor.gauge.reset()  # another model counts tokens its own way
         if self.session_id is not None and previous != ref:
-            meta = {"from": previous, "to": ref}
-            self._append(Message("assistant", display_kind="model_switch", display_metadata=meta))
+            self.add_display_row("model_switch", {"from": previous, "to": ref})
             self.writer.update_session(self.session_id, model=model, provider=provider)
-            self.sink(ev.DisplayRow("model_switch", meta))
+
+    def add_display_row(self, kind: str, metadata: dict[str, Any]) -> None:
+        """Keep and show a typed display row (a ◈ marker) in the live session (D1)."""
+        if self.session_id is None:
+            return
+        self._append(Message("assistant", display_kind=kind, display_metadata=metadata))
+        self.sink(ev.DisplayRow(kind, metadata))
 
     # -- cross-thread controls ----------------------------------------------------------------
     def steer(self, text: str) -> bool:
@@ -334,6 +349,8 @@ class Agent:
                 asked = self._take_user_message(text, shown, note_kind)
                 taken = True
                 self.context.refresh(in_session=True)
+                if self.checkpointer is not None:
+                    self.checkpointer.begin_turn(self.session_id, asked)
                 self._loop(result)
             except TurnStopped:
                 result.status = TurnStatus.STOPPED
@@ -447,6 +464,8 @@ class Agent:
             message.thinking = []
         self._mark_ending(result)  # before the flush: saved with the rest of the turn
         self._save_context()
+        if self.checkpointer is not None:
+            self.checkpointer.end_turn()
         self.writer.flush(self.session_id, tokens=True, when="at turn end")
         leftover = self.control.end()
         if leftover is not None:
@@ -625,6 +644,9 @@ class Agent:
                 cancel=self.control.tool_cancel,
                 hidden_env=self.secrets.hidden_env(),
                 approvals=self.approvals,
+                before_change=self.checkpointer.before_change if self.checkpointer else None,
+                after_change=self.checkpointer.after_change if self.checkpointer else None,
+                sandbox=self.sandbox,
             )
             batch = ToolBatch(
                 registry=self.registry,
@@ -835,7 +857,9 @@ class Agent:
         self.writer.check(reason)
 
     def close(self) -> None:
-        """Release provider clients."""
+        """Release provider clients; finish the checkpoints being taken."""
         for provider in self._providers.values():
             provider.close()
         self._providers.clear()
+        if self.checkpointer is not None:
+            self.checkpointer.close()

@@ -87,6 +87,20 @@ class SessionStore(Protocol):
         """Block until what was queued before is written (S4, S6)."""
         ...
 
+    def enqueue_checkpoint(self, session_id: str, row: dict[str, Any]) -> concurrent.futures.Future:
+        """Queue a checkpoint row (X2)."""
+        ...
+
+    def enqueue_checkpoint_update(
+        self, session_id: str, key: str, **fields: Any
+    ) -> concurrent.futures.Future:
+        """Queue a change of a checkpoint (its after-snapshot, paths, undone)."""
+        ...
+
+    async def list_checkpoints(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's checkpoints, oldest first."""
+        ...
+
 
 ApprovalPolicy = Callable[["ApprovalRequest"], "bool | Verdict"]
 """Asks the user about one tool call; blocks the worker until they answer (H2).

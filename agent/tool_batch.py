@@ -107,13 +107,29 @@ class ToolBatch:
         # Kept for the transcript of a resumed session (ok, error or declined, how long the
         # call itself took); providers only ever see the content (display metadata never
         # reaches a payload, D1).
+        # A diff shows file contents: redacted like the output it stands beside (H5).
+        display = _redacted(getattr(result, "display", None) or {}, self.redact)
         message.display_metadata = {
             "ok": bool(result.ok),
             "outcome": outcome,
             "duration": round(duration, 3),
+            **display,
         }
         self.keep(message)
         if announce:
             self.sink(
-                ev.ToolFinished(call.id, call.name, result.ok, output, duration, declined=declined)
+                ev.ToolFinished(
+                    call.id, call.name, result.ok, output, duration, declined, display=display
+                )
             )
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` with every string in it (nested dicts and lists too) redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, redact) for item in value]
+    return value

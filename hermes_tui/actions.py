@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from hermes_tui.clipboard import clip_for
@@ -60,8 +61,11 @@ class KeyActions(_Base):
             self.exit(0)
 
     def action_stop(self) -> None:
-        """Stop the running turn."""
-        self.turns.stop()
+        """Stop the running turn; with none running, Esc twice on an empty composer opens
+        the rewind picker (an Esc that stops a turn never counts towards it)."""
+        if self.turns.busy:
+            self.turns.stop()
+        self.changes.escape_pressed(time.monotonic())
 
     async def action_interrupt(self) -> None:
         """ctrl+c: stop the running turn; else copy a selection or clear the composer (its

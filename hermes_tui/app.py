@@ -21,6 +21,7 @@ from hermes_tui import commands, terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge
+from hermes_tui.changes import ChangesController
 from hermes_tui.completion.controller import CompletionController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
 from hermes_tui.layout import ScreenLayout
@@ -80,7 +81,7 @@ class HermesApp(KeyActions, App[int]):
         self.turns = TurnController(self)
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
-        self.sessions = SessionsController(self)
+        self.sessions, self.changes = SessionsController(self), ChangesController(self)
         self.themes = theming.AppThemes(self)
         self.command_table = commands.custom_table(self)  # built-ins, then the command files
         self.completion = CompletionController(self)
@@ -89,8 +90,7 @@ class HermesApp(KeyActions, App[int]):
         self._agent_up = asyncio.Event()
         self._froze_heap = False
         self._quitting = False  # a quit is waiting for queued writes (a second quit: now)
-        self.exit_notes: list[str] = []
-        """Sentences for the terminal after the app has gone (what was not saved)."""
+        self.exit_notes: list[str] = []  # sentences for the terminal once the app has gone
 
     # -- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:

@@ -339,6 +339,7 @@ class StatusPresenter:
         status = self._status
         status.model = agent.model_ref
         status.provider = agent.provider_name
+        status.sandbox = agent.sandbox.panel_label()
         status.context_window = agent.context_window
         self.show_setup()
         self.tick()

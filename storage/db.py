@@ -17,6 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .accounting import TokenAccounting
+from .checkpoints import (
+    CheckpointRow,
+    Checkpoints,
+    checkpoint_update_values,
+    checkpoint_values,
+)
 from .connection import StoreConnection
 from .errors import (
     StorageError,
@@ -66,6 +72,7 @@ class SessionDB:
         self._owner = OwningLoop()
         self._sessions = Sessions(conn)
         self._messages = Messages(conn)
+        self._checkpoints = Checkpoints(conn)
         self._exit = ExitWait(self.path, self._owner, lambda: self.idle, self.describe_pending)
         self._close_error: StorageError | None = None
         # Token/cost deltas: their own queue, writer thread and connection (SPEC S2-S7).
@@ -325,6 +332,48 @@ class SessionDB:
             )
         )
 
+    # ------------------------------------------------------------------ checkpoints and branches
+
+    def enqueue_checkpoint(self, session_id: str, row: dict) -> concurrent.futures.Future[int]:
+        """Queue a checkpoint row from any thread (behind the messages queued before it)."""
+        return self._enqueue("checkpoint", session_id, lambda: checkpoint_values(row))
+
+    def enqueue_checkpoint_update(
+        self, session_id: str, key: str, **fields: Any
+    ) -> concurrent.futures.Future[None]:
+        """Queue a change of checkpoint `key` (its after-snapshot, the paths, undone)."""
+        return self._enqueue(
+            "checkpoint_update", session_id, lambda: (key, checkpoint_update_values(fields))
+        )
+
+    async def list_checkpoints(self, session_id: str) -> list[CheckpointRow]:
+        """The session's checkpoints, oldest first (queued ones written first)."""
+        self._conn.check_open()
+        await self.flush()
+        return await self._checkpoints.of_session(session_id)
+
+    async def branch_session(
+        self,
+        session_id: str,
+        seq: int,
+        *,
+        kind: str = "fork",
+        move_later: bool = False,
+        title: str | None = None,
+    ) -> SessionRow:
+        """A new session made from `session_id` at `seq`, with its lineage; see
+        Checkpoints.branch_tx. Everything queued for the session is written first."""
+        self._conn.check_open()
+        await self.flush()
+        new_id = await self._conn.write(
+            lambda: self._checkpoints.branch_tx(
+                session_id, seq, kind=kind, move_later=move_later, title=title
+            )
+        )
+        session = await self._sessions.get(new_id)
+        assert session is not None
+        return session
+
     # ------------------------------------------------------------------ search
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
@@ -405,6 +454,10 @@ class SessionDB:
             return await self._messages.insert_tx(op.session_id, op.payload)
         if op.kind == "session_update":
             return await self._sessions.update_tx(op.session_id, op.payload)
+        if op.kind == "checkpoint":
+            return await self._checkpoints.insert_tx(op.session_id, op.payload)
+        if op.kind == "checkpoint_update":
+            return await self._checkpoints.update_tx(*op.payload)
         raise ValueError(f"unknown queued write {op.kind!r}")
 
     async def flush(self) -> None:

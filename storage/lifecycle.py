@@ -129,4 +129,5 @@ class ExitWait:
 
 def describe_writes(kinds: Counter[str], *, tokens: int) -> str:
     """Queued writes by kind (and token deltas) in words: `3 messages and token counts`."""
-    return describe_pending(kinds["message"], kinds["session_update"], tokens)
+    details = kinds["session_update"] + kinds["checkpoint"] + kinds["checkpoint_update"]
+    return describe_pending(kinds["message"], details, tokens)

@@ -35,6 +35,9 @@ class SessionRow(TypedDict):
     estimated_cost_usd: float | None
     actual_cost_usd: float | None
     metadata: dict[str, Any]
+    parent_id: str | None  # the session this one was forked or rewound from
+    fork_seq: int | None  # the parent's seq it was taken at
+    branch_kind: str | None  # fork | rewind
     estimated_calls: int  # of api_call_count, the calls whose counts are estimates
     message_count: int  # conversation messages: display rows are not counted
 

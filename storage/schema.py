@@ -108,7 +108,36 @@ _V2: tuple[str, ...] = (
     "ALTER TABLE session_model_usage ADD COLUMN estimated_calls INTEGER NOT NULL DEFAULT 0",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2]
+_V3: tuple[str, ...] = (
+    # A checkpoint: the workspace before the first change of a turn (`before_ref`) and at its
+    # end (`after_ref`), commits of the shadow repository, linked to the user message that
+    # caused it. `kind` 'restore' records a rewind or undo the same way, so a later rewind
+    # can tell the agent's changes from edits made outside it (X2).
+    """
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+        kind TEXT NOT NULL DEFAULT 'turn',
+        workspace TEXT NOT NULL DEFAULT '',
+        before_ref TEXT NOT NULL,
+        after_ref TEXT,
+        shell INTEGER NOT NULL DEFAULT 0,
+        paths TEXT,
+        undone INTEGER NOT NULL DEFAULT 0,
+        created_at REAL
+    )
+    """,
+    "CREATE INDEX checkpoints_session ON checkpoints(session_id, id)",
+    # Lineage: a fork or a rewound branch names the session it came from and the seq it
+    # was taken at (`branch_kind`: fork | rewind).
+    "ALTER TABLE sessions ADD COLUMN parent_id TEXT",
+    "ALTER TABLE sessions ADD COLUMN fork_seq INTEGER",
+    "ALTER TABLE sessions ADD COLUMN branch_kind TEXT",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3]
 """Ordered migrations; index i brings user_version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -133,6 +162,24 @@ SESSION_COLUMNS = (
     "actual_cost_usd",
     "metadata",
     "estimated_calls",
+    "parent_id",
+    "fork_seq",
+    "branch_kind",
+)
+
+CHECKPOINT_COLUMNS = (
+    "id",
+    "key",
+    "session_id",
+    "message_id",
+    "kind",
+    "workspace",
+    "before_ref",
+    "after_ref",
+    "shell",
+    "paths",
+    "undone",
+    "created_at",
 )
 
 MESSAGE_COLUMNS = (

@@ -24,8 +24,12 @@ def write_config(
     agent: dict[str, Any] | None = None,
     provider: dict[str, Any] | None = None,
     compression: dict[str, Any] | None = None,
+    **sections: Any,
 ) -> Path:
-    """Write a config.yaml whose only provider is the scripted server on `wire`."""
+    """Write a config.yaml whose only provider is the scripted server on `wire`.
+
+    `sections` are further top-level settings (`checkpoints={...}`, `sandbox="off"`).
+    """
     base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
     settings = {"retry_base_seconds": 0.01, "approval": "yolo", **(agent or {})}
     data = {
@@ -42,6 +46,7 @@ def write_config(
     }
     if compression is not None:
         data["compression"] = compression
+    data.update(sections)
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 from typing import Any
 
 from agent.tools import paths
+from agent.tools.diffs import DIFF_KEY, file_diff, unified_diff
 from agent.tools.protected import protected_reason
 from agent.tools.registry import (
-    DETAIL_CAP,
     ApprovalRequest,
     Pending,
     Tool,
@@ -31,32 +30,6 @@ SKIP_IN_LISTING = frozenset({".git"})
 PROTECTED_NOTE = "protected path (runs code on its own)"
 
 
-def unified_diff(old: str, new: str, name: str, cap: int = DETAIL_CAP) -> str:
-    """A unified diff of `old` -> `new` for `name`, capped to about `cap` characters."""
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{name}",
-        tofile=f"b/{name}",
-    )
-    out: list[str] = []
-    size = 0
-    total_lines = 0
-    for line in lines:
-        if not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        total_lines += 1
-        if size <= cap:
-            out.append(line)
-            size += len(line)
-    text = "".join(out)
-    if size > cap:
-        text = text[:cap].rsplit("\n", 1)[0] + "\n"
-        shown = text.count("\n")
-        text += f"[... diff truncated: about {max(total_lines - shown, 1)} more lines ...]\n"
-    return text or "(no changes)\n"
-
-
 def _decode_text(data: bytes, rel: str) -> str:
     """The file's text (UTF-8, line endings kept), or ToolError for binary/undecodable files."""
     if b"\0" in data[:BINARY_SNIFF]:
@@ -74,6 +47,14 @@ def _read_text(target: paths.Target) -> str:
     except OSError as exc:
         raise ToolError(f"Could not read {target.rel}: {describe_os_error(exc)}.") from None
     return _decode_text(data, target.rel)
+
+
+def _text_before(target: paths.Target) -> str:
+    """What a write replaces, for its diff: the old text, or "" for a non-text file."""
+    try:
+        return _read_text(target)
+    except ToolError:
+        return ""
 
 
 def _require_file(target: paths.Target) -> None:
@@ -215,14 +196,18 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
 
     def commit() -> ToolResult:
         data = content.encode("utf-8")
+        before = _text_before(target) if exists else ""
         try:
             paths.write_bytes(target, data)
         except OSError as exc:
             raise ToolError(f"Could not write {rel}: {describe_os_error(exc)}.") from None
         verb = "Overwrote" if exists else "Created"
-        return ToolResult(True, f"{verb} {rel} ({len(data)} bytes written).")
+        diff = file_diff(before, content, rel)
+        return ToolResult(
+            True, f"{verb} {rel} ({len(data)} bytes written).", display={DIFF_KEY: diff.metadata()}
+        )
 
-    return Pending(request, commit, protected=protected)
+    return Pending(request, commit, protected=protected, touches=rel)
 
 
 # ---------------------------------------------------------------- edit_file
@@ -268,9 +253,12 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
         except OSError as exc:
             raise ToolError(f"Could not write {rel}: {describe_os_error(exc)}.") from None
         noun = "occurrence" if replaced == 1 else "occurrences"
-        return ToolResult(True, f"Edited {rel}: replaced {replaced} {noun}.")
+        diff = file_diff(original, updated, rel)
+        return ToolResult(
+            True, f"Edited {rel}: replaced {replaced} {noun}.", display={DIFF_KEY: diff.metadata()}
+        )
 
-    return Pending(request, commit, protected=protected)
+    return Pending(request, commit, protected=protected, touches=rel)
 
 
 # ---------------------------------------------------------------- list_dir

@@ -333,10 +333,11 @@ def read_bytes(target: Target) -> bytes:
         return fh.read()
 
 
-def write_bytes(target: Target, data: bytes) -> None:
+def write_bytes(target: Target, data: bytes, *, executable: bool | None = None) -> None:
     """Write `data` to `target` atomically, refusing if anything on its path changed.
 
-    Missing parents are created one level at a time; an existing file keeps its mode.
+    Missing parents are created one level at a time; an existing file keeps its mode, with
+    its execute bits set or cleared when `executable` says so (a restored checkpoint).
     """
     name = target.parts[-1]
     parent = _open_parents(target, create=True)
@@ -354,12 +355,42 @@ def write_bytes(target: Target, data: bytes) -> None:
             raise changed(target.rel, "it is now a symbolic link")
         if expected is not None and not expected.unchanged(current):
             raise changed(target.rel, "the file was modified or replaced")
-        _replace(parent, name, data, current)
+        _replace(parent, name, data, current, executable)
     finally:
         os.close(parent)
 
 
-def _replace(parent: int, name: str, data: bytes, current: os.stat_result | None) -> None:
+def remove_file(target: Target) -> None:
+    """Remove the regular file `target`, refusing if anything on its path changed."""
+    name = target.parts[-1]
+    parent = _open_parents(target, create=False)
+    try:
+        current = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if target.final is None or not target.final.unchanged(current):
+            raise changed(target.rel, "the file was modified or replaced")
+        os.unlink(name, dir_fd=parent)
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(parent)
+
+
+def _with_execute(mode: int, executable: bool | None) -> int:
+    """`mode` with execute bits where it can read (executable) or none (not executable)."""
+    if executable is None:
+        return mode
+    if executable:
+        return mode | ((mode & 0o444) >> 2)
+    return mode & ~0o111
+
+
+def _replace(
+    parent: int,
+    name: str,
+    data: bytes,
+    current: os.stat_result | None,
+    executable: bool | None = None,
+) -> None:
     """Write a temporary file next to `name` and rename it over `name` (never followed)."""
     temp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
     # A new file gets the usual 0666 less umask; a replacement starts private and then
@@ -370,8 +401,9 @@ def _replace(parent: int, name: str, data: bytes, current: os.stat_result | None
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            if current is not None:
-                os.fchmod(fd, stat.S_IMODE(current.st_mode))
+            if current is not None or executable is not None:
+                base = stat.S_IMODE(os.fstat(fd).st_mode if current is None else current.st_mode)
+                os.fchmod(fd, _with_execute(base, executable))
             os.fsync(fd)
         finally:
             os.close(fd)

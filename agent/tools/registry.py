@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
@@ -20,6 +20,9 @@ from agent.tools.approvals import (
     always_scope,
     declined_message,
 )
+
+if TYPE_CHECKING:
+    from agent.tools.sandbox import Sandbox
 
 DECLINED = "The user declined to run this tool call."
 NO_APPROVER = (
@@ -63,6 +66,13 @@ class ToolContext:
     cancel: threading.Event | None = None
     hidden_env: frozenset[str] = frozenset(STANDARD_KEY_ENV)
     """Environment variables run_shell children do not get (the agent passes its keys' names)."""
+    before_change: Callable[[str, str | None], None] | None = None
+    """Called just before an edit or shell call changes anything: (tool kind, path or None);
+    the agent's checkpoints take the turn's snapshot here (X2)."""
+    after_change: Callable[[str, str | None], None] | None = None
+    """Called after such a call committed: the checkpoints note what the agent wrote."""
+    sandbox: Sandbox | None = None
+    """How run_shell is confined (None: unconfined, as with `sandbox: off`)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -70,11 +80,16 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The outcome of a tool call, sent back to the model; `declined`: the user said no."""
+    """The outcome of a tool call, sent back to the model; `declined`: the user said no.
+
+    `display` is for the transcript only (a file change's diff): kept with the result's row
+    as display metadata, never part of what the model reads (D1, X1).
+    """
 
     ok: bool
     output: str
     declined: bool = False
+    display: dict[str, Any] | None = None
 
 
 class ToolError(Exception):
@@ -91,6 +106,8 @@ class Pending:
     request: Callable[[], ApprovalRequest]
     commit: Callable[[], ToolResult]
     protected: str = ""
+    touches: str | None = None
+    """The workspace path the commit writes, when it is one file (a shell command: None)."""
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolResult | Pending"]
@@ -289,10 +306,14 @@ class ToolRegistry:
                 parts.append(str(args))
         return one_line(" ".join([name, *parts]))
 
-    def needs_approval(self, name: str, mode: str, *, protected: bool = False) -> bool:
+    def needs_approval(
+        self, name: str, mode: str, *, protected: bool = False, sandboxed: bool = False
+    ) -> bool:
         """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none.
 
         A `protected` target (a path that runs code on its own) needs it in every mode but yolo.
+        `sandboxed`: shell commands run under the sandbox, so auto-edit runs them unasked
+        (they cannot reach outside the workspace, X3).
         """
         tool = self._tools.get(name)
         if tool is None:
@@ -302,7 +323,7 @@ class ToolRegistry:
         if protected:
             return True
         if mode == ApprovalMode.AUTO_EDIT:
-            return tool.kind == "shell"
+            return tool.kind == "shell" and not sandboxed
         # "ask", and any unknown mode, is treated as the safest one.
         return tool.kind in ("edit", "shell")
 
@@ -319,7 +340,9 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not crash the turn
             result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
         output = result.output if isinstance(result.output, str) else str(result.output)
-        return ToolResult(bool(result.ok), cap_text(output, ctx.output_cap), result.declined)
+        return ToolResult(
+            bool(result.ok), cap_text(output, ctx.output_cap), result.declined, result.display
+        )
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         tool = self._tools.get(name)
@@ -330,12 +353,31 @@ class ToolRegistry:
         outcome = tool.handler(ctx, clean)
         if isinstance(outcome, ToolResult):
             return outcome
+        refusal = self.ask(tool, clean, outcome, ctx)
+        if refusal is not None:
+            return refusal
+        changes = tool.kind in ("edit", "shell")
+        if changes and ctx.before_change is not None:
+            ctx.before_change(tool.kind, outcome.touches)
+        try:
+            return outcome.commit()
+        finally:
+            if changes and ctx.after_change is not None:
+                ctx.after_change(tool.kind, outcome.touches)
+
+    def ask(self, tool: Tool, clean: dict, outcome: Pending, ctx: ToolContext) -> ToolResult | None:
+        """None when `outcome` may commit (asking the user if the mode wants it), else the
+        refusal to give the model."""
+        name = tool.name
         protected = outcome.protected
-        if self.needs_approval(name, ctx.approval_mode, protected=bool(protected)):
+        sandboxed = ctx.sandbox is not None and ctx.sandbox.active
+        if self.needs_approval(
+            name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
+        ):
             # A protected path is asked every time: no remembered "always" answers it.
             scope = None if protected else always_scope(name, tool.kind, clean)
             if ctx.approvals.covers(scope):
-                return outcome.commit()
+                return None
             request = replace(outcome.request(), always=scope)
             if ctx.approve is None:
                 if protected:
@@ -351,7 +393,7 @@ class ToolRegistry:
                 return ToolResult(False, declined_message(DECLINED, verdict.reason), declined=True)
             if verdict.always and scope is not None:
                 ctx.approvals.remember(scope)
-        return outcome.commit()
+        return None
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.tools.registry import (
     ApprovalRequest,
@@ -30,6 +30,9 @@ from agent.tools.registry import (
     describe_os_error,
     one_line,
 )
+
+if TYPE_CHECKING:
+    from agent.tools.sandbox import Sandbox
 
 MAX_TIMEOUT = 3600.0
 POLL = 0.05  # seconds between checks of the cancel event and the deadline
@@ -299,9 +302,19 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     if ctx.cancel is not None and ctx.cancel.is_set():
         return ToolResult(False, "The command was not run: the turn was cancelled.")
     env = child_env(ctx.hidden_env)
+    argv = [*_shell(), command]
+    sandbox = ctx.sandbox
+    confined = sandbox is not None and sandbox.active
+    guarded: set[str] = set()
+    if confined:
+        from agent.tools.sandbox import confined_env
+
+        argv = sandbox.wrap(argv, ctx.workspace)
+        env = confined_env(env)
+        guarded = _absent_guarded(ctx.workspace)
     try:
         proc = subprocess.Popen(
-            [*_shell(), command],
+            argv,
             cwd=ctx.workspace,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -329,7 +342,21 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     status, ok = _status_line(reason, proc.returncode, timeout, time.monotonic() - start)
     if not body.strip():
         body = "(no output)"
+    created = sorted(guarded - _absent_guarded(ctx.workspace))
+    if created:
+        # The sandbox keeps these read-only only where they already existed (X3, H3).
+        status += (
+            f"\n[the command created {', '.join(created)}, which can run code on its own: "
+            "the user should review it]"
+        )
     return ToolResult(ok, f"{body.rstrip()}\n{status}")
+
+
+def _absent_guarded(workspace: Any) -> set[str]:
+    """The read-only names of the sandbox that do not exist in the workspace now."""
+    from agent.tools.sandbox import READ_ONLY_NAMES
+
+    return {name for name in READ_ONLY_NAMES if not os.path.lexists(workspace / name)}
 
 
 def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
@@ -337,27 +364,52 @@ def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     command: str = args["command"]
     if not command.strip():
         raise ToolError("command is empty; give a shell command to run.")
+    refusal = ctx.sandbox.refusal if ctx.sandbox is not None else None
+    if refusal:
+        raise ToolError(refusal)
     timeout = float(args.get("timeout", ctx.shell_timeout))
     if timeout <= 0:
         raise ToolError("timeout must be a positive number of seconds.")
     timeout = min(timeout, MAX_TIMEOUT)
 
     def request() -> ApprovalRequest:
-        detail = cap_text(f"$ {command}\n\ncwd: {ctx.workspace}\ntimeout: {timeout:g} s", 20_000)
+        confinement = _confinement(ctx.sandbox)
+        detail = cap_text(
+            f"$ {command}\n\ncwd: {ctx.workspace}\ntimeout: {timeout:g} s\nsandbox: {confinement}",
+            20_000,
+        )
         return ApprovalRequest("run_shell", one_line(f"run_shell {command}"), detail)
 
     return Pending(request, lambda: execute(command, ctx, timeout))
 
 
+def _confinement(sandbox: Sandbox | None) -> str:
+    """The approval dialog's `sandbox:` line: confined, or unconfined and why."""
+    if sandbox is not None and sandbox.active:
+        return "sandboxed (bubblewrap)"
+    why = sandbox.state.reason if sandbox is not None else "the sandbox is off"
+    return f"none, the command runs unconfined ({why})"
+
+
+DESCRIPTION = (
+    "Run a shell command (bash -c) in the workspace directory and return its combined "
+    "stdout and stderr and its exit code. stdin is closed, so interactive commands fail; "
+    "long output keeps its head and tail. The command and its child processes are killed "
+    "after timeout seconds."
+)
+
+
+def describe(sandbox: Sandbox | None) -> str:
+    """run_shell's description for the model, telling the truth about its sandbox (X3)."""
+    if sandbox is None:
+        return DESCRIPTION
+    return f"{DESCRIPTION} {sandbox.describe()}"
+
+
 TOOLS = [
     Tool(
         name="run_shell",
-        description=(
-            "Run a shell command (bash -c) in the workspace directory and return its combined "
-            "stdout and stderr and its exit code. stdin is closed, so interactive commands fail; "
-            "long output keeps its head and tail. The command and its child processes are killed "
-            "after timeout seconds."
-        ),
+        description=DESCRIPTION,
         parameters={
             "type": "object",
             "properties": {

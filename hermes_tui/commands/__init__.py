@@ -19,6 +19,7 @@ from hermes_tui.commands.registry import (
 for _handlers in (
     "turn",
     "session",
+    "changes",
     "project",
     "ui",
 ):  # registered, and so listed by /help, in this order

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent.config import Config
+    from hermes_tui.changes import ChangesController
     from hermes_tui.commands.registry import CommandTable
     from hermes_tui.completion.controller import CompletionController
     from hermes_tui.keys import KeyMap
@@ -20,6 +21,8 @@ class CommandContext(Protocol):
 
     config: Config
     agent: Any
+    db: Any
+    changes: ChangesController
     turns: TurnController
     sessions: SessionsController
     status: StatusPresenter

@@ -39,6 +39,10 @@ class Foldable(Vertical, can_focus=True):
         self.body.display = self.expanded and self.has_body()
         self.header.update(self.header_content())
 
+    def refresh_header(self) -> None:
+        """Draw the header again (what it shows changed)."""
+        self.header.update(self.header_content())
+
     def has_body(self) -> bool:
         """Whether there is anything to unfold."""
         return True

@@ -66,6 +66,49 @@ def _turn_failed(metadata: dict[str, Any]) -> str:
     return f"{MARK} turn failed: {error}" if error else f"{MARK} turn failed"
 
 
+def _files(count: int) -> str:
+    return f"{count} file{'' if count == 1 else 's'}"
+
+
+def _code(code: Any) -> str:
+    """What a restore did to the files, in a few words."""
+    if not isinstance(code, dict):
+        return ""
+    restored = code.get("restored_count", len(code.get("restored") or []))
+    kept = [str(path) for path in code.get("kept") or []]
+    failed = code.get("failed") or []
+    parts = [f"{_files(restored)} restored" if restored else "no file restored"]
+    if kept:
+        shown = ", ".join(kept[:3]) + (" …" if len(kept) > 3 else "")
+        parts.append(f"{_files(len(kept))} kept as changed outside ({shown})")
+    if failed:
+        parts.append(f"{_files(len(failed))} could not be written")
+    return "; ".join(parts)
+
+
+def _rewind(metadata: dict[str, Any]) -> str:
+    """A rewind: to before which message, what happened to the code and the conversation."""
+    text = " ".join(str(metadata.get("message") or "").split())
+    if len(text) > LANDED_TEXT_CHARS:
+        text = text[: LANDED_TEXT_CHARS - 1] + "…"
+    parts = []
+    if "code" in metadata:
+        parts.append(f"code: {_code(metadata['code'])}")
+    if metadata.get("branch"):
+        parts.append(f"conversation: later messages kept in branch {metadata['branch']}")
+    detail = f" ({'; '.join(parts)})" if parts else ""
+    return f"{MARK} rewound to before “{text}”{detail}"
+
+
+def _undo(metadata: dict[str, Any]) -> str:
+    return f"{MARK} undid the last turn's changes: {_code(metadata)}"
+
+
+def _fork(metadata: dict[str, Any]) -> str:
+    source = " ".join(str(metadata.get("from") or "").split())
+    return f"{MARK} forked from “{source}”" if source else f"{MARK} forked"
+
+
 def _instructions(metadata: dict[str, Any]) -> str:
     """An instruction file joined (a subdirectory's, on first touch) or was re-read (P1)."""
     joined, directory = metadata.get("joined"), metadata.get("dir")
@@ -89,6 +132,9 @@ def _request_failed(metadata: dict[str, Any]) -> str:
 
 
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "rewind": _rewind,
+    "undo": _undo,
+    "fork": _fork,
     "steer": _landed("steered"),
     "redirect": _landed("redirected"),
     "model_switch": lambda metadata: _model_switch(metadata),

@@ -75,6 +75,9 @@ def folder_name(path: str) -> str:
 
 
 FOLDER_WIDTH = 16
+LINEAGE = {"fork": "fork of", "rewind": "rewound from"}
+"""How a session made from another says where it came from (a fork, or a rewind's later
+messages); its title is marked with ↳."""
 
 
 def session_label(
@@ -84,13 +87,18 @@ def session_label(
     now: float,
     working_for: float | None = None,
     elsewhere: bool = False,
+    parent: str | None = None,
 ) -> Content:
     """Two lines: a marker and the title (cut to one line), then relative time and model;
     a session from another workspace names its folder in place of the model (`in name`).
 
     A session with a turn running shows `working, 12 s` in place of its relative time (L1).
+    A fork or a rewound branch is marked, and says which session it came from (`parent`).
     """
     title = _title(session)
+    lineage = LINEAGE.get(str(session.get("branch_kind") or ""), "")
+    if lineage:
+        title = "↳ " + title[: TITLE_WIDTH - 2]
     when = relative_time(
         session.get("last_activity_at") or session.get("updated_at") or session.get("created_at"),
         now,
@@ -106,7 +114,10 @@ def session_label(
         return Content.assemble(
             mark, (title, "bold" if current else ""), "\n  ", (working, "$warning")
         )
-    details = " · ".join(part for part in (when, model) if part)
+    origin = f"{lineage} {_title({'title': parent})}" if lineage and parent else ""
+    if len(origin) > TITLE_WIDTH:
+        origin = origin[: TITLE_WIDTH - 1] + "…"
+    details = " · ".join(part for part in (origin or when, model if not origin else "") if part)
     return Content.assemble(mark, (title, "bold" if current else ""), "\n  ", (details, "dim"))
 
 
@@ -310,12 +321,14 @@ class SessionsPanel(Vertical):
         working_for = None
         if self.working is not None and self.working[0] == session["id"]:
             working_for = self.working[1]
+        parent = next((s for s in self.sessions if s["id"] == session.get("parent_id")), None)
         return session_label(
             session,
             current=session["id"] == self.current_id,
             now=self._now,
             working_for=working_for,
             elsewhere=self._elsewhere(session),
+            parent=(parent or {}).get("title") if session.get("parent_id") else None,
         )
 
     def _elsewhere(self, session: dict[str, Any]) -> bool:

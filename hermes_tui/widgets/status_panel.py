@@ -115,6 +115,8 @@ class StatusState:
 
     model: str = ""
     provider: str = ""
+    sandbox: str = ""
+    """How shell commands are confined ("bwrap", "unconfined"); empty with `sandbox: off`."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
@@ -171,6 +173,7 @@ class StatusPanel(Vertical):
             # outside: every hidden character is shown.
             Content(safe_line(s.model)),
             Content.assemble(("provider ", "dim"), safe_line(s.provider)),
+            *([Content.assemble(("sandbox ", "dim"), s.sandbox)] if s.sandbox else []),
             Content(""),
             Content.assemble(("tokens", "bold $accent")),
             Content.assemble(

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from textual.app import ComposeResult
 from textual.content import Content
 
 from hermes_tui.durations import format_duration
 from hermes_tui.safe_text import safe_line, safe_output
+from hermes_tui.widgets.diff_view import DiffView
 from hermes_tui.widgets.foldable import Foldable
 
 OUTPUT_CAP_CHARS = 4000
@@ -35,9 +40,23 @@ def cap_output(output: str) -> str:
     return text
 
 
+def change_of(display: Mapping[str, Any] | None) -> tuple[str, str, int, int] | None:
+    """(path, diff text, lines added, lines removed) of a file change's display metadata."""
+    diff = (display or {}).get("diff")
+    if not isinstance(diff, Mapping):
+        return None
+    path, text = diff.get("path"), diff.get("text")
+    added, removed = diff.get("added"), diff.get("removed")
+    if not (isinstance(path, str) and isinstance(text, str)):
+        return None
+    if not (isinstance(added, int) and isinstance(removed, int)):
+        return None
+    return path, text, added, removed
+
+
 class ToolBlock(Foldable):
     """One tool call: awaiting approval or running, then ok, error or declined; Enter or a
-    click shows the output."""
+    click shows the output. A file change shows `+N −M` folded and its diff open (X1)."""
 
     def __init__(self, call_id: str, name: str, summary: str, state: str = "running") -> None:
         super().__init__(classes=f"-{state}")
@@ -48,6 +67,13 @@ class ToolBlock(Foldable):
         self.state = state
         self.duration: float | None = None
         self.output = ""
+        self.change: tuple[str, str, int, int] | None = None
+        self.diff_view: DiffView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        if self.diff_view is not None:
+            yield self.diff_view
 
     def set_state(self, state: str) -> None:
         """Show a state before the result: awaiting approval, then running."""
@@ -57,8 +83,17 @@ class ToolBlock(Foldable):
         if self.is_mounted:
             self._refresh_fold()
 
-    def finish(self, state: str, output: str, duration: float | None = None) -> None:
-        """Record the result: ok, error or declined; done for an old stored result (no outcome)."""
+    def finish(
+        self,
+        state: str,
+        output: str,
+        duration: float | None = None,
+        display: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record the result: ok, error or declined; done for an old stored result (no outcome).
+
+        `display` may carry the file change the call made: then the diff is the body, open.
+        """
         self.remove_class(f"-{self.state}")
         self.state = state
         self.add_class(f"-{state}")
@@ -69,20 +104,40 @@ class ToolBlock(Foldable):
         if state == "error" and output:
             # A failure shows its error without a click (issue 17).
             self.set_reactive(ToolBlock.expanded, True)
+        self.change = change_of(display)
+        if self.change is not None and self.diff_view is None:
+            path, text, _added, _removed = self.change
+            self.diff_view = DiffView(text, path)
+            self.set_reactive(ToolBlock.expanded, True)
+            if self.is_mounted:
+                self.mount(self.diff_view)
         if self.is_mounted:
             self._refresh_fold()
 
+    def _refresh_fold(self) -> None:
+        super()._refresh_fold()
+        if self.diff_view is not None:
+            # The diff stands for the output, which says no more than its header does.
+            self.body.display = False
+            self.diff_view.display = self.expanded
+
     def has_body(self) -> bool:
-        return bool(self.output)
+        return bool(self.output) or self.diff_view is not None
 
     def header_content(self) -> Content:
-        arrow = ("▾" if self.expanded else "▸") if self.output else " "
+        arrow = ("▾" if self.expanded else "▸") if self.has_body() else " "
         summary = self.summary
         if summary.startswith(self.tool_name):
             summary = summary[len(self.tool_name) :].strip()
         duration = ""
         if self.duration is not None:
             duration = f" [dim]{format_duration(self.duration, tenths=True)}[/]"
+        counts = Content("")
+        if self.change is not None:
+            _path, _text, added, removed = self.change
+            counts = Content.assemble(
+                "  ", (f"+{added}", "$text-success"), " ", (f"−{removed}", "$text-error")
+            )
         return Content.assemble(
             f"{arrow} ",
             (self.tool_name, "bold"),
@@ -90,4 +145,5 @@ class ToolBlock(Foldable):
             (summary, "dim"),
             "  ",
             Content.from_markup(_STATE_MARKUP[self.state] + duration),
+            counts,
         )

@@ -77,7 +77,8 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
         else:
             import yaml
 
-            (hermes_home / "config.yaml").write_text(yaml.safe_dump({"agent": settings}))
+            config = {"agent": settings, "sandbox": "off"}
+            (hermes_home / "config.yaml").write_text(yaml.safe_dump(config))
         probes = Probes(
             now=lambda: FIXED_NOW,
             clock=lambda: 0.0,

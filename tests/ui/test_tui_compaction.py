@@ -42,6 +42,7 @@ def compacting_app(server: Any, hermes_home: Path, workspace: Path, **compressio
         "providers": {"scripted": {**provider, "context_window": 10_000_000}},
         "agent": {"retry_base_seconds": 0.01, "system_prompt": "You are a test agent."},
         "compression": {"protect_first": 1, "keep_recent": 4, **compression},
+        "sandbox": "off",  # the same screen with or without bubblewrap
     }
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return HermesApp(

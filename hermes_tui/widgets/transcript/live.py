@@ -164,7 +164,7 @@ class LiveTurn:
         block = self._tools.get(event.call_id)
         if block is not None:
             state = "declined" if event.declined else ("ok" if event.ok else "error")
-            block.finish(state, event.output, event.duration)
+            block.finish(state, event.output, event.duration, event.display)
 
     # -- rows and lines ----------------------------------------------------------------------
     async def _display_row(self, event: ev.DisplayRow) -> None:

@@ -158,4 +158,4 @@ def finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
     duration = outcome.get("duration") if ok is not None else None
     if not isinstance(duration, int | float):
         duration = None
-    block.finish(state, row.get("content") or "", duration)
+    block.finish(state, row.get("content") or "", duration, outcome if ok is not None else None)

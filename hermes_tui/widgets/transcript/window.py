@@ -163,11 +163,17 @@ class HistoryWindow:
         children = list(transcript.children)
         anchor = next((w for w in children if w.virtual_region.bottom > transcript.scroll_y), None)
         offset = anchor.virtual_region.y - transcript.scroll_y if anchor is not None else 0
+        # A view at the session's live end stays there: scroll_to would release the anchor
+        # (whatever its release_anchor says), and a streaming turn's end would go unseen.
+        at_end = not self._newer and transcript.scroll_y >= transcript.max_scroll_y
         await change()
         if anchor is None or not anchor.is_attached:
             return
 
         def restore() -> None:
+            if at_end:
+                transcript.scroll_end(animate=False, immediate=True)
+                return
             y = anchor.virtual_region.y - offset
             transcript.scroll_to(y=y, animate=False, immediate=True)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from storage.checkpoints import CheckpointRow
 from storage.rows import MessageRow, MessageValues, SearchHit, SessionRow
-from storage.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
+from storage.schema import CHECKPOINT_COLUMNS, MESSAGE_COLUMNS, SESSION_COLUMNS
 
 
 def test_row_types_name_exactly_the_columns():
     assert set(SessionRow.__annotations__) == {*SESSION_COLUMNS, "message_count"}
     assert set(MessageRow.__annotations__) == set(MESSAGE_COLUMNS) - {"session_id"}
     assert set(MessageValues.__annotations__) == set(MESSAGE_COLUMNS) - {"id", "session_id", "seq"}
+    assert set(CheckpointRow.__annotations__) == set(CHECKPOINT_COLUMNS)
 
 
 async def test_what_the_store_returns_has_the_typed_keys(db, session):

@@ -1,0 +1,245 @@
+"""What the agent changed, from the app's side: /undo, /rewind, /diff and /fork (X1, X2).
+
+The git work runs on a thread (asyncio.to_thread), never on the UI thread; the database is
+awaited on the app's loop, which owns it. Every restore leaves a ◈ row in the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from hermes_tui.screens.rewind import ConflictScreen, RewindChoice, RewindScreen, points_of
+
+if TYPE_CHECKING:
+    from agent.checkpoints.restore import RestoreResult
+    from agent.checkpoints.session import Rewind
+    from hermes_tui.app import HermesApp
+
+NO_CHECKPOINTS = (
+    "Checkpoints are off (no git binary was found, or `checkpoints.enabled` is false): "
+    "there is nothing to restore."
+)
+NO_SESSION = "Nothing to rewind yet: send a message first."
+
+
+class ChangesController:
+    """Restores code and conversation to a checkpoint, and shows the session's changes."""
+
+    def __init__(self, app: HermesApp) -> None:
+        self.app = app
+        self._last_escape: float | None = None
+        self.worker: Any = None
+        """The running /undo, /rewind, /diff or /fork (tests wait for it)."""
+
+    def start(self, work: Any) -> None:
+        """Run one of the coroutines below as a worker: they may wait on a dialog."""
+        self.worker = self.app.run_worker(
+            self._reported(work), group="changes", exclusive=True, exit_on_error=False
+        )
+
+    async def _reported(self, work: Any) -> None:
+        from storage.errors import StorageError, sentence
+
+        try:
+            await work
+        except StorageError as exc:
+            await self.app.notice(sentence(exc), "error")
+
+    async def wait(self) -> None:
+        """Wait until the running change command is done."""
+        if self.worker is not None:
+            await self.worker.wait()
+
+    @property
+    def _checkpointer(self) -> Any:
+        return self.app.agent.checkpointer
+
+    async def _rows(self) -> list[dict[str, Any]]:
+        if self._checkpointer is not None:
+            await asyncio.to_thread(self._checkpointer.idle)
+        return await self.app.db.list_checkpoints(self.app.agent.session_id)
+
+    async def _usable(self, what: str) -> bool:
+        app = self.app
+        if await app.turns.refused(what):
+            return False
+        if app.agent.session_id is None:
+            await app.notice(NO_SESSION)
+            return False
+        return True
+
+    # -- /undo ---------------------------------------------------------------------------------
+    async def undo(self) -> None:
+        """Revert the last turn's file changes (outside edits kept unless confirmed)."""
+        from agent.checkpoints import session
+
+        if not await self._usable("undo"):
+            return
+        if self._checkpointer is None:
+            await self.app.notice(NO_CHECKPOINTS, "warning")
+            return
+        rewind = session.last_turn(await self._rows())
+        if rewind is None:
+            await self.app.notice(session.NOTHING_TO_UNDO)
+            return
+        result = await self._restore(rewind)
+        if result is not None:
+            self.app.agent.add_display_row("undo", _code_metadata(result))
+
+    async def _restore(self, rewind: Rewind) -> RestoreResult | None:
+        """Plan, ask about outside edits, apply; None when there was nothing to do."""
+        from agent.checkpoints import session
+        from agent.checkpoints.shadow import ShadowError
+
+        checkpointer = self._checkpointer
+        db, session_id = self.app.db, self.app.agent.session_id
+        try:
+            plan = await asyncio.to_thread(session.plan, checkpointer, rewind)
+        except ShadowError as exc:
+            await self.app.notice(str(exc), "error")
+            return None
+        if plan.empty:
+            await self.app.notice("The files are already as they were then: nothing to restore.")
+            return None
+        overwrite = False
+        if plan.conflicts:
+            overwrite = bool(
+                await self.app.push_screen_wait(ConflictScreen([c.path for c in plan.conflicts]))
+            )
+        return await asyncio.to_thread(
+            session.apply,
+            checkpointer,
+            rewind,
+            plan,
+            overwrite=overwrite,
+            record=lambda row: db.enqueue_checkpoint(session_id, row),
+            mark_undone=lambda key: db.enqueue_checkpoint_update(session_id, key, undone=True),
+        )
+
+    # -- /rewind -------------------------------------------------------------------------------
+    async def open_picker(self) -> None:
+        """The rewind picker; its choice is carried out when it closes."""
+        if not await self._usable("rewind"):
+            return
+        # Checkpoints first: that waits for the last turn's closing snapshot and writes what
+        # is queued, so the messages read next are all there, each with its checkpoint.
+        checkpoints = await self._rows()
+        rows = await self.app.db.load_messages(self.app.agent.session_id)
+        points = points_of(rows, checkpoints)
+        if not points:
+            await self.app.notice(NO_SESSION)
+            return
+        choice = await self.app.push_screen_wait(RewindScreen(points))
+        if choice is not None:
+            await self.rewind(choice)
+
+    async def rewind(self, choice: RewindChoice) -> None:
+        """Carry out a picked rewind: code, conversation, both, or a fork."""
+        from agent.checkpoints import session
+
+        app, point = self.app, choice.point
+        if choice.action == "fork":
+            await self.fork(point.seq - 1, text=point.text)
+            return
+        meta: dict[str, Any] = {"message": point.text[:200]}
+        if choice.action in ("both", "code"):
+            if self._checkpointer is None:
+                await app.notice(NO_CHECKPOINTS, "warning")
+            else:
+                rewind = session.rewind_to_message(await self._rows(), point.message_id)
+                result = None if rewind is None else await self._restore(rewind)
+                meta["code"] = _code_metadata(result) if result else {"restored": []}
+        if choice.action in ("both", "conversation"):
+            meta["branch"] = await self._rewind_conversation(point.seq)
+            app.composer.text = point.text
+        app.agent.add_display_row("rewind", meta)
+
+    async def _rewind_conversation(self, seq: int) -> str:
+        """The session goes on from before `seq`; later rows move to a branch session."""
+        app = self.app
+        session_id = app.agent.session_id
+        branch = await app.db.branch_session(session_id, seq, kind="rewind", move_later=True)
+        await self._reattach(session_id)
+        return branch["id"]
+
+    async def _reattach(self, session_id: str) -> None:
+        app = self.app
+        session = await app.db.get_session(session_id)
+        rows = await app.db.load_messages(session_id)
+        app.agent.attach_session(session_id, rows, session)
+        await app.transcript.clear()
+        await app.transcript.open_history()
+        await app.sessions.refresh()
+
+    # -- /fork ---------------------------------------------------------------------------------
+    async def fork(self, seq: int | None = None, *, text: str = "") -> None:
+        """A new session with this one's history up to `seq` (all of it by default)."""
+        app = self.app
+        if not await self._usable("fork"):
+            return
+        parent_id = app.agent.session_id
+        parent = await app.db.get_session(parent_id)
+        if seq is None:
+            seq = await app.db.last_message_seq(parent_id) or 0
+        # The same title: the sessions panel marks it as a fork of its parent.
+        fork = await app.db.branch_session(parent_id, seq, kind="fork")
+        await self._reattach(fork["id"])
+        app.agent.add_display_row("fork", {"from": (parent or {}).get("title") or parent_id})
+        if text:
+            app.composer.text = text
+
+    # -- /diff ---------------------------------------------------------------------------------
+    async def show_diff(self) -> None:
+        """Every file the session changed so far, against its first checkpoint."""
+        from agent.checkpoints import session
+        from agent.checkpoints.shadow import ShadowError
+        from hermes_tui.widgets.diff_view import ChangeReport
+
+        if not await self._usable("see the session's changes"):
+            return
+        if self._checkpointer is None:
+            await self.app.notice(NO_CHECKPOINTS, "warning")
+            return
+        rows = await self._rows()
+        try:
+            diffs = await asyncio.to_thread(session.session_diff, self._checkpointer, rows)
+        except ShadowError as exc:
+            await self.app.notice(str(exc), "error")
+            return
+        if not diffs:
+            await self.app.notice("No file differs from the session's first checkpoint.")
+            return
+        files = [(d.path, d.text, d.added, d.removed) for d in diffs]
+        await self.app.transcript.add(ChangeReport(files))
+        self.app.transcript.anchor()
+
+    # -- Esc Esc -------------------------------------------------------------------------------
+    def escape_pressed(self, at: float) -> bool:
+        """A second Esc soon after a first, with no turn running and nothing typed, opens
+        the rewind picker (True); a lone Esc only arms it."""
+        app = self.app
+        if app.turns.busy or app.composer.text.strip():
+            self._last_escape = None
+            return False
+        last = self._last_escape
+        if last is not None and at - last <= DOUBLE_ESCAPE_SECONDS:
+            self._last_escape = None
+            self.start(self.open_picker())
+            return True
+        self._last_escape = at
+        return False
+
+
+DOUBLE_ESCAPE_SECONDS = 0.6
+"""Two Esc presses this close together on an idle, empty composer open the rewind picker."""
+
+
+def _code_metadata(result: RestoreResult) -> dict[str, Any]:
+    """What a restore did, for its ◈ row."""
+    return {
+        "restored": result.restored[:50],
+        "restored_count": len(result.restored),
+        "kept": result.kept[:50],
+        "failed": [path for path, _reason in result.failed[:50]],
+    }

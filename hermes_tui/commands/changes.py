@@ -1,0 +1,63 @@
+"""Commands about what the agent changed: undo, rewind, diff, fork and export (X1, X2)."""
+
+from __future__ import annotations
+
+from hermes_tui.commands.context import CommandContext
+from hermes_tui.commands.registry import command
+
+
+@command("undo", "", "Revert the last turn's file changes")
+async def undo(ctx: CommandContext, _argument: str) -> None:
+    """Revert the last turn's changes to files; edits made outside the agent are kept."""
+    ctx.changes.start(ctx.changes.undo())
+
+
+@command("rewind", "", "Rewind code and chat to a message (esc esc)")
+async def rewind(ctx: CommandContext, _argument: str) -> None:
+    """Open the rewind picker."""
+    ctx.changes.start(ctx.changes.open_picker())
+
+
+@command("diff", "", "Show every file the session changed")
+async def diff(ctx: CommandContext, _argument: str) -> None:
+    """The session's changes against its first checkpoint, one fold per file."""
+    ctx.changes.start(ctx.changes.show_diff())
+
+
+@command("fork", "", "A new session with this session's history")
+async def fork(ctx: CommandContext, _argument: str) -> None:
+    """A new session with the whole history so far (the panel shows where it came from)."""
+    ctx.changes.start(ctx.changes.fork())
+
+
+@command("export", "[md|json] [path]", "Write the transcript to a file")
+async def export(ctx: CommandContext, argument: str) -> None:
+    """Write the session's visible transcript (no reasoning) as Markdown or JSON."""
+    from hermes_tui.export import ExportError, parse_arguments, to_json, to_markdown, write_export
+    from hermes_tui.history import AgentRows
+    from hermes_tui.widgets.markers import marker_text
+
+    agent = ctx.agent
+    if agent.session_id is None:
+        await ctx.notice("Nothing to export yet: send a message first.", "error")
+        return
+    try:
+        fmt, path = parse_arguments(argument, agent.session_id, agent.workspace)
+    except ExportError as exc:
+        await ctx.notice(str(exc), "error")
+        return
+    db = ctx.db
+    await db.flush()
+    session = await db.get_session(agent.session_id)
+    rows = await db.load_messages(agent.session_id)
+    if fmt == "json":
+        text = to_json(session, rows)
+    else:
+        summary = AgentRows(agent.registry).tool_summary
+        text = to_markdown(session, rows, summary=summary, marker=marker_text)
+    try:
+        write_export(path, text)
+    except ExportError as exc:
+        await ctx.notice(str(exc), "error")
+        return
+    await ctx.notice(f"Exported {len(rows)} rows to {path}.")

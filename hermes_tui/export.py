@@ -1,0 +1,137 @@
+"""/export: the visible transcript of a session as Markdown or JSON (never reasoning, R1).
+
+What the transcript shows is what is exported: messages, tool calls with their output and
+diffs, and the ◈ rows. Reasoning is never stored, so it cannot be exported either.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("md", "json")
+
+
+class ExportError(Exception):
+    """An export that cannot be written; the message is one sentence."""
+
+
+def parse_arguments(argument: str, session_id: str, workspace: Path) -> tuple[str, Path]:
+    """`[md|json] [path]` -> (format, path); the default path is in the workspace.
+
+    Raises ExportError for a bare word that names no format we write (`pdf`, `html`).
+    """
+    words = argument.split(maxsplit=1)
+    named = bool(words) and words[0].lower() in FORMATS
+    if len(words) == 1 and not named and _looks_like_format(words[0]):
+        # "/export pdf" means a format we lack, not a file called "pdf" written as Markdown.
+        raise ExportError(
+            f"Cannot export as {words[0]!r}: use md or json, or give a path such as notes.md."
+        )
+    fmt = words.pop(0).lower() if named else "md"
+    raw = words[0].strip() if words else ""
+    if not raw:
+        return fmt, workspace / f"hermes-session-{session_id}.{fmt}"
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = workspace / path
+    suffix = path.suffix.lstrip(".").lower()
+    if not named and suffix in FORMATS:
+        fmt = suffix
+    return fmt, path
+
+
+def _looks_like_format(word: str) -> bool:
+    """A bare word with no dot or slash names a format, not a file."""
+    return word.isalnum() and len(word) <= 8
+
+
+def _fence(text: str, info: str = "") -> str:
+    """`text` in a Markdown code fence longer than any backtick run inside it."""
+    best = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        best = max(best, run)
+    ticks = "`" * max(3, best + 1)
+    return f"{ticks}{info}\n{text.rstrip()}\n{ticks}"
+
+
+def to_markdown(
+    session: dict[str, Any],
+    rows: list[dict[str, Any]],
+    *,
+    summary: Callable[[str, Any], str],
+    marker: Callable[[str, dict[str, Any] | None], str | None],
+) -> str:
+    """The session as Markdown: who said what, each tool call with its output and diff."""
+    results = {r.get("tool_call_id"): r for r in rows if r.get("role") == "tool"}
+    out = [f"# {session.get('title') or 'untitled'}", ""]
+    out.append(f"Session `{session['id']}`, model `{session.get('model') or '?'}`.")
+    for row in rows:
+        kind = row.get("display_kind")
+        if kind:
+            line = marker(kind, row.get("display_metadata"))
+            if line:
+                out += ["", line]
+            continue
+        role = row.get("role")
+        content = row.get("content") or ""
+        if role == "user":
+            out += ["", "## You", "", content]
+        elif role == "assistant":
+            out += ["", "## Assistant"]
+            if content:
+                out += ["", content]
+            for call in row.get("tool_calls") or []:
+                out += _tool_markdown(call, results.get(call.get("id")), summary)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary) -> list[str]:
+    lines = ["", f"**Tool** `{summary(call.get('name', ''), call.get('arguments'))}`"]
+    if result is None:
+        return [*lines, "", "_(no result)_"]
+    meta = result.get("display_metadata") or {}
+    lines += ["", _fence(result.get("content") or "")]
+    diff = meta.get("diff") if isinstance(meta, dict) else None
+    if isinstance(diff, dict) and isinstance(diff.get("text"), str):
+        lines += ["", _fence(diff["text"], "diff")]
+    return lines
+
+
+def to_json(session: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """The session and its rows as JSON (the exact stored text, display metadata with it)."""
+    keep = ("id", "title", "model", "provider", "created_at", "parent_id", "branch_kind")
+    messages = [
+        {key: row.get(key) for key in (
+            "seq", "role", "content", "tool_calls", "tool_call_id", "name", "display_kind",
+            "display_metadata",
+        )}
+        for row in rows
+        if row.get("display_kind") != "hidden"
+    ]  # fmt: skip
+    payload = {
+        "session": {key: session.get(key) for key in keep},
+        "exported_at": time.time(),
+        "messages": messages,
+    }
+    return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write the export (a new file is 0600: a transcript may quote private files)."""
+    from storage.errors import StorageError
+    from storage.files import atomic_write
+
+    if path.exists() and path.is_dir():
+        raise ExportError(f"{path} is a folder; give a file name to export to.")
+    if not path.parent.is_dir():
+        raise ExportError(f"Cannot export to {path}: the folder {path.parent} does not exist.")
+    try:
+        atomic_write(path, text)
+    except (OSError, StorageError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ExportError(f"Cannot export to {path}: {reason}.") from None

@@ -1,0 +1,239 @@
+"""/undo, /rewind (and Esc Esc), /diff, /fork and /export in the real app (X1, X2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ui.tui_helpers import reply, run_turn
+from waits import wait_until
+
+from agent.checkpoints.shadow import git_available
+from hermes_tui.screens.rewind import ConflictScreen, RewindScreen
+from hermes_tui.widgets.diff_view import ChangeReport, FileChange
+from hermes_tui.widgets.markers import Marker
+from hermes_tui.widgets.messages import UserMessage
+
+pytestmark = pytest.mark.skipif(not git_available(), reason="checkpoints need the git binary")
+
+
+def write(path: str, content: str, call_id: str, text: str = "") -> dict:
+    arguments = {"path": path, "content": content}
+    return reply(text, tool_calls=[{"id": call_id, "name": "write_file", "arguments": arguments}])
+
+
+def two_turns() -> dict:
+    return {
+        "replies": [
+            write("one.txt", "1\n", "w1"),
+            reply("first done"),
+            write("app.py", "print('two')\n", "w2"),
+            reply("second done"),
+        ]
+    }
+
+
+async def command(pilot, app, text: str) -> None:
+    await app.submit(text)
+    await pilot.pause()
+    await app.changes.wait()
+    await pilot.pause()
+
+
+def markers(app) -> list[str]:
+    return [m.text for m in app.transcript.query(Marker)]
+
+
+async def test_undo_reverts_the_last_turn_and_leaves_a_marker(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await command(pilot, app, "/undo")
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
+        assert (workspace / "one.txt").exists()
+        assert markers(app)[-1] == "◈ undid the last turn's changes: 1 file restored"
+        await command(pilot, app, "/undo")
+        assert not (workspace / "one.txt").exists()
+        await command(pilot, app, "/undo")
+        assert "Nothing to undo" in app.transcript.children[-1].render().plain
+
+
+async def test_undo_keeps_an_outside_edit_unless_confirmed(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await app.changes.wait()
+        await pilot.pause()
+        (workspace / "app.py").write_text("print('mine')\n")
+        await app.submit("/undo")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), what="conflicts")
+        assert app.screen.paths == ["app.py"]
+        await pilot.press("enter")
+        await app.changes.wait()
+        await pilot.pause()
+        assert (workspace / "app.py").read_text() == "print('mine')\n"
+        assert "kept as changed outside (app.py)" in markers(app)[-1]
+
+
+async def test_rewind_both_restores_code_and_conversation(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        session_id = app.agent.session_id
+        await app.submit("/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        picker = app.screen
+        assert [p.text for p in picker.points] == ["second", "first"]
+        assert picker.points[0].files == ("app.py",)
+        await pilot.press("enter")  # "second", the newest
+        await pilot.press("enter")  # restore code and conversation
+        await app.changes.wait()
+        await pilot.pause()
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
+        assert (workspace / "one.txt").exists()
+        assert app.agent.session_id == session_id
+        assert [m.text for m in app.transcript.query(UserMessage)] == ["first"]
+        assert app.composer.text == "second"
+        assert markers(app)[-1].startswith("◈ rewound to before “second”")
+        # The later messages are kept as a branch of the session.
+        sessions = await app.db.list_sessions()
+        branch = next(s for s in sessions if s["parent_id"] == session_id)
+        assert branch["branch_kind"] == "rewind"
+        rows = await app.db.load_messages(branch["id"])
+        assert [r["content"] for r in rows if r["role"] == "user"] == ["first", "second"]
+        # The model will not see the rewound turn.
+        assert [m.content for m in app.agent.messages if m.role == "user"] == ["first"]
+
+
+async def test_rewind_conversation_only_keeps_the_code(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await app.submit("/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        await pilot.press("down", "enter")  # "first"
+        await pilot.press("down", "enter")  # conversation only
+        await app.changes.wait()
+        await pilot.pause()
+        assert (workspace / "app.py").read_text() == "print('two')\n"
+        assert not app.transcript.query(UserMessage)
+        assert app.composer.text == "first"
+
+
+async def test_rewind_code_only_keeps_the_conversation(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await app.submit("/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        await pilot.press("down", "enter")  # "first"
+        await pilot.press("down", "down", "enter")  # code only
+        await app.changes.wait()
+        await pilot.pause()
+        assert not (workspace / "one.txt").exists()
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
+        assert [m.text for m in app.transcript.query(UserMessage)] == ["first", "second"]
+
+
+async def test_escape_twice_on_an_empty_composer_opens_the_picker(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RewindScreen)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, RewindScreen), what="closed")
+        # With text in the composer, Esc Esc does not open it.
+        app.composer.text = "draft"
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RewindScreen)
+
+
+async def test_escape_that_stops_a_turn_does_not_open_the_picker(make_app, scripted, workspace):
+    server = scripted({"replies": [reply("slow " * 50, chunk_size=4, gate="g", gate_after=1)]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.submit("talk")
+        await wait_until(pilot, lambda: app.busy, what="the turn")
+        await pilot.press("escape")
+        server.open_gate("g")
+        await app.wait_for_turn()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RewindScreen)
+
+
+async def test_diff_shows_every_file_the_session_changed(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await command(pilot, app, "/diff")
+        report = app.transcript.query_one(ChangeReport)
+        files = {f.path: (f.added, f.removed) for f in report.query(FileChange)}
+        assert files == {"app.py": (1, 1), "one.txt": (1, 0)}
+
+
+async def test_fork_starts_a_new_session_with_the_history(make_app, scripted, workspace):
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        parent = app.agent.session_id
+        await command(pilot, app, "/fork")
+        assert app.agent.session_id != parent
+        fork = await app.db.get_session(app.agent.session_id)
+        assert (fork["parent_id"], fork["branch_kind"]) == (parent, "fork")
+        assert fork["title"] == "first"
+        label = app.sessions_panel._label(fork).plain
+        assert label.startswith("● ↳ first") and "fork of first" in label
+        assert [m.text for m in app.transcript.query(UserMessage)] == ["first"]
+        assert markers(app)[-1] == "◈ forked from “first”"
+        await run_turn(pilot, "second")
+        parent_rows = await app.db.load_messages(parent)
+        assert [r["content"] for r in parent_rows if r["role"] == "user"] == ["first"]
+
+
+async def test_export_writes_markdown_and_json_without_reasoning(make_app, scripted, workspace):
+    server = scripted(
+        {
+            "replies": [
+                reply(
+                    "Writing.",
+                    reasoning="private chain of thought",
+                    tool_calls=[
+                        {"id": "w1", "name": "write_file",
+                         "arguments": {"path": "n.txt", "content": "hi\n"}}
+                    ],
+                ),
+                reply("Done.", reasoning="more private thought"),
+            ]
+        }
+    )  # fmt: skip
+    app = make_app(server, approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "write n")
+        await app.submit("/export")
+        await pilot.pause()
+        md = (workspace / f"hermes-session-{app.agent.session_id}.md").read_text()
+        assert "## You\n\nwrite n" in md and "**Tool** `write_file n.txt`" in md
+        assert "```diff\n--- a/n.txt" in md and "+hi" in md
+        assert "private" not in md
+        await app.submit("/export json out/x.json")
+        await pilot.pause()
+        assert "does not exist" in app.transcript.children[-1].render().plain
+        await app.submit("/export json t.json")
+        await pilot.pause()
+        data = json.loads((workspace / "t.json").read_text())
+        assert [m["role"] for m in data["messages"]][:2] == ["user", "assistant"]
+        assert "private" not in json.dumps(data)
+        assert Path(workspace / "t.json").stat().st_mode & 0o077 == 0
