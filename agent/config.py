@@ -27,6 +27,13 @@ SETUP_HINT = (
     "Demo model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, "
     "or add a provider to {config} (see README)."
 )
+ENV_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+}
+"""Providers the environment configures, by the variable holding their key."""
+NO_KEY = "No API key for provider {name}: {fix}, or start with --demo for the demo model."
 
 
 class ConfigError(Exception):
@@ -170,13 +177,16 @@ class Config:
     @property
     def setup_hint(self) -> str:
         """One line telling a demo user how to configure a real provider."""
-        return SETUP_HINT.format(config=self.config_path)
+        return SETUP_HINT.format(config=tilde(self.config_path))
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider called `name`, or a ConfigError naming the known ones."""
         try:
             return self.providers[name]
         except KeyError:
+            unset = unset_env_key(name)
+            if unset:
+                raise ConfigError(unset) from None
             known = ", ".join(sorted(self.providers)) or "none"
             raise ConfigError(
                 f"Unknown provider {name!r} (configured: {known}); "
@@ -187,6 +197,43 @@ class Config:
         """A copy whose default model is `model`."""
         return replace(self, model=model)
 
+    def missing_key(self, model: str | None = None) -> str | None:
+        """The sentence saying which key `model`'s (default: the configured model's) hosted
+        provider lacks, before any request; None when it has one or needs none."""
+        if self.demo and model is None:
+            return None
+        name = split_model_ref(model or self.model)[0]
+        provider = self.providers.get(name)
+        if provider is None:
+            return None  # an unknown provider is its own ConfigError
+        return missing_key(provider, self.config_path)
+
+
+def missing_key(provider: ProviderConfig, config_path: Path | None = None) -> str | None:
+    """Why `provider` cannot be called for want of a key, naming what to set; else None.
+
+    A loopback server (Ollama, llama.cpp, vLLM) needs no key.
+    """
+    if provider.resolved_key() or provider.is_local:
+        return None
+    where = f"providers.{provider.name}" + (f" in {config_path}" if config_path else "")
+    names = [n for n in (provider.api_key_env, *provider.api_keys_env) if n]
+    if names:
+        variables = " or ".join(names)
+        fix = f"set {variables} in the environment (named by {where})"
+    else:
+        fix = f"set api_key_env (or api_key) under {where}"
+    return NO_KEY.format(name=provider.name, fix=fix)
+
+
+def unset_env_key(name: str) -> str | None:
+    """For a provider the environment configures (openai, anthropic, openrouter) whose
+    variable is unset: the sentence naming that variable; else None."""
+    variable = ENV_KEYS.get(name)
+    if variable is None or os.environ.get(variable):
+        return None
+    return NO_KEY.format(name=name, fix=f"set {variable} in the environment")
+
 
 def default_home() -> Path:
     """$HERMES_TUI_HOME, else the platform's user config dir for hermes-tui."""
@@ -196,6 +243,14 @@ def default_home() -> Path:
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("hermes-tui"))
+
+
+def tilde(path: Path | str) -> str:
+    """`path` with the user's home shown as `~` (short, and the same on every machine)."""
+    text, home = str(path), str(Path.home())
+    if home not in ("", os.sep) and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -319,9 +374,12 @@ def _coerce(path: Path, mapping: Any, label: str, key: str, value: Any, default:
         pass
     elif isinstance(value, expected):
         return value
-    raise ConfigError(
-        f"{_where(path, mapping, key)}: `{label}` must be a {expected.__name__}, got {value!r}."
-    )
+    noun = _TYPE_NOUNS.get(expected, f"a {expected.__name__}")
+    raise ConfigError(f"{_where(path, mapping, key)}: `{label}` must be {noun}, got {value!r}.")
+
+
+_TYPE_NOUNS = {int: "an integer", float: "a number", bool: "true or false", str: "text"}
+"""What a setting of each type must be, in words."""
 
 
 def _choice(path: Path, mapping: Any, label: str, key: str, value: str, default: StrEnum) -> Any:
@@ -538,7 +596,12 @@ _ENV_DEFAULT_MODELS = (
 
 
 def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
-    """Read $HERMES_TUI_HOME/config.yaml and the environment; fall back to the demo model."""
+    """Read $HERMES_TUI_HOME/config.yaml and the environment.
+
+    The demo model runs only when nothing at all is configured (no `model`, no provider in
+    the file or the environment) or with `demo`. A configured hosted provider without a key
+    stays the model: `Config.missing_key()` says what to set, before any request.
+    """
     home = home or default_home()
     path = home / "config.yaml"
     raw = _read_yaml(path)
@@ -555,9 +618,12 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
     if not model:
         model = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
-        if model is None and usable:
-            model = f"{sorted(usable)[0]}:default"
-    is_demo = demo or model is None or (split_model_ref(model)[0] not in usable)
+        # Providers but no `model:`: the first usable one, else the first one (whose
+        # missing key is then the sentence the user sees).
+        candidates = sorted(usable) or sorted(providers)
+        if model is None and candidates:
+            model = f"{candidates[0]}:default"
+    is_demo = demo or model is None or split_model_ref(model)[0] == DEMO_PROVIDER
     if is_demo:
         providers = {**providers, DEMO_PROVIDER: ProviderConfig(name=DEMO_PROVIDER, api_key="demo")}
         model = f"{DEMO_PROVIDER}:{DEMO_MODEL}"
@@ -622,6 +688,9 @@ def _configured_model(
     if model:
         provider_name, _ = _checked_model(path, raw, model)
         if provider_name not in providers and provider_name != DEMO_PROVIDER:
+            unset = unset_env_key(provider_name)
+            if unset:
+                raise ConfigError(f"{_where(path, raw, 'model')}: {unset}")
             known = ", ".join(sorted(providers)) or "none"
             raise ConfigError(
                 f"{_where(path, raw, 'model')}: `model` names provider {provider_name!r}, "

@@ -139,6 +139,12 @@ class Retrying(NamedTuple):
     delay: float
     reason: str
 
+    @property
+    def count(self) -> str:
+        """`n/m` for the user: this retry's number (the first is 1) of the retries there can
+        be (`attempt` counts the first try too)."""
+        return f"{max(1, self.attempt - 1)}/{max(1, self.max_attempts - 1)}"
+
 
 class Notice(NamedTuple):
     """A short message for the user (level: info | warning | error)."""

@@ -35,7 +35,15 @@ from agent.drafts import Draft
 from agent.inbox import Inbox
 from agent.kinds import CallPurpose, ErrorKind, Phase, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard, raised_in_own_code
-from agent.messages import REQUEST_FAILED, Message, ToolCall, ToolCallIds, mark_withheld
+from agent.messages import (
+    REQUEST_FAILED,
+    TURN_FAILED,
+    TURN_STOPPED,
+    Message,
+    ToolCall,
+    ToolCallIds,
+    mark_withheld,
+)
 from agent.model_call import call_model
 from agent.models import context_window_for, estimate_request
 from agent.ports import ApprovalPolicy, SessionStore
@@ -48,7 +56,7 @@ from agent.secrets import Secrets
 from agent.server_check import ask_server, check_model
 from agent.session_writer import SessionWriter
 from agent.tool_batch import ToolBatch
-from agent.usage import Usage, UsageRecorder, estimated_usage
+from agent.usage import CONTEXT_KEY, Usage, UsageRecorder, estimated_usage
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
@@ -76,6 +84,7 @@ class TurnResult:
     session_id: str | None = None
     unsent: str | None = None
     withheld: str | None = None
+    error_kind: str | None = None
 
 
 class Agent:
@@ -164,6 +173,10 @@ class Agent:
         """The current model's context window (None: unknown): compaction's and the bar's."""
         return context_window_for(self.config, self.model_ref)
 
+    def missing_key(self) -> str | None:
+        """The sentence naming the key the current model's provider lacks, or None."""
+        return self.config.missing_key(self.model_ref)
+
     @property
     def busy(self) -> bool:
         """True while a turn (or a /compact) runs."""
@@ -233,6 +246,16 @@ class Agent:
         """Auto-continue an interrupted turn with a typed recovery note (S8, D4)."""
         return self.run_turn(recovery.RECOVERY_NOTE, note_kind=recovery.RECOVERY_NOTE_KIND)
 
+    def use_workspace(self, workspace: Path | str) -> None:
+        """Run tools in `workspace` from now on (a resumed session's own folder)."""
+        self.workspace = Path(workspace).resolve()
+        self.approvals.clear()  # "always" answers were given for the other folder
+        if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
+            self.checkpointer.close()
+            self.checkpointer = make_checkpointer(
+                self.config, self.workspace, self.store, lambda event: self.sink(event)
+            )
+
     def set_model(self, ref: str) -> None:
         """Switch model; records a `model_switch` display row in a live session (D1)."""
         provider, model = split_model_ref(ref)
@@ -294,6 +317,12 @@ class Agent:
             # Refused before anything is written: the text goes back to the user (L4).
             self.sink(ev.TurnError(skew, ErrorKind.UPGRADED))
             return TurnResult(TurnStatus.ERROR, error=skew, unsent=text)
+        no_key = self.missing_key()
+        if no_key is not None:
+            # A hosted provider without a key: said before any request or write, never a
+            # silent demo (the text goes back to the user).
+            self.sink(ev.TurnError(no_key, ErrorKind.CONFIG))
+            return TurnResult(TurnStatus.ERROR, error=no_key, unsent=shown or text)
         unknown = self._unknown_model(model)
         if unknown is not None:
             self.sink(ev.TurnError(unknown, ErrorKind.CONFIG))
@@ -386,7 +415,7 @@ class Agent:
 
     def _fail(self, result: TurnResult, error: str, kind: str) -> None:
         result.status = TurnStatus.ERROR
-        result.error = error
+        result.error, result.error_kind = error, str(kind)
         self.sink(ev.TurnError(error, kind))
 
     def _withhold_unanswered(self, first: Message | None, result: TurnResult, kind: str) -> None:
@@ -435,6 +464,8 @@ class Agent:
         self.messages = [m for m in self.messages if not m.ephemeral]
         for message in self.messages:
             message.thinking = []
+        self._mark_ending(result)  # before the flush: saved with the rest of the turn
+        self._save_context()
         if self.checkpointer is not None:
             self.checkpointer.end_turn()
         self.writer.flush(self.session_id, tokens=True, when="at turn end")
@@ -447,6 +478,25 @@ class Agent:
         if result.status == TurnStatus.OK and self.control.stopped:
             result.status = TurnStatus.STOPPED
         self.sink(ev.TurnFinished(result.status, result.text, result.pending_steer))
+
+    def _mark_ending(self, result: TurnResult) -> None:
+        """A stopped or failed turn leaves a display row (D1), so a resumed transcript shows
+        how it ended; the live one shows it from the events."""
+        if self.session_id is None:
+            return
+        stopped = result.status == TurnStatus.OK and self.control.stopped
+        if result.status == TurnStatus.STOPPED or stopped:
+            self._append(Message("assistant", display_kind=TURN_STOPPED, display_metadata={}))
+            return
+        last = self.messages[-1] if self.messages else None
+        if (
+            result.status != TurnStatus.ERROR
+            or result.error_kind == ErrorKind.STORAGE  # the row could not be saved either
+            or (last is not None and last.display_kind == REQUEST_FAILED)  # says it already
+        ):
+            return
+        meta = {"error": result.error or "", "kind": result.error_kind or ""}
+        self._append(Message("assistant", display_kind=TURN_FAILED, display_metadata=meta))
 
     def _ensure_session(self, first_text: str) -> None:
         if self.session_id is not None:
@@ -726,6 +776,17 @@ class Agent:
             self.session_metadata[COOLDOWN_KEY] = state
         self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
 
+    def _save_context(self) -> None:
+        """Keep the last call's context size with the session: a resumed session's context
+        bar starts from it, not from 0 % (item 8)."""
+        tokens = self.usage.context_tokens
+        if self.session_id is None or not tokens:
+            return
+        if self.session_metadata.get(CONTEXT_KEY) == tokens:
+            return
+        self.session_metadata[CONTEXT_KEY] = tokens
+        self.writer.update_session(self.session_id, metadata=dict(self.session_metadata))
+
     def _turn_usage(self, usage: UsagePart) -> None:
         """A turn call's usage: accounted, and (when the server counted it) a gauge sample."""
         if not usage.estimated:
@@ -769,7 +830,11 @@ class Agent:
             self.control.begin_compaction()
             with log_session(self.session_id):
                 self._ask_server()  # the summary's budget needs the server's window too
-                return self.compressor.compact(self, focus=focus, reason="manual")
+                result = self.compressor.compact(self, focus=focus, reason="manual")
+            if result.ok and result.tokens_after:
+                self.usage.context_tokens = result.tokens_after  # what a resume shows
+                self._save_context()
+            return result
         finally:
             self.control.end()
             self._turn_lock.release()

@@ -105,6 +105,12 @@ REQUEST_FAILED = "request_failed"
 """`display_kind` of the row a failed turn leaves; `display_metadata["withheld"]` counts the
 user messages before it that no model answered, so no request sends them again."""
 
+TURN_STOPPED = "turn_stopped"
+"""`display_kind` of the row a stopped turn leaves (shown on resume as the live `■ stopped`)."""
+TURN_FAILED = "turn_failed"
+"""`display_kind` of the row a turn that failed after an answer began leaves
+(`display_metadata["error"]`: the sentence the user saw)."""
+
 
 def model_visible(messages: list[Message]) -> list[Message]:
     """The messages a provider may see: display rows and withheld messages removed (D1)."""

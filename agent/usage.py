@@ -22,6 +22,9 @@ from agent.providers.base import UsagePart
 from agent.secrets import safe_url
 from agent.session_writer import SessionWriter
 
+CONTEXT_KEY = "context_tokens"
+"""The session metadata key holding the last call's context size."""
+
 
 @dataclass
 class Usage:
@@ -32,17 +35,22 @@ class Usage:
     cost_usd: float | None = None
     estimated_calls: int = 0
     """Calls whose counts are estimates (no usage came from the server)."""
+    context_tokens: int = 0
+    """What the last turn call left in the model's context (kept in the session's metadata
+    as `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
 
     @classmethod
     def of_session(cls, session: dict[str, Any] | None) -> Usage:
         """The totals a stored session row holds (none for a new session)."""
         if not session:
             return cls()
+        context = (session.get("metadata") or {}).get(CONTEXT_KEY)
         return cls(
             session.get("input_tokens") or 0,
             session.get("output_tokens") or 0,
             session.get("estimated_cost_usd"),
             session.get("estimated_calls") or 0,
+            context if isinstance(context, int) and context > 0 else 0,
         )
 
 
@@ -119,6 +127,9 @@ class UsageRecorder:
         if cost is not None:
             totals.cost_usd = (totals.cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
+        context = context_tokens(usage, provider.kind)
+        if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context
+            totals.context_tokens = context
         sink(
             ev.UsageUpdated(
                 usage.input_tokens,
@@ -129,7 +140,7 @@ class UsageRecorder:
                 totals.cost_usd,
                 usage.estimated,
                 purpose,
-                context_tokens(usage, provider.kind),
+                context,
                 context_window,
             )
         )

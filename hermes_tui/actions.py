@@ -15,8 +15,14 @@ else:
     _Base = object
 
 
+QUIT_AGAIN_SECONDS = 2.0
+"""ctrl+c on an idle, empty composer quits when pressed again within this time."""
+
+
 class KeyActions(_Base):
     """The app's key actions (mixed into HermesApp); each hands over to the part that acts."""
+
+    _quit_armed_at: float | None = None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Queue and steer keys show in the footer only while they can act."""
@@ -60,6 +66,27 @@ class KeyActions(_Base):
         if self.turns.busy:
             self.turns.stop()
         self.changes.escape_pressed(time.monotonic())
+
+    async def action_interrupt(self) -> None:
+        """ctrl+c: stop the running turn; else copy a selection or clear the composer (its
+        text stays in the history: Up brings it back); else, pressed twice, quit."""
+        if self.turns.busy:
+            self.turns.stop()
+            return
+        composer = self.composer
+        if composer.has_focus and composer.selected_text:
+            composer.action_copy()
+            return
+        if composer.text:
+            composer.remember(composer.text)
+            return
+        now = self.probes.clock()
+        if self._quit_armed_at is not None and now - self._quit_armed_at <= QUIT_AGAIN_SECONDS:
+            await self.action_quit()
+            return
+        self._quit_armed_at = now
+        again, quit_key = self.keys.shown("app.interrupt"), self.keys.shown("app.quit")
+        self.notify(f"Press {again} again to quit ({quit_key} quits too).", timeout=2)
 
     def action_steer_composer(self) -> None:
         """Send the composer's text into the running turn as a steer, as text (T2, T4)."""
@@ -128,6 +155,10 @@ class KeyActions(_Base):
     def action_jump(self, step: int) -> None:
         """Select the previous or next message in the transcript."""
         self.transcript.jump(step)
+
+    def action_follow(self) -> None:
+        """Scroll the transcript to its newest row and follow it again."""
+        self.transcript.anchor()
 
     def action_page(self, step: int) -> None:
         """Scroll the transcript by a page."""

@@ -11,34 +11,38 @@ import os
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.worker import Worker
 
 from agent.config import Config
-from hermes_tui import commands, theming
+from hermes_tui import commands, terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge
 from hermes_tui.changes import ChangesController
 from hermes_tui.completion.controller import CompletionController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
+from hermes_tui.layout import ScreenLayout
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
 from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
 from hermes_tui.turns import TurnController, WorkEnded
+from hermes_tui.widgets.centre import Centre
 from hermes_tui.widgets.completion import CompletionPopup
 from hermes_tui.widgets.composer import Composer
 from hermes_tui.widgets.key_bar import KeyBar
+from hermes_tui.widgets.new_below import NewBelowLine
 from hermes_tui.widgets.queue_view import QueueList
 from hermes_tui.widgets.sessions_panel import SessionsPanel
 from hermes_tui.widgets.stall_banner import StallBanner
+from hermes_tui.widgets.status_line import StatusLine
 from hermes_tui.widgets.status_panel import StatusPanel
 from hermes_tui.widgets.transcript import Transcript
+from hermes_tui.widgets.working_line import WorkingLine
 
-SESSIONS_AUTO_MIN_WIDTH = 100
-STATUS_AUTO_MIN_WIDTH = 60
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
 
@@ -67,10 +71,12 @@ class HermesApp(KeyActions, App[int]):
         self.db: Any = None
         self.agent: Any = None
         self.bridge = Bridge(self)
-        self.shown_panels: dict[str, bool] = {}  # the user's choice, else the width decides
-        remap = checked_keymap(config.keys, config.config_path)
-        if remap:
-            self.set_keymap(remap)
+        self.layout = ScreenLayout(self)
+        terminal_keys.install()
+        # The newline key the key bar shows is one this terminal can send (the user's wins).
+        newline = {"composer.newline": terminal_keys.newline_keys()}
+        remap = {**newline, **checked_keymap(config.keys, config.config_path)}
+        self.set_keymap(remap)
         self.keys = KeyMap(self, remap)
         self.turns = TurnController(self)
         self.status = StatusPresenter(self)
@@ -90,10 +96,13 @@ class HermesApp(KeyActions, App[int]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             yield SessionsPanel(id="sessions")
-            with Vertical(id="centre"):
+            with Centre(id="centre"):
                 yield Transcript(id="transcript", show_reasoning=self.config.ui.show_reasoning)
+                yield WorkingLine(id="working")
+                yield NewBelowLine(id="new-below")
                 yield StallBanner(id="stall")
                 yield CompletionPopup(id="hints")
+                yield StatusLine(id="status-line")
                 yield Composer(id="composer", cursor_blink=self.probes.cursor_blink)
             yield StatusPanel(id="status")
         # ctrl+p still opens the palette; the key bar keeps its width for our keys at 80 columns.
@@ -124,24 +133,31 @@ class HermesApp(KeyActions, App[int]):
         """The stall banner above the composer."""
         return self.query_one(StallBanner)
 
-    def on_resize(self) -> None:
-        self.show_panel()
+    @property
+    def working_line(self) -> WorkingLine:
+        """The spinner under the transcript while agent work runs."""
+        return self.query_one(WorkingLine)
 
-    def show_panel(self, name: str | None = None, shown: bool = True) -> None:
-        """Show (or hide) panel `name`; panels the user never toggled follow the width."""
-        if name is not None:
-            self.shown_panels[name] = shown
-        width = self.size.width
-        sessions = self.shown_panels.get("sessions", width >= SESSIONS_AUTO_MIN_WIDTH)
-        self.sessions_panel.display = sessions
-        self.status_panel.display = self.shown_panels.get("status", width >= STATUS_AUTO_MIN_WIDTH)
+    @property
+    def status_line(self) -> StatusLine:
+        """The one-line status shown while the status panel is hidden."""
+        return self.query_one(StatusLine)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: the new one (the app's own may not have caught up yet).
+        self.layout.fit(event.size.width)
+
+    def show_panel(self, name: str, shown: bool = True) -> None:
+        """Show (or hide) panel `name` (sessions | status) until the next resize."""
+        self.layout.show(name, shown)
 
     # -- start-up and shutdown --------------------------------------------------------------
     def on_mount(self) -> None:
         self.composer.completer = self.completion
         self.composer.focus()
-        self.show_panel()
-        self.theme_changed_signal.subscribe(self, self.themes.remember)
+        self.layout.fit(self.size.width)
+        self.query_one(Centre).follow_key = self.keys.shown("transcript.follow")
+        self.themes.attach()  # remembers a switch; fits a 256-colour terminal
         # One route per event type: the transcript, the status, the panel, the completion.
         parts = (self.transcript.live, self.status, self.sessions, self.completion)
         self.router = EventRouter(*parts, after=self.status.after_batch)
@@ -152,9 +168,8 @@ class HermesApp(KeyActions, App[int]):
         self.call_after_refresh(self.run_worker, self._start, group="startup")
 
     async def _start(self) -> None:
-        from hermes_tui.commands.session import resume
-        from hermes_tui.history import AgentRows, SessionHistory
         from hermes_tui.runtime import Runtime
+        from hermes_tui.startup import greet
         from storage.errors import StorageError, sentence
 
         try:
@@ -168,22 +183,7 @@ class HermesApp(KeyActions, App[int]):
             return
         self.runtime = runtime
         self.config, self.db, self.agent = runtime.config, runtime.db, runtime.agent
-        self.db.on_write_error = self._write_failed
-        # "~" keeps the one-line hint short (and the same on every machine).
-        hint = self.config.setup_hint.replace(str(Path.home()), "~")
-        self.status.show_hint(hint if self.config.demo else "")
-        self.status.show_model()
-        history = SessionHistory(self.db, lambda: self.agent.session_id)
-        self.transcript.attach(history, AgentRows(self.agent.registry))
-        search_key = self.keys.shown("sessions.search")
-        self.sessions_panel.search_placeholder = f"search messages ({search_key})"
-        self.status.start()
-        self.completion.start()
-        await self.sessions.refresh()
-        for notice in self.theme_notices:
-            await self.notice(notice, "warning")
-        if self.resume_ref:
-            await resume(self, self.resume_ref)
+        await greet(self)
         # Everything built so far (Textual, the SDKs, our modules) lives as long as the app:
         # moved out of the collector's generations, it is not rescanned by every full
         # collection while a long answer streams and mounts hundreds of Markdown blocks.
@@ -208,7 +208,7 @@ class HermesApp(KeyActions, App[int]):
             if not_saved is not None:
                 self.exit_notes.append(not_saved)
 
-    def _write_failed(self, reason: str) -> None:
+    def write_failed(self, reason: str) -> None:
         """A database write failed (on the app loop); a turn reports it itself (S7, H7)."""
         if not self.turns.busy:
             self.agent.check_saving(reason)
@@ -238,7 +238,8 @@ class HermesApp(KeyActions, App[int]):
         return await self.turns.send(text, mode)
 
     async def run_command(self, text: str) -> None:
-        """Dispatch a slash command line."""
+        """Dispatch a slash command line; its reply shows where the user typed it."""
+        self.transcript.anchor()
         await commands.run(self, text)
 
     async def wait_for_turn(self, timeout: float = 30.0) -> None:
@@ -261,11 +262,7 @@ class HermesApp(KeyActions, App[int]):
         """Show commands and keys."""
         from hermes_tui.screens.help import HelpScreen  # not on the start-up path
 
-        await self.push_screen(HelpScreen(self.key_help(), self.command_table.entries()))
-
-    def key_help(self) -> list[tuple[str, str]]:
-        """(keys, description) for every app binding, as currently mapped."""
-        return self.keys.help_rows()
+        await self.push_screen(HelpScreen(self.keys.help_table(), self.command_table.entries()))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""

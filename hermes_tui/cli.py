@@ -9,6 +9,12 @@ from collections.abc import Sequence
 from agent.version import VERSION
 
 EXIT_ERROR = 1
+EXIT_USAGE = 2
+"""Bad usage (argparse's own exit status)."""
+NO_TASK = (
+    'hermes-tui run: give a task, e.g. hermes-tui run "fix the failing test" '
+    "(or --resume ID to continue a session)."
+)
 EXIT_STOPPED = 130
 
 
@@ -31,29 +37,33 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="what the agent should do (omit with --resume to continue an interrupted turn)",
     )
-    run.add_argument("--model", dest="run_model", help="provider:model")
+    run.add_argument(
+        "--model", dest="run_model", metavar="MODEL", help="provider:model for this run"
+    )
     run.add_argument("--resume", dest="run_resume", metavar="ID", help="continue a session")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
     run.add_argument("--yes", action="store_true", help="approve every tool call")
     run.add_argument("--demo", dest="run_demo", action="store_true", help="use the demo model")
 
     sessions = sub.add_parser("sessions", help="list or search stored sessions")
-    ssub = sessions.add_subparsers(dest="sessions_command", required=True)
+    ssub = sessions.add_subparsers(
+        dest="sessions_command", metavar="{list,search,reindex}", required=True
+    )
     slist = ssub.add_parser("list", help="newest sessions first")
-    slist.add_argument("--json", action="store_true")
-    slist.add_argument("--limit", type=int, default=50)
+    slist.add_argument("--json", action="store_true", help="print the sessions as JSON")
+    slist.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N")
     ssearch = ssub.add_parser("search", help="full-text search over every session")
-    ssearch.add_argument("query")
-    ssearch.add_argument("--json", action="store_true")
-    ssearch.add_argument("--limit", type=int, default=50)
+    ssearch.add_argument("query", help="words to find (SQLite FTS5 syntax)")
+    ssearch.add_argument("--json", action="store_true", help="print the matches as JSON")
+    ssearch.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N")
     ssub.add_parser("reindex", help="rebuild the full-text search index from the messages")
 
     server = sub.add_parser("scripted-server", help="serve a model script (testing, demos)")
     server.add_argument("--script", required=True, help="a YAML script file")
-    server.add_argument("--port", type=int, default=0)
-    server.add_argument("--host", default="127.0.0.1")
-    server.add_argument("--certfile")
-    server.add_argument("--keyfile")
+    server.add_argument("--port", type=int, default=0, help="port to listen on (0: any free one)")
+    server.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    server.add_argument("--certfile", help="serve https with this certificate (PEM)")
+    server.add_argument("--keyfile", help="the certificate's private key (PEM)")
     return parser
 
 
@@ -65,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             from hermes_tui.headless import run_headless
+
+            if not args.task.strip() and not (args.run_resume or args.resume):
+                print(NO_TASK, file=sys.stderr)
+                return EXIT_USAGE
 
             return run_headless(
                 args.task,
@@ -88,6 +102,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_tui(args)
     except KeyboardInterrupt:
         return EXIT_STOPPED
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing to say to it; stdout is pointed at
+        # /dev/null so the interpreter's own flush at exit does not complain either.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except Exception as exc:  # the last line of defence: one sentence, no traceback
         from hermes_tui.headless import user_error
         from hermes_tui.safe_text import safe_text

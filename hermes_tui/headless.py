@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -41,25 +42,37 @@ class _Printer:
         self.told: set[str] = set()  # warnings already on stderr: the run's end repeats none
         self._out = sys.stdout
         self._err = sys.stderr
+        # Into a pipe or a file the answer is held until its attempt completes, so a retried
+        # attempt's partial text is never printed (W11); a terminal sees it stream.
+        self._held: list[str] | None = None if _is_terminal(self._out) else []
 
     def __call__(self, event: ev.AgentEvent) -> None:
         with self._lock:
-            if self.as_json:
-                payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
-                self._out.write(json.dumps(payload) + "\n")
-                self._out.flush()
-                return
-            self._human(event)
+            try:
+                self._print(event)
+            except BrokenPipeError:
+                # The reader left (`| head`): the rest goes nowhere, and the turn goes on.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._out.fileno())
+
+    def _print(self, event: ev.AgentEvent) -> None:
+        if self.as_json:
+            payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
+            self._out.write(json.dumps(payload) + "\n")
+            self._out.flush()
+            return
+        self._human(event)
 
     def _human(self, event: ev.AgentEvent) -> None:
         # Every outside string is made terminal-safe here (H1); --json keeps it exact.
         if isinstance(event, ev.TextDelta):
-            self._out.write(safe_text(event.text))
-            self._out.flush()
-            self._wrote_text = True
-        elif isinstance(event, ev.AssistantMessage) and self._wrote_text:
-            self._out.write("\n")
-            self._wrote_text = False
+            self._text(safe_text(event.text))
+        elif isinstance(event, ev.AssistantMessage | ev.TurnFinished):
+            self._release()  # a stopped or failed last attempt keeps its partial text
+            if self._wrote_text:
+                self._out.write("\n")
+                self._wrote_text = False
+        elif isinstance(event, ev.StreamReset) and self._held:
+            self._held.clear()  # that attempt's text was never printed
         elif isinstance(event, ev.StreamReset) and self._wrote_text:
             self._out.write("\n")
             self._err.write("[retrying: the partial answer above is replaced]\n")
@@ -72,8 +85,7 @@ class _Printer:
             self._err.write(f"  ✗ {first}\n")
         elif isinstance(event, ev.Retrying):
             self._err.write(
-                f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s: "
-                f"{safe_text(event.reason)}\n"
+                f"retrying ({event.count}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
             )
         elif isinstance(event, ev.McpWaiting) and event.names:
             names = safe_line(", ".join(event.names))
@@ -87,6 +99,39 @@ class _Printer:
             # Why nothing was compacted (it would not shrink, it was cut off, ...).
             self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
         self._err.flush()
+
+    def _text(self, text: str) -> None:
+        if self._held is not None:
+            self._held.append(text)
+            return
+        self._out.write(text)
+        self._out.flush()
+        self._wrote_text = True
+
+    def _release(self) -> None:
+        """Print the text held for the attempt that just completed."""
+        if self._held:
+            self._out.write("".join(self._held))
+            self._out.flush()
+            self._held.clear()
+            self._wrote_text = True
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+_MARKDOWN = re.compile(r"```[\w+-]*|`|\*\*|__|(?:^|(?<=\s))(?:#{1,6}|>|[-*+]|\d+\.)(?=\s)")
+"""Markdown marks a snippet shows as syntax: fences, code ticks, bold, headings, quotes and
+list bullets (single `*` and `_` stay: they are too often part of a name)."""
+
+
+def plain_snippet(text: str) -> str:
+    """A search snippet as one line of plain words: no Markdown marks, no line breaks."""
+    return " ".join(_MARKDOWN.sub(" ", text).split())
 
 
 def _jsonable(value: Any) -> Any:
@@ -143,6 +188,20 @@ async def _run(
     return _STATUS_EXIT.get(result.status, 1)
 
 
+def _say_where(session: dict[str, Any], here: Path) -> None:
+    """A resumed session from another folder: say where its tools run now (here: a script
+    chose the folder by where it runs, so nothing is asked)."""
+    from agent.config import tilde
+
+    stored = session.get("workspace")
+    if stored and Path(stored) != here:
+        print(
+            f"hermes-tui: this session worked in {safe_text(tilde(stored))}; "
+            f"its tools run here, in {tilde(here)}.",
+            file=sys.stderr,
+        )
+
+
 def _command_prompt(task: str, workspace: Path, home: Path) -> Any:
     """`/name args`: the custom command's turn (P3); None for any other task."""
     if not task.lstrip().startswith("/"):
@@ -165,7 +224,8 @@ async def _turn(
     try:
         loop.add_signal_handler(signal.SIGINT, agent.stop)
         if resume:
-            await asyncio.to_thread(agent.resume, resume)
+            session = await asyncio.to_thread(agent.resume, resume)
+            _say_where(session, agent.workspace)
             if model:
                 # A model named on the command line wins, recorded as /model records it (D1).
                 await asyncio.to_thread(agent.set_model, model)
@@ -241,7 +301,7 @@ async def _sessions(args: Any) -> int:
     for item in items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["updated_at"] or 0))
         # Titles and snippets are stored outside text: shown exactly, hidden characters too.
-        extra = " ".join(safe_line(str(item.get("snippet") or item.get("model", ""))).split())
+        extra = plain_snippet(safe_line(str(item.get("snippet") or item.get("model", ""))))
         title = " ".join(safe_line(str(item["title"] or "")).split())
         print(f"{item['id']}  {when}  {title[:50]:<50}  {extra}")
     return 0

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 KEY_BINDINGS = [
     Binding("ctrl+q", "quit", "quit", id="app.quit", priority=True),
     Binding("escape", "stop", "stop", id="turn.stop"),
+    # As in every peer: stop a running turn, else clear the composer, else quit on a second.
+    Binding(
+        "ctrl+c", "interrupt", "stop, clear or quit", id="app.interrupt", show=False, priority=True
+    ),
     Binding("ctrl+n", "new_session", "new", id="session.new", priority=True),
     Binding("f1", "help", "help", id="app.help"),
     Binding("f2", "toggle_sessions", "sessions", id="panel.sessions", priority=True),
@@ -51,6 +55,9 @@ KEY_BINDINGS = [
     Binding("pageup", "page(-1)", "page up", id="transcript.page_up", show=False, priority=True),
     Binding(
         "pagedown", "page(1)", "page down", id="transcript.page_down", show=False, priority=True
+    ),
+    Binding(
+        "ctrl+end", "follow", "follow the newest", id="transcript.follow", show=False, priority=True
     ),
 ]
 """The app's own bindings, in the order the footer and /help show them."""
@@ -107,8 +114,17 @@ class KeyMap:
 
     def help_rows(self) -> list[tuple[str, str]]:
         """(keys, description) for every app binding, as currently mapped."""
+        return [(keys, description) for keys, description, _id in self.help_table()]
+
+    def help_table(self) -> list[tuple[str, str, str]]:
+        """(keys, description, binding id) for every app binding: the id is what `keys:` in
+        config.yaml remaps."""
         return [
-            (", ".join(self._display(key) for key in self.keys_of(binding)), binding.description)
+            (
+                ", ".join(self._display(key) for key in self.keys_of(binding)),
+                binding.description,
+                binding.id or "",
+            )
             for binding in KEY_BINDINGS
         ]
 

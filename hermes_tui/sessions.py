@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
@@ -99,6 +100,46 @@ class SessionsController:
         app.composer.focus()
         if app.agent.interrupted:
             await app.notice(INTERRUPTED, "warning")
+        await self._check_workspace(session)
+
+    async def _check_workspace(self, session: dict[str, Any]) -> None:
+        """A session from another folder: ask whether its tools run there or here (item 6)."""
+        from agent.config import tilde
+        from hermes_tui.screens.workspace import THERE, WorkspaceScreen
+
+        app = self.app
+        stored = session.get("workspace")
+        if not stored or Path(stored) == app.workspace:
+            return
+        there, here = Path(stored), app.workspace
+        if not there.is_dir():
+            gone = f"{tilde(there)}, where this session worked, no longer exists: "
+            await self._stay(session["id"], gone + f"its tools run here, in {tilde(here)}.")
+            return
+
+        async def answered(where: str | None) -> None:
+            if where == THERE:
+                self.use_workspace(there)
+                await app.notice(f"Tools now run in {tilde(there)}, this session's folder.")
+            else:
+                await self._stay(session["id"], f"This session continues here, in {tilde(here)}.")
+
+        title = str(session.get("title") or "This session")
+        await app.push_screen(WorkspaceScreen(title, tilde(there), tilde(here)), answered)
+
+    async def _stay(self, session_id: str, sentence: str) -> None:
+        """The session continues in this window's folder, recorded as its folder from now on."""
+        app = self.app
+        await app.db.update_session(session_id, workspace=str(app.workspace))
+        await app.notice(sentence, "warning")
+        await self.refresh()
+
+    def use_workspace(self, folder: Path) -> None:
+        """The app and its agent work in `folder` from now on."""
+        app = self.app
+        app.workspace = folder.resolve()
+        app.agent.use_workspace(app.workspace)
+        app.sessions_panel.workspace = str(app.workspace)
 
     async def resume_picked(self, session_id: str) -> None:
         """Resume a session the user picked in the panel; storage trouble is a sentence."""

@@ -13,6 +13,7 @@ from textual.css.query import NoMatches
 from textual.timer import Timer
 
 from agent import events as ev
+from agent.config import DEMO_PROVIDER
 from agent.kinds import CallPurpose
 from hermes_tui.durations import format_duration
 
@@ -103,7 +104,7 @@ class TurnState:
 
     def _retrying(self, event: ev.Retrying, now: float) -> None:
         self._enter("retrying", now)
-        self.retry = f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f} s"
+        self.retry = f"retrying ({event.count}) in {event.delay:.0f} s"
 
     def _mcp_waiting(self, event: ev.McpWaiting, now: float) -> None:
         self._enter("mcp" if event.names else "waiting", now)
@@ -320,6 +321,13 @@ class StatusPresenter:
             # An estimate from the streamed characters until the provider reports usage.
             status.streamed_tokens = self.turn_state.streamed_chars // 4
         self.app.status_panel.refresh_status()
+        self.draw_line()
+
+    def draw_line(self) -> None:
+        """The one-line status (shown while the panel is hidden): the state and the queue."""
+        queue = self.app.turns.queue
+        focus_key = self.app.keys.shown("queue.focus")
+        self.app.status_line.show(self._status, len(queue), queue.paused, focus_key)
 
     def set_state(self, state: str, detail: str = "") -> None:
         """Show the turn's state word (idle, working, error...) and a detail under it."""
@@ -329,7 +337,21 @@ class StatusPresenter:
 
     def begin(self, text: str) -> None:
         """A turn (or a compaction) starts now, before its first event arrives."""
-        self.turn_state.apply(ev.TurnStarted("", text), self.app.probes.clock())
+        clock = self.app.probes.clock
+        self.turn_state.apply(ev.TurnStarted("", text), clock())
+        self.app.working_line.stop_key = self.app.keys.shown("turn.stop")
+        self.app.working_line.start(self.activity, clock)
+
+    def activity(self) -> str:
+        """What the running work does now, in a few words (the spinner's text)."""
+        if self.app.approval.waiting:
+            return "waiting for your answer in the dialog"
+        return self.turn_state.describe(self.app.probes.clock())
+
+    def idle(self) -> None:
+        """No work runs any more: the spinner goes, the panel says so."""
+        self.app.working_line.stop()
+        self.refresh_liveness()
 
     def show_model(self) -> None:
         """The current model, its provider and the window the context bar measures (C1)."""
@@ -339,6 +361,7 @@ class StatusPresenter:
         status.provider = agent.provider_name
         status.sandbox = agent.sandbox.panel_label()
         status.context_window = agent.context_window
+        self.show_setup()
         self.tick()
 
     def show_usage(self) -> None:
@@ -348,15 +371,28 @@ class StatusPresenter:
         status.input_tokens, status.output_tokens = usage.input_tokens, usage.output_tokens
         status.cost_usd = usage.cost_usd
         status.estimated = usage.estimated_calls > 0
-        status.context_used, status.context_estimated = 0, False
+        # A resumed session's last turn call (0 for a new session).
+        status.context_used, status.context_estimated = usage.context_tokens, False
 
     def show_context(self, tokens: int) -> None:
         """What the model sees now, after a compaction measured it (a projection: estimated)."""
         self._status.context_used, self._status.context_estimated = tokens, True
 
-    def show_hint(self, hint: str) -> None:
-        """A one-line hint under the turn state (how to leave the demo model)."""
-        self._status.hint = hint
+    def show_hint(self, hint: str, level: str = "warning") -> None:
+        """A hint under the turn state (how to leave the demo model, a missing key)."""
+        self._status.hint, self._status.hint_level = hint, level
+
+    def show_setup(self) -> str | None:
+        """The hint the current model needs: its missing key (returned), the demo's setup."""
+        app = self.app
+        problem = app.agent.missing_key()
+        if problem is not None:
+            self.show_hint(problem, "error")
+        elif app.config.demo and app.agent.provider_name == DEMO_PROVIDER:
+            self.show_hint(app.config.setup_hint)
+        else:
+            self.show_hint("")
+        return problem
 
     # -- once a second -----------------------------------------------------------------------
     def start(self) -> None:

@@ -319,6 +319,16 @@ class AppThemes:
         self.app = app
         self._saved = app.config.ui.theme
 
+    def attach(self) -> None:
+        """Once mounted: remember every theme switch, and on a 256-colour terminal show each
+        colour as its nearest palette entry (headless runs and snapshots stay truecolour)."""
+        app = self.app
+        app.theme_changed_signal.subscribe(app, self.remember)
+        if not app.is_headless and app.console.color_system == "256":
+            from hermes_tui.palette256 import Nearest256
+
+            app._filters.append(Nearest256())  # Textual's own hook for line filters
+
     @property
     def current(self) -> str:
         """The theme shown now."""

@@ -223,7 +223,7 @@ class TurnController:
         # Last, with no await after it: a waiter on the turn sees every row in place.
         self._idle.set()
         self.app.refresh_bindings()
-        self.app.status.refresh_liveness()
+        self.app.status.idle()
 
     async def _settle(self, result: Any) -> None:
         """Put every text the turn did not consume back in the user's hands (T3, T6, L4)."""
@@ -286,6 +286,7 @@ class TurnController:
             focus_key=keys.shown("queue.focus"),
             resume_key=keys.shown("queue.resume"),
         )
+        self.app.status.draw_line()
         self.app.refresh_bindings()
 
     async def enqueue(self, text: str) -> None:

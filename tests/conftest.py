@@ -32,6 +32,10 @@ def hermes_home(tmp_path, monkeypatch):
     for name in _PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
+    # The key bar's newline key follows the terminal: the same plain terminal for every test.
+    for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "TMUX", "STY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     from agent.providers.discovery import SERVERS
 
     SERVERS.clear()  # what servers said is per process: each test asks its own

@@ -205,6 +205,18 @@ def _wrong_url(status: int, *, provider: str, url: str, detail: str, kind: str) 
     )
 
 
+SERVER_MESSAGE_CHARS = 160
+"""How much of a server's own error message a sentence quotes."""
+
+
+def _shortened(text: str) -> str:
+    """A server's message on one line, cut to SERVER_MESSAGE_CHARS."""
+    line = " ".join(text.split())
+    if len(line) > SERVER_MESSAGE_CHARS:
+        line = line[: SERVER_MESSAGE_CHARS - 1] + "…"
+    return line
+
+
 def classify_status(
     status: int,
     body: Any,
@@ -272,9 +284,10 @@ def classify_status(
             detail=detail,
         )
     if status >= 500 or status in (408, 409):
+        said = f" ({_shortened(detail)})" if detail else ""
         return ProviderError(
             ErrorKind.SERVER,
-            f"{provider} is having trouble (HTTP {status}): try again shortly.",
+            f"{provider} is having trouble (HTTP {status}{said}): try again shortly.",
             retryable=True,
             status=status,
             retry_after=retry_after,
@@ -295,22 +308,55 @@ server that is loading its model already listens, and answers 503, which is retr
 five tries would only make a wrong port take ten seconds or more to report."""
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and what caused it, outermost first (the SDKs wrap the socket's own error)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
 def refused(exc: BaseException) -> bool:
     """True when the connection was refused (nothing listens there), anywhere in its causes."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ConnectionRefusedError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return any(isinstance(cause, ConnectionRefusedError) for cause in _causes(exc))
+
+
+_PLAIN_HTTP_MARKS = ("wrong_version_number", "record layer failure", "packet length too long",
+                     "http_request")  # fmt: skip
+"""What OpenSSL says when the other end answers a TLS hello in plain http."""
+
+
+def _tls_problem(provider: str, base_url: str, exc: BaseException) -> str | None:
+    """The sentence for a TLS failure among `exc`'s causes (untrusted, plain http), or None."""
+    import ssl
+
+    for cause in _causes(exc):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = cause.verify_message or "not trusted"
+            return (
+                f"The TLS certificate of {base_url} is not trusted ({why}): point SSL_CERT_FILE, "
+                f"or `ca_file` under providers.{provider}, at the CA bundle that signed it."
+            )
+        text = str(cause).lower()
+        if isinstance(cause, ssl.SSLError) and any(m in text for m in _PLAIN_HTTP_MARKS):
+            plain = base_url.replace("https://", "http://", 1)
+            return (
+                f"The server at {base_url} speaks plain http, not https: "
+                f"set base_url to {plain} for {provider}."
+            )
+    return None
 
 
 def connection_error(
     provider: str, base_url: str, exc: BaseException, *, local: bool = False
 ) -> ProviderError:
-    """A connection that could not be made or broke mid-stream."""
+    """A connection that could not be made."""
+    tls = _tls_problem(provider, base_url, exc)
+    if tls is not None:
+        # Retrying cannot change a certificate or the server's protocol.
+        return ProviderError(ErrorKind.CONNECTION, tls, detail=type(exc).__name__)
     if local and refused(exc):
         return ProviderError(
             ErrorKind.CONNECTION,
@@ -323,6 +369,16 @@ def connection_error(
     return ProviderError(
         ErrorKind.CONNECTION,
         f"Cannot reach {provider} at {base_url}: is the server running and the URL right?",
+        retryable=True,
+        detail=type(exc).__name__,
+    )
+
+
+def dropped_error(provider: str, exc: BaseException) -> ProviderError:
+    """The connection broke while the answer streamed (it was reached, so not 'cannot reach')."""
+    return ProviderError(
+        ErrorKind.CONNECTION,
+        f"The connection to {provider} dropped mid-answer ({type(exc).__name__}).",
         retryable=True,
         detail=type(exc).__name__,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.config import ProviderConfig
+from agent.config import ProviderConfig, missing_key
 from agent.kinds import ErrorKind
 from agent.providers.base import Provider
 from agent.providers.errors import ProviderError
@@ -11,17 +11,10 @@ from agent.secrets import unsendable_key
 
 def make_provider(config: ProviderConfig, *, idle_timeout: float) -> Provider:
     """The adapter for `config`'s wire; a ProviderError that says which key is missing."""
-    key = config.resolved_key()
-    if not key:
-        if config.is_local:
-            key = "local"
-        else:
-            where = config.api_key_env or ", ".join(config.api_keys_env) or "api_key"
-            raise ProviderError(
-                ErrorKind.AUTH,
-                f"No API key for provider {config.name}: set {where} in your environment "
-                "or api_key in config.yaml.",
-            )
+    no_key = missing_key(config)
+    if no_key:
+        raise ProviderError(ErrorKind.AUTH, no_key)
+    key = config.resolved_key() or "local"  # a loopback server takes any key
     problem = unsendable_key(config)
     if problem:
         # Before any request: an SDK would fail deep in its header code (H5).

@@ -17,6 +17,7 @@ from agent.providers.errors import (
     ProviderError,
     classify_status,
     connection_error,
+    dropped_error,
     error_body,
     install_log_redaction,
     parse_retry_after,
@@ -259,7 +260,7 @@ class SDKCall:
             return self.oversized(str(exc))
         if isinstance(exc, httpx2.TimeoutException | TimeoutError):
             return self._timeout(exc)
-        return connection_error(self.name, self.base_url, exc)
+        return dropped_error(self.name, exc)
 
     def _json_instead_of_stream(self, http: Any) -> ProviderError:
         """A 200 that is a JSON error, not a stream (LM Studio answers a wrong path so)."""

@@ -19,14 +19,15 @@ async def new(ctx: CommandContext, _argument: str) -> None:
 
 @command(
     "resume",
-    "<id|title>",
-    "Resume a stored session",
+    "[id|title]",
+    "Resume a stored session (alone: pick one)",
     arguments=lambda ctx, _typed: ctx.sessions.resume_choices(),
 )
 async def resume(ctx: CommandContext, argument: str) -> None:
     """Resume a session by id, id prefix or title."""
     if not argument:
-        await ctx.notice("Usage: /resume <id|title>.", "error")
+        # As in other agents, /resume alone is a picker: the sessions list, focused.
+        await ctx.sessions.focus_list()
         return
     session = await ctx.sessions.find(argument)
     if session is None:
@@ -75,7 +76,10 @@ async def model(ctx: CommandContext, argument: str) -> None:
         await ctx.notice(str(exc), "error")
         return
     ctx.status.show_model()
-    if agent.session_id is None:
+    no_key = agent.missing_key()
+    if no_key is not None:
+        await ctx.notice(no_key, "error")
+    elif agent.session_id is None:
         await ctx.notice(f"Model set to {argument} for this session.")
 
 

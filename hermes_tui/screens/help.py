@@ -14,7 +14,11 @@ from textual.widgets import Static
 from hermes_tui.commands import COMMANDS, SlashCommand
 from hermes_tui.safe_text import safe_line
 
-NEWLINE_HELP = "shift+enter / alt+enter, or end the line with \\ and press enter"
+NEWLINE_HELP = (
+    "alt+enter or ctrl+j (shift+enter where the terminal reports it), "
+    "or end the line with \\ and press enter"
+)
+REMAP_HELP = "Remap a key by its id in config.yaml, e.g. keys: {turn.steer: ctrl+y}"
 
 
 def command_line(command: SlashCommand, width: int) -> Content:
@@ -35,7 +39,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1", "dismiss", "close", id="help.close")]
 
     def __init__(
-        self, keys: list[tuple[str, str]], commands: Sequence[SlashCommand] | None = None
+        self, keys: list[tuple[str, str, str]], commands: Sequence[SlashCommand] | None = None
     ) -> None:
         super().__init__()
         self.keys = keys
@@ -44,11 +48,15 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         width = min(max(len(command.usage) for command in self.commands) + 2, 40)
         command_lines = [command_line(command, width) for command in self.commands]
-        keys = [*self.keys, ("newline", NEWLINE_HELP)]
-        key_width = max(len(key) for key, _ in keys) + 2
+        keys = [*self.keys, ("newline", NEWLINE_HELP, "")]
+        key_width = max(len(key) for key, _, _ in keys) + 2
         key_lines = [
-            Content.assemble((key.ljust(key_width), "bold $accent"), description)
-            for key, description in keys
+            Content.assemble(
+                (key.ljust(key_width), "bold $accent"),
+                description,
+                (f"  {binding_id}" if binding_id else "", "dim"),
+            )
+            for key, description, binding_id in keys
         ]
         with Vertical(id="help-dialog"):
             yield Static(Content.styled("Commands", "bold"), classes="help-heading")
@@ -56,6 +64,7 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(Content("\n").join(command_lines), id="help-commands")
                 yield Static(Content.styled("Keys", "bold"), classes="help-heading")
                 yield Static(Content("\n").join(key_lines), id="help-keys")
+                yield Static(Content.styled(REMAP_HELP, "dim"))
             yield Static(Content.styled("escape closes", "dim"))
 
     async def action_dismiss(self, result: None = None) -> None:

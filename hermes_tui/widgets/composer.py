@@ -34,11 +34,20 @@ class CompletionKeys(Protocol):
 
 
 class Composer(TextArea):
-    """Enter sends; shift+enter, alt+enter or a trailing backslash then Enter add a newline."""
+    """Enter sends; ctrl+j, alt+enter, shift+enter (where the terminal reports it) or a
+    trailing backslash then Enter add a newline (see hermes_tui/terminal_keys.py)."""
 
     BINDINGS = [
         Binding("enter", "submit", "send", show=False, priority=True),
-        Binding("shift+enter,alt+enter", "newline", "newline", id="composer.newline"),
+        # Priority, like Enter: a key that reached the app's bindings after bubbling would
+        # act after the characters typed behind it (the newline would land at the end).
+        Binding(
+            "ctrl+j,alt+enter,shift+enter",
+            "newline",
+            "newline",
+            id="composer.newline",
+            priority=True,
+        ),
         Binding("tab", "complete", "complete", show=False),
     ]
 
@@ -104,8 +113,8 @@ class Composer(TextArea):
             self.soft_wrap = False
 
     def action_newline(self) -> None:
-        """Insert a newline at the cursor."""
-        self.insert("\n")
+        """Insert a newline at the cursor, after the characters typed before the key."""
+        self.call_later(self.insert, "\n")
 
     def action_complete(self) -> None:
         """Complete at the cursor; with nothing to complete, Tab does nothing here."""

@@ -11,6 +11,21 @@ from textual.content import Content
 from textual.widget import Widget
 
 SEPARATOR = "  "
+KEPT = "help"
+"""The entry a narrow key bar keeps to the last: help lists every key."""
+
+
+def _fitting(entries: list[tuple[str, str, Content]], width: int) -> list[tuple[str, str, Content]]:
+    """The entries that fit in `width` cells, whole: the last ones go first, help stays."""
+    entries = list(entries)
+
+    def cells() -> int:
+        return sum(part.cell_length for *_, part in entries) + len(SEPARATOR) * (len(entries) - 1)
+
+    while len(entries) > 1 and cells() > width:
+        doomed = next(i for i in reversed(range(len(entries))) if entries[i][1] != KEPT or i == 0)
+        del entries[doomed]
+    return entries
 
 
 class KeyBar(Widget, can_focus=False):
@@ -65,13 +80,15 @@ class KeyBar(Widget, can_focus=False):
     def render(self) -> Content:
         key_style = self.get_visual_style("key-bar--key")
         description_style = self.get_visual_style("key-bar--description")
+        entries: list[tuple[str, str, Content]] = []
+        for key, display, description, enabled in self.entries:
+            part = Content.assemble((display, key_style), " ", (description, description_style))
+            entries.append((key, description, part.stylize("dim") if not enabled else part))
+        entries = _fitting(entries, self.size.width - 1)
         parts: list[Content] = []
         self._spans = []
         offset = 1
-        for key, display, description, enabled in self.entries:
-            part = Content.assemble((display, key_style), " ", (description, description_style))
-            if not enabled:
-                part = part.stylize("dim")
+        for key, _description, part in entries:
             self._spans.append((offset, offset + part.cell_length, key))
             offset += part.cell_length + len(SEPARATOR)
             parts.append(part)

@@ -53,6 +53,19 @@ def _compaction(metadata: dict[str, Any]) -> str:
     return f"{MARK} compacted earlier messages"
 
 
+ERROR_TEXT_CHARS = 120
+
+
+def _one_line(value: Any, limit: int) -> str:
+    text = " ".join(str(value or "").split())
+    return text[: limit - 1] + "…" if len(text) > limit else text
+
+
+def _turn_failed(metadata: dict[str, Any]) -> str:
+    error = _one_line(metadata.get("error"), ERROR_TEXT_CHARS)
+    return f"{MARK} turn failed: {error}" if error else f"{MARK} turn failed"
+
+
 def _files(count: int) -> str:
     return f"{count} file{'' if count == 1 else 's'}"
 
@@ -129,6 +142,8 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "compaction": _compaction,
     "instructions": _instructions,
     "request_failed": _request_failed,
+    "turn_failed": _turn_failed,
+    "turn_stopped": lambda _metadata: "■ stopped",
     "hidden": lambda _metadata: None,
 }
 

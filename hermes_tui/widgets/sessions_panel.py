@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any
 
 from textual import events
@@ -67,6 +68,13 @@ def _title(row: dict[str, Any]) -> str:
     return title
 
 
+def folder_name(path: str) -> str:
+    """A workspace as the panel shows it: its last folder name, cut to fit."""
+    name = safe_line(PurePath(path).name or path)
+    return name if len(name) <= FOLDER_WIDTH else name[: FOLDER_WIDTH - 1] + "…"
+
+
+FOLDER_WIDTH = 16
 LINEAGE = {"fork": "fork of", "rewind": "rewound from"}
 """How a session made from another says where it came from (a fork, or a rewind's later
 messages); its title is marked with ↳."""
@@ -78,9 +86,11 @@ def session_label(
     current: bool,
     now: float,
     working_for: float | None = None,
+    elsewhere: bool = False,
     parent: str | None = None,
 ) -> Content:
-    """Two lines: a marker and the title (cut to one line), then relative time and model.
+    """Two lines: a marker and the title (cut to one line), then relative time and model;
+    a session from another workspace names its folder in place of the model (`in name`).
 
     A session with a turn running shows `working, 12 s` in place of its relative time (L1).
     A fork or a rewound branch is marked, and says which session it came from (`parent`).
@@ -95,6 +105,8 @@ def session_label(
     )
     room = DETAILS_WIDTH - (len(when) + len(" · ") if when else 0)
     model = short_model(str(session.get("model") or ""), room)
+    if elsewhere and session.get("workspace"):
+        model = f"in {short_model(folder_name(str(session['workspace'])), room - 3)}"
     mark = ("● ", "$accent bold") if current else "  "
     if working_for is not None:
         # The model gives way: the line is as narrow as the panel.
@@ -165,6 +177,8 @@ class SessionsPanel(Vertical):
         self.current_id: str | None = None
         self.working: tuple[str, float] | None = None
         self._now = 0.0
+        self.workspace: str | None = None
+        """The app's workspace: its sessions come first, others name their folder."""
         self.hits: list[dict[str, Any]] = []
         self.search_placeholder = "search messages"
         """The search box's hint (the app adds the key that opens it)."""
@@ -285,7 +299,11 @@ class SessionsPanel(Vertical):
         return self._list
 
     def show(self, sessions: list[dict[str, Any]], current_id: str | None, now: float) -> None:
-        """Replace the list, keeping the highlight on the same session where possible."""
+        """Replace the list, keeping the highlight on the same session where possible.
+
+        This workspace's sessions come first, newest first, then every other one.
+        """
+        sessions = sorted(sessions, key=lambda s: self._elsewhere(s))  # stable: keeps recency
         self.sessions = sessions
         self.current_id = current_id
         self._now = now
@@ -309,8 +327,14 @@ class SessionsPanel(Vertical):
             current=session["id"] == self.current_id,
             now=self._now,
             working_for=working_for,
+            elsewhere=self._elsewhere(session),
             parent=(parent or {}).get("title") if session.get("parent_id") else None,
         )
+
+    def _elsewhere(self, session: dict[str, Any]) -> bool:
+        """True for a session stored with another workspace than the app's."""
+        stored = session.get("workspace")
+        return bool(self.workspace and stored and stored != self.workspace)
 
     def set_working(self, session_id: str | None, seconds: float | None) -> None:
         """Show `working, N s` on the busy session (None: no turn runs); cheap once a second."""

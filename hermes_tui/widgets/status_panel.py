@@ -15,8 +15,10 @@ from hermes_tui.safe_text import safe_line
 from hermes_tui.widgets.queue_view import QueueView
 
 BAR_WIDTH = 12
-STATE_WIDTH = 21
-"""The turn state's text width: the panel's 23 columns less the `● ` in front."""
+TEXT_WIDTH = 23
+"""The panel's text width: its 26 columns less the padding and the border."""
+STATE_WIDTH = TEXT_WIDTH - 2
+"""The turn state's text width: the panel's text width less the `● ` in front."""
 
 
 def human_count(n: int) -> str:
@@ -48,6 +50,24 @@ def _keep_units(text: str) -> str:
     return re.sub(r"(\d) (s|min|h)\b", "\\1\u00a0\\2", text)
 
 
+def hint_lines(text: str, width: int = TEXT_WIDTH) -> list[str]:
+    """`text` wrapped at spaces; a word longer than a line (a path) breaks after a `/`, and a
+    piece still too long keeps its tail: never a break in the middle of a word."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        pieces = re.findall(r"[^/]*/|[^/]+$", word) if len(word) > width else [word]
+        for index, piece in enumerate(pieces):
+            if len(piece) > width:
+                piece = "…" + piece[-(width - 1) :]
+            glue = "" if index or not line else " "
+            if line and len(line) + len(glue) + len(piece) > width:
+                lines.append(line)
+                line, glue = "", ""
+            line += glue + piece
+    return [*lines, line] if line or not lines else lines
+
+
 COMPACTION_LINES = 5
 """The compaction outcome is cut to this many lines (a failure's full text is in the transcript)."""
 
@@ -63,6 +83,11 @@ def _compaction_lines(s: StatusState) -> list[Content]:
     style = "$warning" if s.compacting else "dim"
     first = Content.assemble(("◈ ", "$accent"), (lines[0], style))
     return [first, *(Content.styled("  " + line, style) for line in lines[1:])]
+
+
+def state_style(state: str) -> str:
+    """The colour of the turn state's dot."""
+    return {"idle": "$success", "error": "$error", "stopped": "$error"}.get(state, "$warning")
 
 
 INSTRUCTION_LINES = 4
@@ -106,6 +131,8 @@ class StatusState:
     activity: str = ""
     streamed_tokens: int | None = None
     hint: str = ""
+    hint_level: str = "warning"
+    """warning (the demo's setup hint) | error (a missing key)"""
     compaction: str = ""
     """While compaction runs, its progress; after, its outcome (until the next turn starts)."""
     compacting: bool = False
@@ -142,9 +169,6 @@ class StatusPanel(Vertical):
         s = self.status
         approx = "~" if s.estimated else ""  # some call's counts are estimates (S7)
         cost = f"{approx}${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
-        state_style = {"idle": "$success", "error": "$error", "stopped": "$error"}.get(
-            s.state, "$warning"
-        )
         lines = [
             Content.assemble(("Model", "bold $accent")),
             # A resumed session's model and a tool's name (in the turn state) come from
@@ -171,7 +195,7 @@ class StatusPanel(Vertical):
         ]
         state = safe_line(s.activity or s.state)
         state_lines = textwrap.wrap(_keep_units(state), STATE_WIDTH) or [""]
-        lines.append(Content.assemble(("● ", state_style), state_lines[0]))
+        lines.append(Content.assemble(("● ", state_style(s.state)), state_lines[0]))
         lines += [Content("  " + line) for line in state_lines[1:]]
         if s.detail:
             lines.append(Content(safe_line(s.detail)))
@@ -179,7 +203,9 @@ class StatusPanel(Vertical):
             streamed = f"~{human_count(s.streamed_tokens)} tokens streamed"
             lines.append(Content.styled(streamed, "dim"))
         if s.hint:
-            lines += [Content(""), Content.assemble((s.hint, "$warning"))]
+            style = "$error" if s.hint_level == "error" else "$warning"
+            lines.append(Content(""))
+            lines += [Content.styled(line, style) for line in hint_lines(safe_line(s.hint))]
         show_content(self.query_one("#status-body", Static), Content("\n").join(lines))
 
 

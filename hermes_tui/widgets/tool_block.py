@@ -101,6 +101,9 @@ class ToolBlock(Foldable):
         self.duration = None if state == "declined" else duration
         self.output = output
         self.body.update(Content(safe_output(cap_output(output))))
+        if state == "error" and output:
+            # A failure shows its error without a click (issue 17).
+            self.set_reactive(ToolBlock.expanded, True)
         self.change = change_of(display)
         if self.change is not None and self.diff_view is None:
             path, text, _added, _removed = self.change

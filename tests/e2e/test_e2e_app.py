@@ -14,7 +14,7 @@ pytestmark = [needs_tmux, pytest.mark.e2e]
 
 COMPOSER = "Ask anything"
 ARMED = "y yes · n or Esc no"  # the approval dialog's hint once keys answer it
-NEWLINE_KEY = "shift+⏎ newline"  # in the footer while the composer has the focus
+NEWLINE_KEY = "^j newline"  # in the footer while the composer has the focus (tmux: no shift+⏎)
 HELD = {"chunk_size": 9, "gate_after": 2}
 """A reply that streams its first nine characters and then waits at its gate."""
 

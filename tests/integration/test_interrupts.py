@@ -322,7 +322,8 @@ def test_stop_keeps_the_partial_answer(harness):
     shown = "".join(e.text for e in harness.events if isinstance(e, ev.TextDelta))
     assert shown and full.startswith(shown) and shown != full
     rows = harness.rows(result.session_id)
-    assert rows[-1]["role"] == "assistant" and rows[-1]["content"] == shown
+    assert rows[-2]["role"] == "assistant" and rows[-2]["content"] == shown
+    assert rows[-1]["display_kind"] == "turn_stopped"  # the resumed transcript shows it
     assert result.text == shown
 
 

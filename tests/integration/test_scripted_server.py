@@ -554,7 +554,7 @@ def test_demo_tour_over_openai(serve):
             {"role": "tool", "tool_call_id": call["id"], "content": "a.py"},
         ]
         answer = client.chat.completions.create(model="demo", messages=messages)
-        assert "```python" in answer.choices[0].message.content
+        assert "```yaml" in answer.choices[0].message.content
     assert len(set(ids)) == 2
 
 

@@ -252,9 +252,11 @@ async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, sc
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "hi")
-        assert not app.sessions_panel.display and app.status_panel.display
+        # Both side panels fold away: the status is one line above the composer (issue 17).
+        assert not app.sessions_panel.display and not app.status_panel.display
+        assert app.status_line.display and "idle" in app.status_line.text
         transcript, composer = app.transcript.region, app.composer.region
-        assert transcript.width >= 45 and transcript.height >= 12
+        assert transcript.width >= 75 and transcript.height >= 12
         assert composer.bottom <= 23 and composer.height >= 1
         assert app.transcript.query_one(AnswerBlock).region.height >= 1
         await pilot.press("f2")

@@ -14,7 +14,7 @@ ROWS = 600
 async def seed(app, rows: int) -> str:
     """A stored session of alternating questions and answers."""
     session = await app.db.create_session(
-        model="demo-model", provider="demo", workspace="/w", title="long"
+        model="demo-model", provider="demo", workspace=str(app.workspace), title="long"
     )
     for i in range(rows):
         role = "user" if i % 2 == 0 else "assistant"

@@ -258,7 +258,10 @@ def test_sessions_panel_with_a_gguf_path_as_model(snap_compare, make_app):
         models = ["/home/me/models/SmolLM2-135M-Instruct.Q4_1.gguf", "gpt-4.1"]
         for age, model in enumerate(models):
             session = await app.db.create_session(
-                model=model, provider="llama", workspace="/w", title=f"Work on {model[-9:]}"
+                model=model,
+                provider="llama",
+                workspace=str(app.workspace),
+                title=f"Work on {model[-9:]}",
             )
             stamp = FIXED_NOW - 300 * (age + 1)
             await app.db.update_session(

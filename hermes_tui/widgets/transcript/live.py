@@ -87,6 +87,7 @@ class LiveTurn:
             self._reasoning = ReasoningBlock()
             await self.transcript.add(self._reasoning)
         self._reasoning.append(event.text)
+        self.transcript.arrived()
 
     async def _calling(self, _event: ev.ToolCallDelta) -> None:
         self._fold_reasoning()
@@ -104,6 +105,7 @@ class LiveTurn:
         self._answer_text.append(event.text)
         assert self._stream is not None
         await self._stream.write(event.text)
+        self.transcript.arrived()
 
     async def _finish_answer(self, content: str) -> None:
         """Finalise the streamed answer with one update of the full text."""
@@ -174,8 +176,7 @@ class LiveTurn:
 
     async def _retrying(self, event: ev.Retrying) -> None:
         await self.transcript.add_notice(
-            f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.0f}s: "
-            f"{event.reason}",
+            f"retrying ({event.count}) in {event.delay:.0f}s: {event.reason}",
             "warning",
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
 
 from agent import events as ev
@@ -22,18 +23,52 @@ def jump_targets() -> tuple[type[Widget], ...]:
 
 
 class Transcript(VerticalScroll):
-    """Follows the bottom while the agent streams, until the user scrolls up."""
+    """Follows the bottom while the user is there; says when something new arrives below
+    while they read further up (`NewBelow`), and follows again once they are back."""
+
+    class NewBelow(Message):
+        """Something new arrived below the view (`shown`), or the view is back at the bottom."""
+
+        def __init__(self, shown: bool) -> None:
+            super().__init__()
+            self.shown = shown
 
     def __init__(self, *, id: str | None = None, show_reasoning: bool = True) -> None:
         super().__init__(id=id)
         self.live = LiveTurn(self, show_reasoning=show_reasoning)
         self.window = HistoryWindow(self)
         self._selected: Widget | None = None
+        self.new_below = False
+        """True while something arrived below a view the user scrolled up from."""
         self.last_user: UserMessage | None = None
         """The user message of the running turn (its attachments arrive after it)."""
 
     def on_mount(self) -> None:
         self.anchor()
+
+    # -- following the bottom ----------------------------------------------------------------
+    @property
+    def following(self) -> bool:
+        """True while new content scrolls into view (the user has not scrolled away)."""
+        # Textual's anchor: set by anchor(), released by the user's scrolling (and by any
+        # scroll_to that does not say otherwise), taken again when the view reaches the end.
+        return self.is_anchored and not self._anchor_released
+
+    def anchor(self, anchor: bool = True) -> None:
+        """Follow the bottom (or stop following it); following, nothing is new below."""
+        super().anchor(anchor)
+        if anchor:
+            self._show_new_below(False)
+
+    def arrived(self) -> None:
+        """New content (a row, streamed text) joined the bottom: marked if out of sight."""
+        if not self.new_below and not self.following:
+            self._show_new_below(True)
+
+    def _show_new_below(self, shown: bool) -> None:
+        if shown != self.new_below:
+            self.new_below = shown
+            self.post_message(self.NewBelow(shown))
 
     def attach(self, history: HistorySource, reader: RowReader) -> None:
         """Page stored rows from `history`, read with `reader` (once, when the store opens)."""
@@ -48,6 +83,7 @@ class Transcript(VerticalScroll):
         """Mount live rows at the end (below the newest stored row)."""
         await self.window.before_live(widgets)
         await self.mount_all(widgets)
+        self.arrived()
 
     async def add_user(self, text: str) -> None:
         """Show what the user sent and follow the bottom again."""
@@ -85,6 +121,8 @@ class Transcript(VerticalScroll):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self.window.scrolled(old_value, new_value)
+        if self.new_below and self.following:
+            self._show_new_below(False)  # the user scrolled back down to it
 
     def _on_mouse_scroll_up(self, event: Any) -> None:
         # At the very top scroll_y cannot change, so the wheel itself asks for more.

@@ -156,6 +156,10 @@ class HistoryWindow:
     async def _keep_in_place(self, change: Callable[[], Awaitable[Any]]) -> None:
         """Apply `change` (mounting above, removing above) without moving what the user sees."""
         transcript = self.transcript
+        if transcript.following:
+            # At the bottom, the anchor keeps it there: a scroll_to would release it.
+            await change()
+            return
         children = list(transcript.children)
         anchor = next((w for w in children if w.virtual_region.bottom > transcript.scroll_y), None)
         offset = anchor.virtual_region.y - transcript.scroll_y if anchor is not None else 0

@@ -39,7 +39,7 @@ def test_turn_state_describes_each_phase():
     state.apply(ev.ToolStarted("c", "run_shell", {}, "run_shell ls"), 13.0)
     assert state.describe(20.0) == "running tool run_shell (7 s)"
     state.apply(ev.Retrying(2, 5, 4.0, "x"), 21.0)
-    assert state.describe(21.0) == "retrying (2/5) in 4 s"
+    assert state.describe(21.0) == "retrying (1/4) in 4 s"  # the first retry is 1
     state.apply(ev.CompactionStarted(), 22.0)
     assert state.describe(25.0) == "compacting (3 s)"
     state.apply(ev.TurnFinished("ok", ""), 30.0)

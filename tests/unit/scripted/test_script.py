@@ -234,8 +234,11 @@ def test_demo_script_plays_a_tour_forever():
     )
     second = player.pick(tool_turn)
     assert not second.tool_calls
-    for needle in ("## ", "- ", "```python", "demo model", "config.yaml", "OPENAI_API_KEY"):
+    for needle in ("## ", "- ", "```yaml", "demo model", "config.yaml", "OPENAI_API_KEY"):
         assert needle in second.text, needle
+    # What a user can act on: no machine path (theirs differs), no SDK snippet to paste.
+    for needle in ("~/", "/home/", ".config/", "```python", "import "):
+        assert needle not in second.text, needle
     again = player.pick(openai_req(user("more")))
     assert again.tool_calls[0].id != first.tool_calls[0].id
 
@@ -262,6 +265,23 @@ def test_raw_sse_pieces_are_sent_verbatim_and_repeats_in_chunks():
 def test_raw_sse_rejects_bad_pieces(raw):
     with pytest.raises(ValueError, match="raw_sse"):
         Reply.from_dict({"raw_sse": raw})
+
+
+def test_the_demo_tour_s_yaml_is_a_config_that_loads_and_fits_80_columns(hermes_home, monkeypatch):
+    """What the tour tells a user to write works as written, and reads at 80x24."""
+    import re
+
+    from agent.config import load_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefgh12345678")
+    tour = Script.load_demo().replies[-1].text
+    blocks = re.findall(r"```yaml\n(.*?)```", tour, re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        assert max(len(line) for line in block.splitlines()) <= 60, block
+        (hermes_home / "config.yaml").write_text(block, encoding="utf-8")
+        config = load_config()
+        assert not config.demo and config.missing_key() is None, block
 
 
 def test_honour_max_tokens_cuts_a_reply_where_a_real_server_would():

@@ -1,0 +1,114 @@
+"""Focus and feedback (issue 17 item 7, Tab completion aside): the queue and the turn stay in
+sight with the status panel hidden, a spinner while work runs, failed tools open, ctrl+c
+stops, clears, and quits on a second press."""
+
+from __future__ import annotations
+
+from ui.tui_helpers import answer_approval, approval_dialog, reply, run_turn
+from waits import wait_until
+
+from hermes_tui.widgets.tool_block import ToolBlock
+
+HELD = {"chunk_size": 6, "gate_after": 2}
+
+
+async def test_queued_input_shows_in_the_status_line_with_the_panel_hidden(make_app, scripted):
+    server = scripted(
+        {"replies": [reply("First answer.", gate="first", **HELD), reply("Second answer.")]}
+    )
+    app = make_app(server)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await app.ready()
+        await pilot.press("f3")
+        assert not app.status_panel.display and app.status_line.display
+        await pilot.press(*"first task", "enter")
+        await wait_until(pilot, lambda: app.busy, what="the turn")
+        await pilot.press(*"second task", "enter")
+        await wait_until(pilot, lambda: "queue 1" in app.status_line.text, what="the queue")
+        assert app.composer.text == ""
+        assert "(f5)" in app.status_line.text
+        server.open_gate("first")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert "queue" not in app.status_line.text and "idle" in app.status_line.text
+
+
+async def test_a_spinner_runs_under_the_transcript_while_a_turn_runs(make_app, scripted):
+    server = scripted({"replies": [reply("Streaming now.", gate="g", **HELD)]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        spinner = app.working_line
+        assert not spinner.display
+        await app.submit("go")
+        await wait_until(pilot, lambda: "writing" in spinner.text, what="the spinner")
+        assert spinner.display and spinner.text[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+        assert "esc stops" in spinner.text
+        server.open_gate("g")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert not spinner.display
+
+
+async def test_a_failed_tool_block_is_open_with_its_error(make_app, scripted):
+    call = {"id": "r1", "name": "read_file", "arguments": {"path": "no-such-file.txt"}}
+    server = scripted({"replies": [reply("Reading.", tool_calls=[call]), reply("It is missing.")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_turn(pilot, "read it")
+        block = app.transcript.query_one(ToolBlock)
+        assert block.state == "error" and block.expanded and block.body.display
+        assert "no-such-file.txt" in str(block.body.content)
+
+
+async def test_ctrl_c_stops_a_running_turn(make_app, scripted):
+    server = scripted({"replies": [reply("KEPT and the rest never comes", gate="never", **HELD)]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        await app.submit("talk")
+        await wait_until(pilot, lambda: "writing" in app.working_line.text, what="streaming")
+        await pilot.press("ctrl+c")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert app.status_panel.status.state == "stopped"
+        assert app.is_running, "a stop is not a quit"
+
+
+async def test_ctrl_c_clears_the_composer_then_quits_on_a_second_press(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        await pilot.press(*"half a thought")
+        await pilot.press("ctrl+c")
+        assert app.composer.text == "" and app.is_running
+        await pilot.press("up")
+        assert app.composer.text == "half a thought", "cleared text is one Up away"
+        await pilot.press("ctrl+c", "ctrl+c")
+        assert app.is_running, "the first press on an empty composer only warns"
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: app.return_code is not None, what="the app to quit")
+        assert app.return_code == 0
+
+
+async def test_ctrl_q_quits(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: app.return_code is not None, what="the app to quit")
+        assert app.return_code == 0
+
+
+async def test_a_tool_block_says_awaiting_approval_while_the_dialog_waits(make_app, scripted):
+    call = {"id": "s1", "name": "run_shell", "arguments": {"command": "true"}}
+    server = scripted({"replies": [reply("Running.", tool_calls=[call]), reply("Done.")]})
+    app = make_app(server, approval="ask")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.submit("run it")
+        await approval_dialog(pilot)
+        block = app.transcript.query_one(ToolBlock)
+        assert "◌ awaiting approval" in block.header_content().plain
+        assert "waiting for your answer" in app.working_line.text
+        await answer_approval(pilot, "n")
+        await app.wait_for_turn()
