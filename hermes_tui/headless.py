@@ -77,7 +77,13 @@ class _Printer:
             self._out.write("\n")
             self._err.write("[retrying: the partial answer above is replaced]\n")
             self._wrote_text = False
-        elif isinstance(event, ev.ToolStarted):
+        else:
+            self._report(event)
+        self._err.flush()
+
+    def _report(self, event: ev.AgentEvent) -> None:
+        """What goes to stderr: tools, retries, waits, warnings and errors."""
+        if isinstance(event, ev.ToolStarted):
             self._err.write(f"• {safe_line(event.summary)}\n")
         elif isinstance(event, ev.ToolFinished) and not event.ok:
             output = safe_output(event.output).strip()
@@ -98,7 +104,6 @@ class _Printer:
         elif isinstance(event, ev.CompactionFinished) and not event.ok and event.message:
             # Why nothing was compacted (it would not shrink, it was cut off, ...).
             self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
-        self._err.flush()
 
     def _text(self, text: str) -> None:
         if self._held is not None:
