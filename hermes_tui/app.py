@@ -20,7 +20,7 @@ from agent.config import Config
 from hermes_tui import commands, terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
-from hermes_tui.bridge import AgentEvents, Bridge
+from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
 from hermes_tui.changes import ChangesController
 from hermes_tui.completion.controller import CompletionController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
@@ -276,13 +276,13 @@ class HermesApp(KeyActions, App[int]):
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:
             return  # a late batch from the worker while the app shuts down: nothing to show
-        await self.router.apply(message.events)
+        await unless_shut_down(self, self.router.apply(message.events))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.turns.worker_changed(event)
 
     async def on_work_ended(self, message: WorkEnded) -> None:
-        await self.turns.ended(message)
+        await unless_shut_down(self, self.turns.ended(message))
 
     def on_queue_list_remove(self, message: QueueList.Remove) -> None:
         self.turns.remove_queued(message.item_id)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from textual.app import App
+from textual.css.query import NoMatches
 from textual.message import Message
+from textual.widget import MountError
 
 from agent.events import STREAMED_TEXT, AgentEvent, ReasoningDelta, TextDelta
 
@@ -102,3 +105,16 @@ class Bridge:
         if events:
             # Through the app's queue, so batches and other messages keep their order.
             self._app.post_message(AgentEvents(events))
+
+
+async def unless_shut_down(app: App[Any], showing: Awaitable[object]) -> None:
+    """Await `showing`; widgets that vanish because the app shut down meanwhile are fine.
+
+    Textual's shutdown prunes the screens beside the message loop, so a handler that awaits
+    (mounting a row, refreshing a panel) can wake to find the widgets it needs gone, not broken.
+    """
+    try:
+        await showing
+    except (NoMatches, MountError):
+        if app.is_running:
+            raise
