@@ -2,7 +2,7 @@
 
 Textual's shutdown prunes the screens beside the message loop, so a handler that awaits
 (mounting a row, refreshing the sessions list) can wake to find its widgets gone. The test
-holds one batch until the screens are pruned, then lets it run.
+holds one batch until shutdown has pruned the screens, then lets it run.
 """
 
 from __future__ import annotations
@@ -16,25 +16,25 @@ from hermes_tui.bridge import AgentEvents
 from hermes_tui.widgets.status_panel import StatusPanel
 
 
-async def _until_screens_pruned(app) -> None:
-    for _ in range(500):
-        if not app.is_running and not app.query(StatusPanel):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the app never pruned its screens")
-
-
 async def test_a_batch_that_outlives_the_screens_raises_nothing(make_app, scripted):
     server = scripted({"replies": [reply("hi")]})
     app = make_app(server)
     shown = []
-    started = asyncio.Event()
+    started, pruned = asyncio.Event(), asyncio.Event()
+    close_all = app._close_all  # shutdown's step that prunes every screen
+
+    async def close_all_then_tell() -> None:
+        await close_all()
+        pruned.set()
+
+    app._close_all = close_all_then_tell
     async with app.run_test(size=(120, 40)):
         real_apply = app.router.apply
 
         async def late_apply(events):
             started.set()
-            await _until_screens_pruned(app)
+            await asyncio.wait_for(pruned.wait(), 10)
+            assert not app.query(StatusPanel)
             shown.append(events)
             await real_apply(events)  # queries the status and sessions panels: both gone
 
