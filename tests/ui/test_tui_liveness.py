@@ -39,8 +39,10 @@ async def test_the_stall_banner_warns_once_only_with_waiting_input_and_clears(
         assert not banner.display and banner.shown == 0, "no banner without waiting input"
         await pilot.press(*"next")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: banner.display, what="the stall banner")
-        assert "while your message waits: /stop or /new" in banner.text
+        # The text is read when the banner shows: on a slow machine the stream can resume
+        # (and clear the banner) during the extra pause wait_until takes after its condition.
+        shown = await wait_until(pilot, lambda: banner.display and banner.text, what="the banner")
+        assert "while your message waits: /stop or /new" in shown
         await wait_until(pilot, lambda: not banner.display, what="activity to clear it")
         assert app.busy and banner.shown == 1
         await app.wait_for_turn()
