@@ -255,7 +255,7 @@ def test_sessions_panel_with_a_gguf_path_as_model(snap_compare, make_app):
 
     async def seeded(pilot):
         await app.ready()
-        models = ["/home/me/models/SmolLM2-135M-Instruct.Q4_1.gguf", "gpt-4.1"]
+        models = ["/srv/models/SmolLM2-135M-Instruct.Q4_1.gguf", "gpt-4.1"]
         for age, model in enumerate(models):
             session = await app.db.create_session(
                 model=model,

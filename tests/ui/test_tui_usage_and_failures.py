@@ -144,7 +144,7 @@ def notices(app: HermesApp) -> list[str]:
 def test_a_gguf_path_as_model_keeps_the_session_row_to_two_lines():
     session = {
         "title": "Local model work",
-        "model": "/home/me/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "model": "/srv/models/SmolLM2-135M-Instruct.Q4_1.gguf",
         "last_activity_at": FIXED_NOW - 300,
     }
     label = session_label(session, current=True, now=FIXED_NOW)

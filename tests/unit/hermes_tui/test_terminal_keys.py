@@ -31,7 +31,7 @@ def test_enter_and_ctrl_j_stay_what_they_are():
         ({"TERM": "xterm-kitty"}, True),
         ({"TERM_PROGRAM": "WezTerm"}, True),
         ({"TERM": "xterm-ghostty"}, True),
-        ({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux-0/default,1,0"}, False),
+        ({"TERM": "xterm-kitty", "TMUX": "/run/tmux-0/default,1,0"}, False),
         ({"TERM": "tmux-256color", "TMUX": "x"}, False),
         ({"TERM": "xterm-256color"}, False),
         ({"TERM_PROGRAM": "Apple_Terminal"}, False),
