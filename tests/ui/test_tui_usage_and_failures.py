@@ -153,7 +153,7 @@ def test_a_gguf_path_as_model_keeps_the_session_row_to_two_lines():
     assert all(len(line) <= 25 for line in lines), lines  # the panel's row: 28 less border
     assert lines[1].startswith("  5m ago · SmolLM2-135M")
     assert lines[1].endswith("…")
-    assert "/home/me" not in label.plain
+    assert "/srv/models" not in label.plain
 
 
 async def test_a_summary_call_counts_in_the_totals_but_not_on_the_meter(make_app, scripted):
