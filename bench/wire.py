@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
 
     slot_provider = provider("openai")
     # The same effective client arguments (key, URL, headers, timeouts) for every variant.
-    kwargs = slot_provider.client_kwargs()
+    kwargs = slot_provider.client_kwargs(slot_provider.api_key)
 
     def via_slot() -> None:
         for _ in slot_provider.stream(request, Abort()):

@@ -25,7 +25,7 @@ from agent.providers.errors import (
     register_secret,
 )
 from agent.providers.sse import SSELimitError, iter_sse
-from agent.providers.wire import COMPLETE_REASONS, ClientSlot, abandon, build_http_client
+from agent.providers.wire import ClientSlot, abandon, build_http_client
 from agent.secrets import safe_url, url_secrets
 from agent.version import USER_AGENT
 
@@ -62,10 +62,11 @@ class SDKCall:
         return self.pool.current().key
 
     # -- client ---------------------------------------------------------------------------
-    def client_kwargs(self, api_key: str | None = None, request: ChatRequest | None = None):
+    def client_kwargs(self, api_key: str, request: ChatRequest | None = None):
         """The effective client arguments (the slot's cache key): key, URL, headers, timeouts.
 
-        SDK retries are off (W8): the agent retries.
+        The key is the one of the pool entry charged for the request (K1). SDK retries are
+        off (W8): the agent retries.
         """
         import httpx2
 
@@ -73,7 +74,7 @@ class SDKCall:
         if request is not None and request.headers:
             headers.update(request.headers)
         kwargs: dict[str, Any] = {
-            "api_key": api_key if api_key is not None else self.api_key,
+            "api_key": api_key,
             "max_retries": 0,
             "default_headers": headers,
             "timeout": httpx2.Timeout(
@@ -198,9 +199,8 @@ class SDKCall:
             http = response.http_response
             reason = "stream_error_cleanup"  # pragma: no mutate
             if abort.fired:
-                # Stopped while the request was being sent: there was no socket to shut
-                # down yet, so make sure the body is dropped, never drained.
-                abandon(http)
+                # Stopped while the request was being sent (no socket to shut down yet): the
+                # unread body is dropped with the response below.
                 return
             if _answers_json(http):
                 raise self._json_instead_of_stream(http)
@@ -230,7 +230,7 @@ class SDKCall:
         finally:
             abort.unbind(lease)
             if manager is not None:
-                self._close_response(manager, http, reason, lease)
+                self._close_response(manager, http, lease)
             lease.release(reason)
 
     def _send(
@@ -279,12 +279,16 @@ class SDKCall:
             body = f"the server answered JSON instead of a stream: {str(body)[:200]}"
         return self.classify(status, body, None)
 
-    def _close_response(self, manager: Any, http: Any, reason: str, lease: Any) -> None:
+    def _close_response(self, manager: Any, http: Any, lease: Any) -> None:
         """Close the response on the thread that owns it, before the caller builds a partial
         answer: an unfinished body is dropped, never drained; a close that fails poisons the
-        client (W5)."""
-        if reason not in COMPLETE_REASONS and http is not None:
-            abandon(http)
+        client (W5).
+
+        A complete stream's body is closed already, drained for keep-alive (W1): httpx2 closes
+        a body once its iterator ends or is dropped, as it is when the parser returns. A body
+        still open here is one an error or a stop cut short; its client is closed (W2).
+        """
+        abandon(http)
         try:
             manager.__exit__(None, None, None)  # pragma: no mutate (RawStreamCall: *exc_info)
         except Exception as exc:

@@ -1,13 +1,19 @@
-"""An aborted stream is dropped, never drained: a stop returns at once (T6, W4/W5)."""
+"""An aborted stream is dropped, never drained: a stop returns at once (T6, W4/W5); so is a
+stream that fails midway (W2)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from waits import wait_until
 
 from agent.config import ProviderConfig
+from agent.kinds import ErrorKind
 from agent.messages import Message
 from agent.providers import wire
 from agent.providers.base import Abort, ChatRequest, TextPart
+from agent.providers.errors import ProviderError
 from agent.providers.factory import make_provider
 from agent.scripted import Script, ScriptedServer
 
@@ -75,3 +81,38 @@ def test_a_finished_stream_is_still_drained_for_keep_alive(provider, drains):
         short.stop()
     assert any(isinstance(p, TextPart) for p in parts)
     assert drains  # the kept-connection fix still runs on complete streams
+
+
+# The first event, a chunk that does not parse, the second event; the rest waits on a gate.
+HELD_BACK = {"text": "one two three four", "chunk_size": 4, "malformed_after": 1,
+             "gate": "rest", "gate_after": 2}  # fmt: skip
+
+
+@pytest.mark.parametrize("wire_name", ["openai", "anthropic"])
+def test_w2_a_stream_that_fails_midway_drops_its_body_at_once(wire_name, monkeypatch):
+    """A chunk that does not parse ends the attempt (W11) while the server still holds the rest
+    of the body back: the body goes with the closed client (W2) at once, never drained first
+    (a drain would wait on the server, here for a minute)."""
+    monkeypatch.setattr(wire, "DRAIN_MAX_SECONDS", 60.0)
+    server = ScriptedServer(Script.from_dict({"replies": [HELD_BACK]})).start()
+    url = server.openai_base_url if wire_name == "openai" else server.anthropic_base_url
+    config = ProviderConfig(name="s", kind=wire_name, base_url=url, api_key="k")
+    adapter = make_provider(config, idle_timeout=30)
+    errors = []
+
+    def attempt():
+        try:
+            list(adapter.stream(REQUEST, Abort()))
+        except ProviderError as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    try:
+        wait_until(lambda: errors, timeout=5, what="the failed attempt to return")
+    finally:
+        server.open_gate("rest")  # a draining client gets the rest and returns
+        worker.join(10)
+        adapter.close()
+        server.stop()
+    assert errors[0].kind == ErrorKind.MALFORMED

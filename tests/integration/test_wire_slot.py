@@ -283,7 +283,7 @@ def test_a_late_abort_never_touches_the_next_requests_client(serve, tls_cert, pr
         holder_read.set()
         moved.wait(0.3)  # give the worker every chance to race in
 
-    lease1 = slot.checkout(provider.client_kwargs())
+    lease1 = slot.checkout(provider.client_kwargs(provider.api_key))
     stream = lease1.client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}], stream=True
     )
@@ -312,7 +312,7 @@ def test_w4_a_truly_late_abort_after_release_leaves_the_next_request_alone(
     server = serve({"replies": [{"text": "one"}, GATED]})
     provider = make(server, "openai", tls_cert, providers)
     slot = provider.slot
-    lease1 = slot.checkout(provider.client_kwargs())
+    lease1 = slot.checkout(provider.client_kwargs(provider.api_key))
     stream = lease1.client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}], stream=True
     )
@@ -619,7 +619,7 @@ def test_an_abort_after_the_response_completed_still_poisons(serve, tls_cert, pr
     well: the owner closes that client and the next request rebuilds (#29507)."""
     server = serve({"loop": True, "replies": [{"text": "ok"}]})
     provider = make(server, "openai", tls_cert, providers)
-    lease = provider.slot.checkout(provider.client_kwargs())
+    lease = provider.slot.checkout(provider.client_kwargs(provider.api_key))
     stream = lease.client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}], stream=True
     )

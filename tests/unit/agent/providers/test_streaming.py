@@ -185,7 +185,7 @@ def test_w1_the_client_arguments_carry_key_headers_timeouts_and_no_sdk_retries(p
     provider = provider_for(
         {"replies": []}, idle_timeout=42, timeout_seconds=90, headers={"X-Team": "a"}
     )
-    kwargs = provider.client_kwargs()
+    kwargs = provider.client_kwargs(provider.api_key)
     assert kwargs["api_key"] == KEY and kwargs["max_retries"] == 0
     assert kwargs["base_url"] == provider.server.openai_base_url and "ca_file" not in kwargs
     assert kwargs["default_headers"] == {"User-Agent": USER_AGENT, "X-Team": "a"}
@@ -434,7 +434,7 @@ def test_w1_a_ca_file_is_trusted_for_tls(tmp_path):
     )
     provider = make_provider(config, idle_timeout=5)
     try:
-        assert provider.client_kwargs()["ca_file"] == certfile
+        assert provider.client_kwargs(provider.api_key)["ca_file"] == certfile
         parts = list(provider.stream(REQUEST, Abort()))
     finally:
         provider.close()
