@@ -39,7 +39,9 @@ case "$module" in
     ;;
   paths)
     sources=(agent/tools/paths.py)
-    tests=(tests/unit/agent/tools/test_tools_paths.py)
+    # The checkpointer's restores are what remove files (remove_file).
+    tests=(tests/unit/agent/tools/test_tools_paths.py tests/integration/test_checkpoints.py
+           tests/security/test_hostile_checkpoints.py tests/unit/agent/test_checkpointer_links.py)
     ;;
   *)
     echo "usage: scripts/mutation.sh inbox|accounting|wire|sse|streaming|paths" >&2
