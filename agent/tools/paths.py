@@ -263,7 +263,8 @@ def _open_parents(target: Target, *, create: bool = False) -> int:
     return _open_prefix(target, len(target.parts) - 1, create=create)
 
 
-def _open_prefix(target: Target, count: int, *, create: bool = False) -> int:
+def _open_prefix(target: Target, count: int, *, create: bool = False) -> int:  # pragma: no mutate
+    # (The default serves open_dir only, whose parts all existed when resolved: never created.)
     fd = os.open(target.workspace, _ROOT_FLAGS)
     try:
         if not target.root.same_object(os.fstat(fd)):

@@ -595,3 +595,82 @@ def test_a_failed_write_leaves_no_temporary_file(reg, ws, yolo, monkeypatch):
     result = reg.run("write_file", {"path": "d/a.txt", "content": "new"}, yolo)
     assert result.output == "Could not write d/a.txt: No space left on device."
     assert os.listdir(ws / "d") == ["a.txt"] and (ws / "d" / "a.txt").read_text() == "old"
+
+
+def test_a_replacement_is_written_under_a_hidden_temporary_name_beside_the_file(ws, monkeypatch):
+    (ws / "d").mkdir()
+    (ws / "d" / "a.txt").write_text("old")
+    target = paths.resolve(ws, "d/a.txt")
+    seen: list[list[str]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        seen.append(sorted(os.listdir(ws / "d")))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    paths.write_bytes(target, b"new")
+    [(temp, old)] = seen
+    assert old == "a.txt" and temp.startswith(".a.txt.") and temp.endswith(".tmp")
+    assert os.listdir(ws / "d") == ["a.txt"] and (ws / "d" / "a.txt").read_text() == "new"
+
+
+# ---------------------------------------------------------------- restoring a checkpoint (X2)
+
+
+@pytest.mark.parametrize(
+    ("before", "executable", "after"),
+    [
+        (0o644, True, 0o755),
+        (0o640, True, 0o750),  # execute only where it can read
+        (0o600, True, 0o700),
+        (0o755, False, 0o644),
+        (0o751, False, 0o640),
+        (0o640, None, 0o640),  # not said: the file keeps its mode
+    ],
+)
+def test_x2_a_restored_file_gets_the_execute_bits_it_had(ws, before, executable, after):
+    (ws / "run.sh").write_text("old")
+    (ws / "run.sh").chmod(before)
+    paths.write_bytes(paths.resolve(ws, "run.sh"), b"restored", executable=executable)
+    assert stat.S_IMODE((ws / "run.sh").stat().st_mode) == after
+    assert (ws / "run.sh").read_text() == "restored"
+
+
+@pytest.mark.parametrize(("executable", "after"), [(True, 0o755), (False, 0o644), (None, 0o644)])
+def test_x2_a_restored_file_that_was_deleted_comes_back_with_its_execute_bits(
+    ws, executable, after
+):
+    old = os.umask(0o022)
+    try:
+        paths.write_bytes(paths.resolve(ws, "d/run.sh"), b"back", executable=executable)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((ws / "d" / "run.sh").stat().st_mode) == after
+
+
+def test_x2_a_file_changed_since_it_was_checked_is_not_removed(ws):
+    (ws / "d").mkdir()
+    (ws / "d" / "a.txt").write_text("made by the turn")
+    target = paths.resolve(ws, "d/a.txt")
+    (ws / "d" / "a.txt").write_text("edited by the user since")
+    with pytest.raises(ToolError) as caught:
+        paths.remove_file(target)
+    assert str(caught.value) == refusal("d/a.txt", "the file was modified or replaced")
+    assert (ws / "d" / "a.txt").read_text() == "edited by the user since"
+    missing = paths.resolve(ws, "d/b.txt")
+    (ws / "d" / "b.txt").write_text("appeared since")
+    with pytest.raises(ToolError) as caught:
+        paths.remove_file(missing)
+    assert str(caught.value) == refusal("d/b.txt", "the file was modified or replaced")
+    assert (ws / "d" / "b.txt").exists()
+
+
+def test_x2_removing_a_file_that_is_gone_already_is_no_error(ws):
+    (ws / "a.txt").write_text("x")
+    target = paths.resolve(ws, "a.txt")
+    (ws / "a.txt").unlink()
+    paths.remove_file(target)
+    (ws / "b.txt").write_text("x")
+    paths.remove_file(paths.resolve(ws, "b.txt"))
+    assert os.listdir(ws) == []
