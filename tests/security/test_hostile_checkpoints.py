@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.checkpoints import shadow
 from agent.checkpoints.restore import apply_changes
 from agent.checkpoints.shadow import EMPTY_TREE, ShadowRepo, git_available
 
@@ -57,7 +58,15 @@ def hostile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     return ws, marker
 
 
-def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path):
+@pytest.fixture(params=["git add", "in slices"])
+def first_snapshot(request, monkeypatch) -> str:
+    """Both ways a first snapshot is taken: one `git add`, or slices hashed at once."""
+    if request.param == "in slices":
+        monkeypatch.setattr(shadow, "SLICE_FILES", 1)
+    return request.param
+
+
+def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path, first_snapshot):
     ws, marker = hostile
     crlf = b"line one\r\nline two\n$Id$\r\n"
     (ws / "a.txt").write_bytes(crlf)
@@ -77,7 +86,7 @@ def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path
     assert not (ws / ".git" / "index").exists()
 
 
-def test_odd_file_names_round_trip(tmp_path):
+def test_odd_file_names_round_trip(tmp_path, first_snapshot):
     ws = tmp_path / "ws"
     ws.mkdir()
     names = ["-rf", ":(exclude)x", "new\nline", "tab\there", "ünï cödé", "*?[glob]", " space "]
