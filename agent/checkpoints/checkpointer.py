@@ -25,6 +25,10 @@ log = logging.getLogger("hermes_tui.agent")
 
 Notify = Callable[[str, str], None]
 """Tells the user one sentence (text, level)."""
+OPAQUE_KINDS = frozenset({"shell", "mcp"})
+"""Tools that can change anything, unseen: a shell command, an MCP server's tool (a local
+server writes files as the user). Their turns are recorded as `shell` ones: what changed
+cannot be told apart from edits made outside the agent."""
 
 
 @dataclass
@@ -99,17 +103,17 @@ class Checkpointer:
 
     def before_change(self, kind: str, path: str | None = None) -> None:
         """A tool is about to change the workspace: the turn's first change records the
-        checkpoint (waiting for its snapshot); a shell command is noted as the agent's."""
+        checkpoint (waiting for its snapshot); a shell command or an MCP tool is noted."""
         with self._lock:
             turn = self._turn or self._start_checkpoint(kind)
-            if turn is not None and kind == "shell":
+            if turn is not None and kind in OPAQUE_KINDS:
                 turn.shell = True
 
     def after_change(self, kind: str, path: str | None = None) -> None:
         """A file tool wrote `path`: what it wrote is the agent's (X2)."""
         with self._lock:
             turn = self._turn
-            if turn is None or kind == "shell" or not path:
+            if turn is None or kind in OPAQUE_KINDS or not path:
                 return
             try:
                 turn.writes[path] = blob_id((self.repo.workspace / path).read_bytes())
@@ -121,10 +125,11 @@ class Checkpointer:
         if pending is None or self._session_id is None:
             return None
         commit = pending.result()
-        if commit is not None and kind == "shell":
-            # A shell command can change anything: the snapshot is taken right before it,
-            # so nothing edited while the model streamed is taken for the command's doing.
-            commit = self._snapshot("before a shell command")
+        if commit is not None and kind in OPAQUE_KINDS:
+            # A shell command (or an MCP tool) can change anything: the snapshot is taken
+            # right before it, so nothing edited while the model streamed is taken for its
+            # doing.
+            commit = self._snapshot(f"before a {kind} tool")
         if commit is None:
             return None
         turn = TurnCheckpoint(uuid.uuid4().hex, self._session_id, commit)
