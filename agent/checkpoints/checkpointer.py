@@ -99,7 +99,14 @@ class Checkpointer:
         """A turn starts: snapshot the workspace in the background; `message` caused it."""
         with self._lock:
             self._session_id, self._message, self._turn = session_id, message, None
-            self._pending = self._pool.submit(self._snapshot, "before a turn")
+            # Most turns find the workspace as the last one left it: said by its stamp at
+            # once, without a thread's or a process's work alongside the turn.
+            tree = self.repo.unchanged_tree("before a turn")
+            if tree is not None:
+                self._pending = concurrent.futures.Future()
+                self._pending.set_result(tree)
+            else:
+                self._pending = self._pool.submit(self._snapshot, "before a turn")
 
     def before_change(self, kind: str, path: str | None = None) -> None:
         """A tool is about to change the workspace: the turn's first change records the

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.checkpoints import stamp as stamps
 from agent.checkpoints.gitindex import IndexFormatError, join_indexes
 from agent.checkpoints.gittrees import build_trees, write_pack
 
@@ -44,6 +45,8 @@ SLICE_FILES = 2500
 """A first snapshot of twice this many files or more is hashed in slices of about this
 size, by as many git processes at once (up to MAX_SLICES)."""
 MAX_SLICES = 8
+STAMP_REST = 16
+"""After a workspace could not be stamped, this many snapshots go straight to git."""
 
 _MANY_FILES = ("core.bigFileThreshold=1",)
 """Settings for adding many files: one pack for them all instead of a file per blob (a
@@ -141,7 +144,8 @@ class ShadowRepo:
         self.git_dir = root / workspace_key(self.workspace)
         # The app's own folders (the checkpoints, the session database) when they lie inside
         # the workspace: never snapshotted, so never grown into themselves nor rewound.
-        self._never = [f"/{_git_pattern(rel)}/" for rel in _inside(self.workspace, [root, *never])]
+        self._never_rel = _inside(self.workspace, [root, *never])
+        self._never = [f"/{_git_pattern(rel)}/" for rel in self._never_rel]
         self.max_file_bytes = max_file_bytes
         self._index = self.git_dir / "hermes-index"
         self._skipped_file = self.git_dir / "hermes-skipped.json"
@@ -149,6 +153,9 @@ class ShadowRepo:
         self._ready = False
         self._last_tree: tuple[str, tuple[int, int, int]] | None = None
         self._stale: set[str] = set()
+        self._stamp: tuple[stamps.Stamp, str] | None = None
+        """The workspace's stamp before the last snapshot, and that snapshot's tree."""
+        self._stamp_rest = 0
         """Paths whose index entries were smudged: named to the next `add`, to read again."""
         self.skipped: set[str] = set()
 
@@ -253,6 +260,10 @@ class ShadowRepo:
         """
         with self._lock, self._shared_lock():
             self._ensure()
+            stamp, tree = self._stamped()
+            if tree is not None:
+                self._log(tree, message)
+                return tree, []
             first = not self._index.exists()
             changed = self._changed()
             stale = set(self._stale)
@@ -262,9 +273,46 @@ class ShadowRepo:
                 newly += self._leave_out_large(changed)
                 tree = self._tree(changed)
             self._stale -= stale
-            with (self.git_dir / "hermes-snapshots.log").open("a", encoding="utf-8") as log:
-                log.write(f"{tree} {message}\n")
+            self._stamp = None if stamp is None else (stamp, tree)
+            self._log(tree, message)
             return tree, newly
+
+    def unchanged_tree(self, message: str) -> str | None:
+        """The last snapshot's tree when the workspace's stamp shows nothing changed since;
+        None when it may have (or a snapshot is being taken: this never waits), for
+        `snapshot` to find out. Cheap enough for the agent's own thread: no git runs."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if self._stamp is None:
+                return None
+            _stamp, tree = self._stamped()
+            if tree is not None:
+                self._log(tree, message)
+            return tree
+        finally:
+            self._lock.release()
+
+    def _stamped(self) -> tuple[stamps.Stamp | None, str | None]:
+        """The workspace's stamp now (see stamp.py), and the last snapshot's tree when the
+        stamp shows nothing changed since it. No stamp for a while after one failed (a
+        workspace too large for one, most likely)."""
+        if self._stamp_rest > 0:
+            self._stamp_rest -= 1
+            return None, None
+        now = stamps.take(str(self.workspace), self._never_rel)
+        if now is None:
+            self._stamp, self._stamp_rest = None, STAMP_REST
+            return None, None
+        last = self._stamp
+        if last is not None and stamps.same(last[0], now, str(self.workspace)):
+            self._stamp = (now, last[1])
+            return now, last[1]
+        return now, None
+
+    def _log(self, tree: str, message: str) -> None:
+        with (self.git_dir / "hermes-snapshots.log").open("a", encoding="utf-8") as log:
+            log.write(f"{tree} {message}\n")
 
     def _tree(self, changed: dict[str, bool]) -> str:
         """The index brought up to `changed`, and its tree."""
