@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.checkpoints.shadow import DEFAULT_MAX_FILE_BYTES, ShadowError, ShadowRepo
+from agent.tools import paths
+from agent.tools.registry import ToolError
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -123,8 +125,11 @@ class Checkpointer:
             if turn is None or kind in OPAQUE_KINDS or not path:
                 return
             try:
-                turn.writes[path] = blob_id((self.repo.workspace / path).read_bytes())
-            except OSError:
+                # Through the tools' checked descriptors: a FIFO or a link swapped in since
+                # the write is not read (a FIFO would block the turn).
+                data = paths.read_bytes(paths.resolve(self.repo.workspace, path))
+                turn.writes[path] = blob_id(data)
+            except (OSError, ToolError):
                 turn.writes[path] = None
 
     def _start_checkpoint(self, kind: str) -> TurnCheckpoint | None:

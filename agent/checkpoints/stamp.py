@@ -95,12 +95,27 @@ def _entry(found: os.stat_result, started: int, content) -> Entry:
 
 
 def _listing(names: list[str]) -> bytes:
-    return hashlib.sha1("\0".join(names).encode("utf-8", "surrogateescape")).digest()
+    joined = "\0".join(names).encode("utf-8", "surrogateescape")
+    return hashlib.sha1(joined, usedforsecurity=False).digest()
 
 
 def _digest(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha1").digest()
+    """The hash of the regular file at `path`; OSError for anything else (a FIFO swapped in
+    would block a plain open), or when it has grown past HASH_BYTES meanwhile."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path}")
+        digest = hashlib.sha1(usedforsecurity=False)
+        left = HASH_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+            digest.update(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise OSError(f"grew past {HASH_BYTES} bytes: {path}")
+        return digest.digest()
+    finally:
+        os.close(fd)
 
 
 def same(before: Stamp, now: Stamp, root: str) -> bool:

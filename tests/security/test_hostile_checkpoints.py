@@ -335,3 +335,38 @@ def test_two_apps_on_one_workspace_take_turns_with_its_index(tmp_path):
     assert not failures, failures
     final, _ = repos[0].snapshot()
     assert _tree_paths(repos[1], final) == {"f0.txt", "f1.txt"}
+
+
+def test_a_fifo_swapped_in_after_a_write_does_not_block_the_turn(tmp_path):
+    """The checkpointer reads what a file tool wrote (to tell the agent's edits from outside
+    ones); a FIFO put in its place meanwhile would block a plain read, and the turn with it."""
+    from agent.checkpoints.checkpointer import Checkpointer
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    updated: list[dict] = []
+    checkpointer = Checkpointer.for_workspace(
+        ws,
+        tmp_path / "home",
+        lambda _text, _level: None,
+        record=lambda _session, _row: None,
+        update=lambda _session, _key, fields: updated.append(fields),
+    )
+    try:
+        checkpointer.begin_turn("s1", None)
+        checkpointer.before_change("edit", "a.txt")
+        (ws / "a.txt").unlink()
+        os.mkfifo(ws / "a.txt")
+        done = threading.Event()
+        worker = threading.Thread(
+            target=lambda: (checkpointer.after_change("edit", "a.txt"), done.set()), daemon=True
+        )
+        worker.start()
+        assert done.wait(10), "after_change blocked on a FIFO"
+        (ws / "a.txt").unlink()
+        checkpointer.end_turn()
+        checkpointer.idle()
+        assert updated and updated[0]["paths"] == {"a.txt": None}
+    finally:
+        checkpointer.close()

@@ -180,3 +180,22 @@ def test_the_quick_look_never_waits_for_a_snapshot_being_taken(tmp_path):
     finally:
         release.set()
         holder.join(10)
+
+
+def test_a_fifo_put_where_a_file_was_never_blocks_the_look(tmp_path, monkeypatch):
+    """Between the stat and the read, a FIFO takes a recent file's place: no stamp, at once
+    (a plain open would wait for a writer forever, and the agent's thread with it)."""
+    ws = _ws(tmp_path)
+    real_lstat = os.lstat
+    swapped = []
+
+    def swapping(path, *args, **kwargs):
+        found = real_lstat(path, *args, **kwargs)
+        if str(path).endswith("a.py") and not swapped:
+            swapped.append(path)
+            os.unlink(path)
+            os.mkfifo(path)
+        return found
+
+    monkeypatch.setattr(stamps.os, "lstat", swapping)
+    assert take(str(ws)) is None
