@@ -219,7 +219,8 @@ class Sandbox:
             real = path.resolve() if path.is_symlink() else path
             if real == workspace or not real.is_relative_to(workspace) or not real.exists():
                 continue
-            args += ["--ro-bind", str(real), str(real)]
+            # -try: one removed since the walk is simply not there (its creation is named).
+            args += ["--ro-bind-try", str(real), str(real)]
         if not self.network:
             args.append("--unshare-net")
         if seccomp_fd is not None:
