@@ -381,6 +381,7 @@ class ShadowRepo:
         finally:
             for part in parts:
                 part.unlink(missing_ok=True)
+                part.with_name(part.name + ".lock").unlink(missing_ok=True)
         if tree is None:
             self._index.unlink(missing_ok=True)
         for rel in newly:
@@ -407,7 +408,10 @@ class ShadowRepo:
                 if small:
                     parts.append(self.git_dir / f"hermes-index.part{len(parts)}")
                     running.append(self._start(command, small, parts[-1]))
-            return all(process.wait(timeout=GIT_TIMEOUT) == 0 for process in running)
+            # Every one waited for, even after one failed: a git killed mid-write leaves its
+            # lock file and a half-written pack behind.
+            codes = [process.wait(timeout=GIT_TIMEOUT) for process in running]
+            return all(code == 0 for code in codes)
         finally:
             os.close(root)
             for process in running:

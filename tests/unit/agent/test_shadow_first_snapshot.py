@@ -258,3 +258,32 @@ def test_trees_written_by_us_are_gits_own_and_the_pack_is_sound(tmp_path, monkey
     ]
     kinds = {repo._git("cat-file", "-t", oid).strip() for oid in loose}
     assert kinds <= {b"blob"}  # a link's blob is loose; every tree is in the pack
+
+
+def test_one_slice_failing_waits_for_the_others_to_finish_cleanly(tmp_path, monkeypatch):
+    """A git killed mid-write leaves its lock file and a half-written pack: when one slice
+    fails, the others still run to their end before the usual `add` takes over."""
+    ws = _workspace(tmp_path / "ws")
+    _sliced(monkeypatch)
+    started: list[subprocess.Popen] = []
+    real_start = ShadowRepo._start
+
+    def start(self, command, paths, index):
+        if not started:
+            process = subprocess.Popen(["sh", "-c", "exit 1"])  # the first slice fails at once
+        elif len(started) == 1:
+            # A slow one that holds its lock file while it works, as git does.
+            lock = f"{index}.lock"
+            script = f"touch '{lock}'; sleep 0.5; rm -f '{lock}'"
+            process = subprocess.Popen(["sh", "-c", script])
+        else:
+            process = real_start(self, command, paths, index)
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(ShadowRepo, "_start", start)
+    repo = ShadowRepo(ws, tmp_path / "shadow")
+    tree, _ = repo.snapshot()
+    assert [process.returncode for process in started[1:]] == [0] * (len(started) - 1)
+    assert not list(repo.git_dir.glob("hermes-index.part*"))
+    assert b"d0/f 0\xc3\xa9.txt" in _tree_listing(repo, tree)  # the usual add took over
