@@ -142,6 +142,7 @@ class ShellSettings:
     """`tools.shell`: what a sandboxed run_shell may reach."""
 
     network: bool = False  # the sandbox keeps the network out unless this is true
+    unix_sockets: bool = False  # the sandbox closes Unix sockets (host daemons) unless true
 
 
 @dataclass(frozen=True)
@@ -651,7 +652,7 @@ def _sandbox(path: Path, raw: dict[str, Any]) -> SandboxMode:
 
 
 def _shell_settings(path: Path, raw: dict[str, Any]) -> ShellSettings:
-    """`tools: {shell: {network: true}}`: the one tools setting there is."""
+    """`tools: {shell: {network: true, unix_sockets: true}}`: the tools settings there are."""
     tools = raw.get("tools")
     if tools is None:
         return ShellSettings()

@@ -26,7 +26,9 @@ def decide_sandbox(config: Config, registry: ToolRegistry) -> Sandbox:
     from agent.tools import shell
     from agent.tools.sandbox import Sandbox
 
-    sandbox = Sandbox.decide(config.sandbox, network=config.shell.network)
+    sandbox = Sandbox.decide(
+        config.sandbox, network=config.shell.network, unix_sockets=config.shell.unix_sockets
+    )
     tool = registry.get("run_shell")
     if tool is not None:
         # A copy: the built-in Tool objects are shared by every registry in the process.

@@ -466,9 +466,11 @@ class Agent:
             message.thinking = []
         self._mark_ending(result)  # before the flush: saved with the rest of the turn
         self._save_context()
-        if self.checkpointer is not None:
-            self.checkpointer.end_turn()
         self.writer.flush(self.session_id, tokens=True, when="at turn end")
+        if self.checkpointer is not None:
+            # After the flush: the closing snapshot (a git process) does not slow the
+            # turn's own last writes; its row is queued behind them.
+            self.checkpointer.end_turn()
         leftover = self.control.end()
         if leftover is not None:
             # A redirect that arrived after the last model call returns as a pending steer.

@@ -130,6 +130,8 @@ def _turns(home: Path, turns: int, delay: float, suffix: str) -> None:
             # The turn's closing snapshot runs after it, while the user reads and types:
             # the next message does not come a millisecond later.
             agent.checkpointer.idle()
+        # Nothing either side queued (the closing snapshot's row) lands in the other's turn.
+        asyncio.run_coroutine_threadsafe(db.flush(), loop).result()
         return took
 
     for agent in agents.values():

@@ -237,9 +237,12 @@ class TurnController:
             await self.app.notice("Your message is back in the queue.", "warning")
         elif result.unsent:
             draft = composer.text
-            composer.load_text(f"{result.unsent}\n{draft}" if draft.strip() else result.unsent)
+            # The input draws what it holds: a control character would reach the terminal.
+            shown = safe_text(result.unsent)
+            composer.load_text(f"{shown}\n{draft}" if draft.strip() else shown)
             composer.move_cursor(composer.document.end)
-            await self.app.notice("Your message is back in the input.", "warning")
+            visible = " (its control characters shown as symbols)" if shown != result.unsent else ""
+            await self.app.notice(f"Your message is back in the input{visible}.", "warning")
         elif getattr(result, "withheld", None):
             await self._offer_withheld(result.withheld)
         if result.pending_steer:

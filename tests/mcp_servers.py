@@ -4,6 +4,7 @@
 
 - normal: echo, add, a picture, structured output, a prompt, a slow tool, a secret printer
 - crash: like normal, plus `crash` (writes to stderr, then exits 3)
+- writer: like normal, plus `write_note` (writes a file where it is told)
 - changing: `grow` adds a tool and tells the client (notifications/tools/list_changed)
 - hang_call: `hang` never returns (and the server answers nothing after it: a wedged server)
 - hostile: weird tool names (dots, spaces, unicode, 200 characters, clashes), a huge schema,
@@ -131,6 +132,14 @@ def _server(mode: str) -> Any:
     def review(topic: str, tone: str = "kind") -> list[Any]:
         """Ask for a review of a topic."""
         return [UserMessage(f"Please review {topic}, in a {tone} tone.")]
+
+    if mode == "writer":
+
+        @app.tool()
+        def write_note(path: str, text: str) -> str:
+            """Write `text` into the file at `path` (as a local server does, unseen)."""
+            Path(path).write_text(text)
+            return f"wrote {path}"
 
     if mode == "crash":
 

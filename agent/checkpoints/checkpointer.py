@@ -20,11 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from agent.checkpoints.shadow import DEFAULT_MAX_FILE_BYTES, ShadowError, ShadowRepo
+from agent.tools import paths
+from agent.tools.registry import ToolError
 
 log = logging.getLogger("hermes_tui.agent")
 
 Notify = Callable[[str, str], None]
 """Tells the user one sentence (text, level)."""
+OPAQUE_KINDS = frozenset({"shell", "mcp"})
+"""Tools that can change anything, unseen: a shell command, an MCP server's tool (a local
+server writes files as the user). Their turns are recorded as `shell` ones: what changed
+cannot be told apart from edits made outside the agent."""
 
 
 @dataclass
@@ -95,25 +101,35 @@ class Checkpointer:
         """A turn starts: snapshot the workspace in the background; `message` caused it."""
         with self._lock:
             self._session_id, self._message, self._turn = session_id, message, None
-            self._pending = self._pool.submit(self._snapshot, "before a turn")
+            # Most turns find the workspace as the last one left it: said by its stamp at
+            # once, without a thread's or a process's work alongside the turn.
+            tree = self.repo.unchanged_tree("before a turn")
+            if tree is not None:
+                self._pending = concurrent.futures.Future()
+                self._pending.set_result(tree)
+            else:
+                self._pending = self._pool.submit(self._snapshot, "before a turn")
 
     def before_change(self, kind: str, path: str | None = None) -> None:
         """A tool is about to change the workspace: the turn's first change records the
-        checkpoint (waiting for its snapshot); a shell command is noted as the agent's."""
+        checkpoint (waiting for its snapshot); a shell command or an MCP tool is noted."""
         with self._lock:
             turn = self._turn or self._start_checkpoint(kind)
-            if turn is not None and kind == "shell":
+            if turn is not None and kind in OPAQUE_KINDS:
                 turn.shell = True
 
     def after_change(self, kind: str, path: str | None = None) -> None:
         """A file tool wrote `path`: what it wrote is the agent's (X2)."""
         with self._lock:
             turn = self._turn
-            if turn is None or kind == "shell" or not path:
+            if turn is None or kind in OPAQUE_KINDS or not path:
                 return
             try:
-                turn.writes[path] = blob_id((self.repo.workspace / path).read_bytes())
-            except OSError:
+                # Through the tools' checked descriptors: a FIFO or a link swapped in since
+                # the write is not read (a FIFO would block the turn).
+                data = paths.read_bytes(paths.resolve(self.repo.workspace, path))
+                turn.writes[path] = blob_id(data)
+            except (OSError, ToolError):
                 turn.writes[path] = None
 
     def _start_checkpoint(self, kind: str) -> TurnCheckpoint | None:
@@ -121,10 +137,11 @@ class Checkpointer:
         if pending is None or self._session_id is None:
             return None
         commit = pending.result()
-        if commit is not None and kind == "shell":
-            # A shell command can change anything: the snapshot is taken right before it,
-            # so nothing edited while the model streamed is taken for the command's doing.
-            commit = self._snapshot("before a shell command")
+        if commit is not None and kind in OPAQUE_KINDS:
+            # A shell command (or an MCP tool) can change anything: the snapshot is taken
+            # right before it, so nothing edited while the model streamed is taken for its
+            # doing.
+            commit = self._snapshot(f"before a {kind} tool")
         if commit is None:
             return None
         turn = TurnCheckpoint(uuid.uuid4().hex, self._session_id, commit)

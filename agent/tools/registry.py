@@ -408,7 +408,9 @@ class ToolRegistry:
         refusal = self.ask(tool, clean, outcome, ctx)
         if refusal is not None:
             return refusal
-        changes = tool.kind in ("edit", "shell")
+        # An MCP tool may change the workspace too (a local server runs as the user): the
+        # turn's checkpoint is taken before it, as before a shell command (X2).
+        changes = tool.kind in ("edit", "shell", "mcp")
         if changes and ctx.before_change is not None:
             ctx.before_change(tool.kind, outcome.touches)
         try:

@@ -2,9 +2,11 @@
 
 Under the sandbox a command sees the whole filesystem read-only except the workspace and a
 private `/tmp`; the workspace's `.git` and the paths that run code on their own (hooks,
-`.envrc`, editor task folders) that exist stay read-only too; `/run` and the session's
-runtime folder are empty (a daemon's socket is reachable through a read-only mount); the
-network is a loopback of its own (nothing reachable) unless `tools.shell.network: true`.
+`.envrc`, editor task folders) that exist, at any depth (a nested repository's `.git`
+too), stay read-only; no Unix socket can be opened (a daemon's socket is reachable through
+a read-only mount: see seccomp.py), unless `tools.shell.unix_sockets: true`, and `/run` and
+the session's runtime folder are empty besides; the network is a loopback of its own
+(nothing reachable) unless `tools.shell.network: true`.
 The command runs in the process group run_shell kills on timeout and stop, and dies with
 the app.
 
@@ -15,15 +17,19 @@ Elsewhere than Linux (macOS `sandbox-exec` is not used) there is no sandbox: `au
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import sys
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent.kinds import SandboxMode
+from agent.tools.seccomp import unix_socket_filter
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
 READ_ONLY_NAMES = (
@@ -31,7 +37,12 @@ READ_ONLY_NAMES = (
     ".pre-commit-config.yaml", ".devcontainer.json", ".exrc", ".nvimrc", ".nvim.lua",
     ".dir-locals.el", ".dir-locals-2.el",
 )  # fmt: skip
-"""Workspace entries a sandboxed command may not write (agent/tools/protected.py says why)."""
+"""Workspace entries a sandboxed command may not write (agent/tools/protected.py says why),
+wherever they are: a nested repository's `.git` runs hooks as the top one does."""
+SCAN_ENTRIES = 20_000
+"""At most this many workspace entries are read looking for those (nearest first)."""
+SCAN_SKIPPED = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"})
+"""Folders of installed packages and caches: not searched."""
 PROBE_TIMEOUT = 10.0
 SOCKET_FOLDERS = ("/run", "/var/run")
 """Where the daemons' sockets live (docker, the system and session buses, systemd, ssh and
@@ -43,11 +54,13 @@ SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", 
 
 @dataclass(frozen=True)
 class Probe:
-    """Whether bubblewrap runs here, and the sentence that says why not."""
+    """Whether bubblewrap runs here, and the sentence that says why not; whether it can
+    install the Unix-socket filter here too."""
 
     works: bool
     binary: str | None = None
     reason: str = ""
+    filters: bool = False
 
 
 @functools.cache
@@ -72,7 +85,43 @@ def probe(binary: str | None = None) -> Probe:
             found,
             f"bubblewrap is installed but cannot run here ({why}); it needs user namespaces",
         )
-    return Probe(True, found)
+    return Probe(True, found, filters=_filter_works(trial))
+
+
+def _filter_works(trial: list[str]) -> bool:
+    """Whether bubblewrap installs the Unix-socket filter here (a kernel without seccomp
+    would fail every command)."""
+    try:
+        with socket_filter() as fd:
+            if fd is None:
+                return False
+            command = [*trial[:-1], "--seccomp", str(fd), trial[-1]]
+            done = subprocess.run(
+                command, capture_output=True, timeout=PROBE_TIMEOUT, check=False, pass_fds=(fd,)
+            )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+@contextlib.contextmanager
+def socket_filter() -> Iterator[int | None]:
+    """A pipe's read end holding the filter program, for bubblewrap's `--seccomp` (None on a
+    machine whose system calls seccomp.py does not know); closed when the block ends."""
+    program = unix_socket_filter()
+    if program is None:
+        yield None
+        return
+    read, write = os.pipe()
+    try:
+        os.write(write, program)  # a few hundred bytes: far below a pipe's buffer
+        os.close(write)
+        write = -1
+        yield read
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
 
 
 @dataclass(frozen=True)
@@ -82,13 +131,22 @@ class Sandbox:
     mode: SandboxMode
     network: bool
     state: Probe
+    unix_sockets: bool = False
 
     @classmethod
-    def decide(cls, mode: SandboxMode, *, network: bool = False) -> Sandbox:
+    def decide(
+        cls, mode: SandboxMode, *, network: bool = False, unix_sockets: bool = False
+    ) -> Sandbox:
         """The sandbox for `mode`: `off` never probes; `auto` and `on` try bubblewrap."""
         if mode == SandboxMode.OFF:
-            return cls(mode, network, Probe(False, None, "the sandbox is off (`sandbox: off`)"))
-        return cls(mode, network, probe())
+            off = Probe(False, None, "the sandbox is off (`sandbox: off`)")
+            return cls(mode, network, off, unix_sockets)
+        return cls(mode, network, probe(), unix_sockets)
+
+    @property
+    def filters_sockets(self) -> bool:
+        """True when commands run with Unix sockets closed to them."""
+        return self.active and self.state.filters and not self.unix_sockets
 
     @property
     def active(self) -> bool:
@@ -108,7 +166,10 @@ class Sandbox:
     def panel_label(self) -> str:
         """What the status panel says after "sandbox" ("" when it is off by choice)."""
         if self.active:
-            return "bwrap" + (" + net" if self.network else "")
+            opened = [
+                name for name, on in (("net", self.network), ("sockets", self.unix_sockets)) if on
+            ]
+            return " + ".join(["bwrap", *opened])
         if self.mode == SandboxMode.OFF:
             return ""
         return "refusing shell" if self.refusal else "unconfined"
@@ -121,36 +182,77 @@ class Sandbox:
                 if self.network
                 else "There is no network access (only a private loopback)."
             )
+            services = (
+                "no Unix socket can be opened, so no host service (docker, the session bus, "
+                "ssh and gpg agents) can be reached"
+                if self.filters_sockets
+                else "host services listening on Unix sockets outside /run may be reachable"
+            )
             return (
                 "Commands run in a sandbox: the filesystem is read-only except the workspace "
-                "and a private /tmp, the workspace's .git is read-only, and no host service "
-                "(docker, the session bus, ssh agents) can be reached. " + net
+                "and a private /tmp, every .git in the workspace is read-only, and "
+                f"{services}. {net}"
             )
         if self.refusal:
             return "Shell commands are refused: the required sandbox is not available."
         return "Commands run unconfined, with the user's permissions."
 
-    def wrap(self, argv: list[str], workspace: Path) -> list[str]:
-        """`argv` under bubblewrap, confined to `workspace`."""
+    def wrap(
+        self,
+        argv: list[str],
+        workspace: Path,
+        *,
+        guarded: set[str] | None = None,
+        seccomp_fd: int | None = None,
+    ) -> list[str]:
+        """`argv` under bubblewrap, confined to `workspace`: `guarded` (workspace-relative,
+        from `guarded_paths`) stay read-only; `seccomp_fd` is the filter (`socket_filter`)."""
         assert self.state.binary is not None
         ws = str(workspace)
         args = [self.state.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                 "--tmpfs", "/tmp", *_hidden_sockets(self.network),
                 "--bind", ws, ws]  # fmt: skip
-        for name in READ_ONLY_NAMES:
-            path = workspace / name
-            if not path.exists():
-                continue
+        for rel in sorted(guarded_paths(workspace) if guarded is None else guarded):
+            path = workspace / rel
             # A link (`.git -> repo.git/`) is kept read-only where it leads, when that is
             # inside the workspace; outside, everything is read-only already.
             real = path.resolve() if path.is_symlink() else path
-            if real == workspace or not real.is_relative_to(workspace):
+            if real == workspace or not real.is_relative_to(workspace) or not real.exists():
                 continue
-            args += ["--ro-bind", str(real), str(real)]
+            # -try: one removed since the walk is simply not there (its creation is named).
+            args += ["--ro-bind-try", str(real), str(real)]
         if not self.network:
             args.append("--unshare-net")
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
         return [*args, "--chdir", ws, "--", *argv]
+
+
+def guarded_paths(workspace: Path) -> set[str]:
+    """Workspace-relative paths of the READ_ONLY_NAMES that exist, at any depth: a walk
+    nearest first that follows no link, skips SCAN_SKIPPED folders and the guarded ones
+    themselves, and reads at most SCAN_ENTRIES entries."""
+    found: set[str] = set()
+    names = set(READ_ONLY_NAMES)
+    folders: deque[str] = deque([""])
+    budget = SCAN_ENTRIES
+    while folders and budget > 0:
+        folder = folders.popleft()
+        try:
+            with os.scandir(workspace / folder if folder else workspace) as entries:
+                for entry in entries:
+                    budget -= 1
+                    rel = f"{folder}/{entry.name}" if folder else entry.name
+                    if entry.name in names:
+                        found.add(rel)
+                    elif entry.name not in SCAN_SKIPPED and entry.is_dir(follow_symlinks=False):
+                        folders.append(rel)
+                    if budget <= 0:
+                        break
+        except OSError:
+            continue
+    return found
 
 
 def _hidden_sockets(network: bool) -> list[str]:

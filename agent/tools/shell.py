@@ -9,6 +9,7 @@ holding the output pipe cannot outlive the command or block the read.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import selectors
 import shutil
@@ -306,24 +307,29 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     sandbox = ctx.sandbox
     confined = sandbox is not None and sandbox.active
     guarded: set[str] = set()
-    if confined:
-        from agent.tools.sandbox import confined_env
+    with contextlib.ExitStack() as stack:
+        fds: tuple[int, ...] = ()
+        if confined:
+            from agent.tools.sandbox import confined_env, guarded_paths, socket_filter
 
-        argv = sandbox.wrap(argv, ctx.workspace)
-        env = confined_env(env)
-        guarded = _absent_guarded(ctx.workspace)
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=ctx.workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
-    except OSError as exc:
-        raise ToolError(f"Could not start the shell: {describe_os_error(exc)}.") from None
+            guarded = guarded_paths(ctx.workspace)
+            fd = stack.enter_context(socket_filter()) if sandbox.filters_sockets else None
+            fds = () if fd is None else (fd,)
+            argv = sandbox.wrap(argv, ctx.workspace, guarded=guarded, seccomp_fd=fd)
+            env = confined_env(env)
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=ctx.workspace,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+                pass_fds=fds,
+            )
+        except OSError as exc:
+            raise ToolError(f"Could not start the shell: {describe_os_error(exc)}.") from None
     CHILDREN.add(proc.pid)  # start_new_session: the shell's pid is its group's id
     capture = _Capture(ctx.output_cap)
     start = time.monotonic()
@@ -342,7 +348,7 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     status, ok = _status_line(reason, proc.returncode, timeout, time.monotonic() - start)
     if not body.strip():
         body = "(no output)"
-    created = sorted(guarded - _absent_guarded(ctx.workspace))
+    created = sorted(_guarded_now(ctx.workspace) - guarded) if confined else []
     if created:
         # The sandbox keeps these read-only only where they already existed (X3, H3).
         status += (
@@ -352,11 +358,11 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     return ToolResult(ok, f"{body.rstrip()}\n{status}")
 
 
-def _absent_guarded(workspace: Any) -> set[str]:
-    """The read-only names of the sandbox that do not exist in the workspace now."""
-    from agent.tools.sandbox import READ_ONLY_NAMES
+def _guarded_now(workspace: Any) -> set[str]:
+    """The sandbox's read-only paths that exist in the workspace now."""
+    from agent.tools.sandbox import guarded_paths
 
-    return {name for name in READ_ONLY_NAMES if not os.path.lexists(workspace / name)}
+    return guarded_paths(workspace)
 
 
 def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:

@@ -48,7 +48,7 @@ class RewindPoint:
             more = " …" if count > 3 else ""
             parts.append(f"{count} file{'s' if count > 1 else ''} changed after: {names}{more}")
         if self.shell:
-            parts.append("shell commands ran")
+            parts.append("shell commands or MCP tools ran")
         return " · ".join(parts) or "no file changed after"
 
 

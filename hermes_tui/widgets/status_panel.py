@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from hermes_tui.safe_text import safe_line
 from hermes_tui.widgets.queue_view import QueueView
+from hermes_tui.widgets.sessions_panel import short_model
 
 BAR_WIDTH = 12
 TEXT_WIDTH = 23
@@ -48,6 +49,20 @@ def context_bar(
 def _keep_units(text: str) -> str:
     """`12 s` is one word, so wrapping never splits a number from its unit."""
     return re.sub(r"(\d) (s|min|h)\b", "\\1\u00a0\\2", text)
+
+
+def _model_line(model: str) -> str:
+    """The model on one line: as it is when it fits, else `provider:` and the name's last
+    path part (a `.gguf` file, an OpenRouter model), cut with `…`."""
+    whole = " ".join(safe_line(model).split())
+    if len(whole) <= TEXT_WIDTH:
+        return whole
+    provider, colon, name = model.partition(":")
+    if not colon:
+        provider, name = "", model
+    name = short_model(name, max(TEXT_WIDTH - len(provider) - 1, 8))
+    line = f"{safe_line(provider)}:{name}" if colon else name
+    return line if len(line) <= TEXT_WIDTH else line[: TEXT_WIDTH - 1] + "…"
 
 
 def hint_lines(text: str, width: int = TEXT_WIDTH) -> list[str]:
@@ -172,8 +187,9 @@ class StatusPanel(Vertical):
         lines = [
             Content.assemble(("Model", "bold $accent")),
             # A resumed session's model and a tool's name (in the turn state) come from
-            # outside: every hidden character is shown.
-            Content(safe_line(s.model)),
+            # outside: every hidden character is shown. A long one (a llama.cpp `.gguf` path)
+            # by its file name, cut to one line.
+            Content(_model_line(s.model)),
             Content.assemble(("provider ", "dim"), safe_line(s.provider)),
             *([Content.assemble(("sandbox ", "dim"), s.sandbox)] if s.sandbox else []),
             Content(""),

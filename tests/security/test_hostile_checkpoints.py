@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.checkpoints import shadow
 from agent.checkpoints.restore import apply_changes
 from agent.checkpoints.shadow import EMPTY_TREE, ShadowRepo, git_available
 
@@ -57,7 +58,15 @@ def hostile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     return ws, marker
 
 
-def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path):
+@pytest.fixture(params=["git add", "in slices"])
+def first_snapshot(request, monkeypatch) -> str:
+    """Both ways a first snapshot is taken: one `git add`, or slices hashed at once."""
+    if request.param == "in slices":
+        monkeypatch.setattr(shadow, "SLICE_FILES", 1)
+    return request.param
+
+
+def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path, first_snapshot):
     ws, marker = hostile
     crlf = b"line one\r\nline two\n$Id$\r\n"
     (ws / "a.txt").write_bytes(crlf)
@@ -77,7 +86,7 @@ def test_nothing_the_workspace_names_runs_and_bytes_round_trip(hostile, tmp_path
     assert not (ws / ".git" / "index").exists()
 
 
-def test_odd_file_names_round_trip(tmp_path):
+def test_odd_file_names_round_trip(tmp_path, first_snapshot):
     ws = tmp_path / "ws"
     ws.mkdir()
     names = ["-rf", ":(exclude)x", "new\nline", "tab\there", "ünï cödé", "*?[glob]", " space "]
@@ -326,3 +335,38 @@ def test_two_apps_on_one_workspace_take_turns_with_its_index(tmp_path):
     assert not failures, failures
     final, _ = repos[0].snapshot()
     assert _tree_paths(repos[1], final) == {"f0.txt", "f1.txt"}
+
+
+def test_a_fifo_swapped_in_after_a_write_does_not_block_the_turn(tmp_path):
+    """The checkpointer reads what a file tool wrote (to tell the agent's edits from outside
+    ones); a FIFO put in its place meanwhile would block a plain read, and the turn with it."""
+    from agent.checkpoints.checkpointer import Checkpointer
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    updated: list[dict] = []
+    checkpointer = Checkpointer.for_workspace(
+        ws,
+        tmp_path / "home",
+        lambda _text, _level: None,
+        record=lambda _session, _row: None,
+        update=lambda _session, _key, fields: updated.append(fields),
+    )
+    try:
+        checkpointer.begin_turn("s1", None)
+        checkpointer.before_change("edit", "a.txt")
+        (ws / "a.txt").unlink()
+        os.mkfifo(ws / "a.txt")
+        done = threading.Event()
+        worker = threading.Thread(
+            target=lambda: (checkpointer.after_change("edit", "a.txt"), done.set()), daemon=True
+        )
+        worker.start()
+        assert done.wait(10), "after_change blocked on a FIFO"
+        (ws / "a.txt").unlink()
+        checkpointer.end_turn()
+        checkpointer.idle()
+        assert updated and updated[0]["paths"] == {"a.txt": None}
+    finally:
+        checkpointer.close()

@@ -281,3 +281,130 @@ def test_a_created_code_running_file_is_named(workspace, box):
 def test_probe_result_is_a_sentence():
     assert isinstance(REAL, Probe)
     assert REAL.works or REAL.reason.endswith(("namespaces", ")")) or "not installed" in REAL.reason
+
+
+def _listening(path: Path) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    return server
+
+
+@needs_bwrap
+def test_no_unix_socket_anywhere_can_be_opened(workspace, box):
+    """An ssh `ControlPath` in the home folder, gpg's agent, a socket in the workspace: a
+    read-only mount leaves connect() open, so the sandbox closes socket(AF_UNIX) itself."""
+    if not box.filters_sockets:
+        pytest.skip("bubblewrap cannot install a seccomp filter here")
+    home = Path(tempfile.mkdtemp(prefix="hermes-home-", dir="/var/tmp"))
+    sockets = [home / ".ssh" / "cm-git@host:22", workspace / "daemon.sock"]
+    (home / ".ssh").mkdir()
+    servers = [_listening(path) for path in sockets]
+    try:
+        tries = "".join(
+            "try:\n"
+            f"    socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('reached')\n"
+            "except OSError as e:\n"
+            "    print(e.errno)\n"
+            for path in sockets
+        )
+        (workspace / "sock.py").write_text(
+            f"import socket\n{tries}a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1))\n"
+        )
+        ok, output = run("python3 sock.py", workspace, box)
+        assert ok, output
+        assert output.splitlines()[:3] == ["13", "13", "b'x'"], output  # EACCES; pairs work
+        opened = Sandbox(SandboxMode.AUTO, False, REAL, unix_sockets=True)
+        ok, output = run("python3 sock.py", workspace, opened)
+        assert output.splitlines()[:2] == ["reached", "reached"], output
+        assert "may be reachable" in opened.describe() and "no Unix socket" in box.describe()
+    finally:
+        for server in servers:
+            server.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_bwrap
+def test_io_uring_is_not_available_in_the_sandbox(workspace, box):
+    """A ring can open sockets without the socket() call the filter sees."""
+    if not box.filters_sockets:
+        pytest.skip("bubblewrap cannot install a seccomp filter here")
+    script = (
+        "import ctypes, errno\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall(425, 0, None); print(errno.errorcode[ctypes.get_errno()])\n"
+    )
+    (workspace / "ring.py").write_text(script)
+    outside = subprocess.run(["python3", "ring.py"], cwd=workspace, capture_output=True, text=True)
+    if outside.stdout.strip() in ("ENOSYS", "EPERM"):
+        pytest.skip("io_uring is off on this machine already")
+    ok, output = run("python3 ring.py", workspace, box)
+    assert ok and output.splitlines()[0] == "ENOSYS", output
+
+
+@needs_bwrap
+def test_a_nested_repositorys_git_is_read_only_too(workspace, box):
+    nested = workspace / "vendor" / "lib" / ".git"
+    (nested / "hooks").mkdir(parents=True)
+    (nested / "config").write_text("[core]\n")
+    ok, output = run("echo '[core] fsmonitor = evil' >> vendor/lib/.git/config", workspace, box)
+    assert not ok and "Read-only file system" in output
+    ok, output = run("touch vendor/lib/.git/hooks/post-checkout", workspace, box)
+    assert not ok and "Read-only file system" in output
+    assert (nested / "config").read_text() == "[core]\n"
+    ok, output = run("echo fine > vendor/lib/code.py", workspace, box)
+    assert ok, output
+
+
+@needs_bwrap
+def test_a_command_that_plants_a_git_folder_deep_down_is_named(workspace, box):
+    """git would find `src/app/.git` first when the user runs it in src/app: named for review."""
+    (workspace / "src" / "app").mkdir(parents=True)
+    ok, output = run("mkdir -p src/app/.git && echo '[core]' > src/app/.git/config", workspace, box)
+    assert ok, output
+    assert "[the command created src/app/.git, which can run code on its own" in output
+
+
+def test_the_guarded_search_reaches_deep_skips_packages_and_follows_no_link(tmp_path):
+    from agent.tools.sandbox import guarded_paths
+
+    ws = tmp_path / "ws"
+    for rel in ("a/b/c/d/e/.git", "node_modules/pkg/.git", "x/.vscode", ".git"):
+        (ws / rel).mkdir(parents=True)
+    (ws / "a" / ".envrc").write_text("")
+    outside = tmp_path / "outside"
+    (outside / ".git").mkdir(parents=True)
+    (ws / "link").symlink_to(outside)
+    (ws / ".git" / "hooks").mkdir()  # inside a guarded folder: not searched
+    (ws / ".git" / "hooks" / ".envrc").write_text("")
+    assert guarded_paths(ws) == {"a/b/c/d/e/.git", "x/.vscode", ".git", "a/.envrc"}
+
+
+def test_the_filter_is_built_for_the_machines_we_know(monkeypatch):
+    from agent.tools.seccomp import unix_socket_filter
+
+    for machine in ("x86_64", "aarch64", "AMD64", "arm64"):
+        program = unix_socket_filter(machine)
+        assert program and len(program) % 8 == 0 and len(program) // 8 < 64
+    assert unix_socket_filter("riscv64") is None
+    monkeypatch.setattr("agent.tools.sandbox.unix_socket_filter", lambda: None)
+    from agent.tools.sandbox import socket_filter
+
+    with socket_filter() as fd:
+        assert fd is None
+
+
+def test_unix_sockets_open_only_when_the_config_says_so(tmp_path):
+    from agent.config import ConfigError, load_config
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("tools: {shell: {unix_sockets: true, network: true}}\n")
+    config = load_config(home, demo=True)
+    assert config.shell.unix_sockets and config.shell.network
+    box = Sandbox(SandboxMode.AUTO, True, Probe(True, "/usr/bin/bwrap", filters=True), True)
+    assert box.panel_label() == "bwrap + net + sockets" and not box.filters_sockets
+    assert Sandbox(SandboxMode.AUTO, False, box.state).filters_sockets
+    (home / "config.yaml").write_text("tools: {shell: {unix_socket: true}}\n")
+    with pytest.raises(ConfigError, match="unix_socket"):
+        load_config(home, demo=True)

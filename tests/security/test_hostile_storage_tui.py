@@ -81,6 +81,21 @@ async def test_a_lock_when_the_session_is_created_keeps_the_text_in_the_composer
     assert stored(app) == []
 
 
+async def test_a_refused_text_comes_back_with_its_control_characters_shown(make_app, scripted):
+    """A pasted escape sequence the store never took: back in the input as symbols (H1)."""
+    server = scripted({"replies": [reply("never asked")]})
+    app = with_storage(make_app(server))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.ready()
+        with held_write_lock(app.db.path):
+            app.composer.load_text("fix \x1b[2J it")
+            await pilot.press("enter")
+            await app.wait_for_turn()
+            await pilot.pause()
+        assert app.composer.text == "fix \u241b[2J it"
+        assert any("control characters shown as symbols" in n for n in notices(app))
+
+
 async def test_a_queued_text_the_lock_refused_goes_back_to_the_head_of_the_queue(
     make_app, scripted
 ):

@@ -170,3 +170,17 @@ async def test_a_summary_call_counts_in_the_totals_but_not_on_the_meter(make_app
         await app.router.apply([summary])
         assert (status.input_tokens, status.output_tokens) == (6200, 380)
         assert status.context_used == before == 1280
+
+
+async def test_a_gguf_path_as_model_keeps_the_status_panels_model_to_one_line(make_app, scripted):
+    server = scripted({"replies": [reply("hi")]})
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.status_panel
+        panel.status.model = "llama:/srv/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+        panel.refresh_status()
+        body = str(panel.query_one("#status-body").content).split("\n")
+        assert body[1] == "llama:SmolLM2-135M-Ins…", body[:3]
+        assert body[2].startswith("provider ")
+        assert "/srv/models" not in panel.text
