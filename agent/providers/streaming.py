@@ -264,6 +264,9 @@ class SDKCall:
 
     def _json_instead_of_stream(self, http: Any) -> ProviderError:
         """A 200 that is a JSON error, not a stream (LM Studio answers a wrong path so)."""
+        # Read up to the bound for the message; the rest goes with the closed client (W2):
+        # httpx2 closes the body as soon as the loop below lets go of it, so say so first.
+        abandon(http)
         data = b""
         try:
             for chunk in http.iter_bytes():

@@ -3,6 +3,9 @@ stream that fails midway (W2)."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+import socket
 import threading
 
 import pytest
@@ -116,3 +119,69 @@ def test_w2_a_stream_that_fails_midway_drops_its_body_at_once(wire_name, monkeyp
         adapter.close()
         server.stop()
     assert errors[0].kind == ErrorKind.MALFORMED
+
+
+class JSONErrorServer:
+    """Answers one streamed request with a 200 JSON error over the 64 KiB read for its message;
+    the body's end waits until `finish` is set (LM Studio-like, on a slow or stuck server)."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+        self.finish = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        with contextlib.suppress(OSError):
+            conn, _ = self.listener.accept()
+            with conn:
+                self._answer(conn)
+
+    def _answer(self, conn):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+        while len(body) < length:
+            body += conn.recv(65536)
+        reply = b'{"error": {"message": "model is loading"}}' + b" " * (70 * 1024)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(reply), reply)
+        )
+        self.finish.wait(30)
+        conn.sendall(b"0\r\n\r\n")
+
+    def stop(self):
+        self.finish.set()
+        self.listener.close()
+        self._thread.join(5)
+
+
+def test_w2_a_json_error_instead_of_a_stream_drops_the_rest_of_its_body(monkeypatch):
+    """A 200 JSON error where a stream was expected is read up to its bound for the message;
+    the rest is dropped with the closed client (W2), never drained from a stuck server."""
+    monkeypatch.setattr(wire, "DRAIN_MAX_SECONDS", 60.0)
+    server = JSONErrorServer()
+    config = ProviderConfig(name="s", kind="openai", base_url=server.url, api_key="k")
+    adapter = make_provider(config, idle_timeout=30)
+    errors = []
+
+    def attempt():
+        try:
+            list(adapter.stream(REQUEST, Abort()))
+        except ProviderError as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    try:
+        wait_until(lambda: errors, timeout=5, what="the JSON error to be raised")
+    finally:
+        server.finish.set()
+        worker.join(10)
+        adapter.close()
+        server.stop()
+    assert errors[0].detail == "model is loading"
