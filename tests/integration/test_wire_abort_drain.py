@@ -141,11 +141,11 @@ class JSONErrorServer:
     def _answer(self, conn):
         data = b""
         while b"\r\n\r\n" not in data:
-            data += conn.recv(65536)
+            data += _received(conn)
         head, _, body = data.partition(b"\r\n\r\n")
         length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
         while len(body) < length:
-            body += conn.recv(65536)
+            body += _received(conn)
         reply = b'{"error": {"message": "model is loading"}}' + b" " * (70 * 1024)
         conn.sendall(
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -158,6 +158,13 @@ class JSONErrorServer:
         self.finish.set()
         self.listener.close()
         self._thread.join(5)
+
+
+def _received(conn) -> bytes:
+    chunk = conn.recv(65536)
+    if not chunk:
+        raise OSError("the client went away")
+    return chunk
 
 
 def test_w2_a_json_error_instead_of_a_stream_drops_the_rest_of_its_body(monkeypatch):
