@@ -863,6 +863,22 @@ def test_s7_a_failed_commit_is_rolled_back_reported_with_its_reason_and_survived
     assert rows(acct.path)[0][2] == 10 and acct._thread.is_alive() and len(errors) == 1
 
 
+def test_s7_a_full_disk_during_closes_drain_is_reported_and_close_still_ends(tmp_path):
+    """close() drains what a dead writer left onto a full disk: that is no lock to give up on,
+    so it is reported once in the database's words and close() ends without raising."""
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path)
+    errors: list[Exception] = []
+    accounting.on_error = errors.append
+    kill_writer(accounting)
+    full = sqlite3.OperationalError("database or disk is full")
+    accounting._conn = FailingConnection(accounting._connection(), full)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    accounting.close()
+    assert len(errors) == 1 and "is full; free some space" in str(errors[0])
+    assert accounting.lost == 0 and rows(path)[0][2] == 0
+
+
 def test_s7_a_delta_that_ends_the_transaction_fails_the_whole_batch(tmp_path):
     """SQLite rolls a whole transaction back on some errors (a full disk mid-statement):
     the other deltas must not be committed outside any transaction."""
