@@ -674,6 +674,15 @@ def test_s2_a_delta_with_no_call_adds_no_call(acct):
     assert usage_row(acct.path)[5] == 0
 
 
+def test_s2_calls_whose_counts_are_estimates_are_counted_on_both_rows(acct):
+    acct.update_token_counts("s1", model="m", provider="p", input_tokens=5, estimated_calls=1)
+    acct.queue_token_counts("s1", model="m", provider="p", input_tokens=5, estimated_calls=2)
+    acct.update_token_counts("s1", model="m", provider="p", input_tokens=5, estimated_calls=None)
+    acct.flush_token_counts()
+    session, _ = rows(acct.path)
+    assert (session[2], session[-1]) == (15, 3) and usage_row(acct.path)[-1] == 3
+
+
 def test_s2_the_first_accounted_call_backfills_the_model_and_provider(tmp_path):
     path = make_db(tmp_path / "state.db", sessions=())
     conn = sqlite3.connect(path, isolation_level=None)
