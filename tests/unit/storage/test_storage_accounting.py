@@ -1153,6 +1153,42 @@ def test_s6_close_without_an_exit_wait_still_waits_one_lock_window(tmp_path):
     assert rows(path)[0][2] == 5 and accounting.lost == 0
 
 
+def test_s6_a_stop_during_a_lock_wait_still_waits_one_window_from_the_stop(tmp_path):
+    """close() without give_up_at lands while the writer already waits on a held lock: the
+    exit wait is one lock window from the stop, not what is left of the writer's window, so
+    the retry after it saves the delta once the other process lets go."""
+    path = make_db(tmp_path / "state.db")
+    accounting = TokenAccounting(path, lock_timeout=1.0)
+    accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
+    accounting.flush_token_counts()  # the writer is running
+    real, calls, outcome = accounting._apply_batch, [], []
+
+    def close():
+        try:
+            accounting.close()
+            outcome.append(None)
+        except StorageError as exc:
+            outcome.append(exc)
+
+    closer = threading.Timer(0.3, close)  # well inside the first window
+    with held_write_lock(path) as release:
+
+        def applying(deltas):
+            calls.append(len(deltas))
+            if len(calls) == 1:
+                closer.start()
+            else:
+                release.set()  # the other process lets go before the retry
+            return real(deltas)
+
+        accounting._apply_batch = applying
+        accounting.queue_token_counts("s1", model="m", provider="p", input_tokens=5)
+        wait_until(lambda: outcome, timeout=10, what="close() to return")
+    closer.join(5)
+    assert outcome == [None] and calls == [1, 1]
+    assert rows(path)[0][2] == 6 and accounting.lost == 0
+
+
 def test_s6_stop_writer_waits_for_a_stuck_writer_only_as_long_as_told(acct):
     with gated(acct):
         acct.queue_token_counts("s1", model="m", provider="p", input_tokens=1)
