@@ -253,9 +253,11 @@ class ShadowRepo:
     def snapshot(self, message: str = "checkpoint") -> tuple[str, list[str]]:
         """Record the workspace now; returns (its tree id, paths newly left out for size).
 
-        `ls-files` names what changed since the last snapshot (what `.gitignore` leaves out
-        is never read); files over the cap are left out before git reads them, and only then
-        do `add -A` and `write-tree` run. Nothing changed: the last tree, one git run. A
+        A small workspace whose stamp (stamp.py) shows nothing changed: the last tree, and
+        no git runs. Otherwise `ls-files` names what changed since the last snapshot (what
+        `.gitignore` leaves out is never read); files over the cap are left out before git
+        reads them, and only then do `add -A` and `write-tree` run (a first snapshot of many
+        files: in slices, `_add_in_slices`). Nothing changed: the last tree, one git run. A
         snapshot is a tree: nothing here collects garbage (gc.auto=0), so every tree stays.
         """
         with self._lock, self._shared_lock():
