@@ -11,6 +11,9 @@
 # MUTATION_SHOW=1 prints each survivor's diff to stderr.
 # MUTATION_KEEP=1 keeps the temporary folder (for `mutmut show NAME` there) and prints its path.
 set -euo pipefail
+# One brace group: bash reads it whole before it runs, so an edit of this file while a
+# measurement runs cannot change what that run does next.
+{
 
 module="${1:-}"
 case "$module" in
@@ -123,3 +126,4 @@ if [[ "${MUTATION_SHOW:-0}" == 1 ]]; then
 fi
 cat summary.txt
 exit "$status"
+}
