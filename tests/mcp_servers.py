@@ -155,8 +155,16 @@ def _server(mode: str) -> Any:
         @app.tool()
         async def grow(ctx: Context) -> str:
             """Add the tool `grown` and tell the client."""
+            from mcp.types import ToolListChangedNotification
+
             app.add_tool(lambda: "I am new", name="grown", description="A tool added later.")
-            await ctx.session.send_tool_list_changed()
+            # On the call's own stream (related to it), as a server tells a change made by a
+            # call: over streamable HTTP an unrelated notification takes the standalone GET
+            # stream, which may reach the client after the result, or not at all when that
+            # stream is not open yet; no client can wait for it then.
+            await ctx.session.send_notification(
+                ToolListChangedNotification(), related_request_id=ctx.request_id
+            )
             return "grown"
 
     if mode == "list_flood":
