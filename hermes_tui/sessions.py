@@ -53,7 +53,6 @@ class SessionsController:
         app = self.app
         app.agent.new_session()
         await app.transcript.clear()
-        await app.transcript.show_welcome()
         app.status.show_usage()
         app.status.set_state("idle")
         await self.refresh()

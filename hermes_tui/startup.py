@@ -13,7 +13,6 @@ async def greet(app: HermesApp) -> None:
     """Fill the panels and say what needs saying before the first message."""
     from hermes_tui.commands.session import resume
     from hermes_tui.history import AgentRows, SessionHistory
-    from hermes_tui.widgets.welcome import WelcomeFacts
 
     app.db.on_write_error = app.write_failed
     app.status.show_model()
@@ -24,14 +23,6 @@ async def greet(app: HermesApp) -> None:
     app.sessions_panel.workspace = str(app.workspace)
     app.status.start()
     app.completion.start()
-    facts = WelcomeFacts(
-        folder=app.workspace.name or str(app.workspace),
-        approval=str(app.config.agent.approval),
-        stop_key=app.keys.shown("turn.stop"),
-        steer_key=app.keys.shown("turn.steer"),
-        help_key=app.keys.shown("app.help"),
-    )
-    await app.transcript.show_welcome(facts)
     await app.sessions.refresh()
     for notice in app.theme_notices:
         await app.notice(notice, "warning")
