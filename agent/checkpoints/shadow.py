@@ -156,6 +156,8 @@ class ShadowRepo:
         self._stamp: tuple[stamps.Stamp, str] | None = None
         """The workspace's stamp before the last snapshot, and that snapshot's tree."""
         self._stamp_rest = 0
+        self._missed: stamps.Stamp | None = None
+        """The stamp a quick look took and found changed, for the next snapshot to keep."""
         """Paths whose index entries were smudged: named to the next `add`, to read again."""
         self.skipped: set[str] = set()
 
@@ -288,9 +290,13 @@ class ShadowRepo:
         try:
             if self._stamp is None:
                 return None
-            _stamp, tree = self._stamped()
+            now, tree = self._stamped()
             if tree is not None:
                 self._log(tree, message)
+            else:
+                # The snapshot that follows takes this stamp rather than walk again: taken
+                # before git looks, it is as good (a change since shows next time).
+                self._missed = now
             return tree
         finally:
             self._lock.release()
@@ -299,6 +305,9 @@ class ShadowRepo:
         """The workspace's stamp now (see stamp.py), and the last snapshot's tree when the
         stamp shows nothing changed since it. No stamp for a while after one failed (a
         workspace too large for one, most likely)."""
+        missed, self._missed = self._missed, None
+        if missed is not None:
+            return missed, None  # compared already, by the quick look that missed
         if self._stamp_rest > 0:
             self._stamp_rest -= 1
             return None, None

@@ -348,14 +348,7 @@ class ServerConnection:
 
     # -- lists -------------------------------------------------------------------------------
     async def _list_tools(self, client: Any) -> None:
-        listed: list[Any] = []
-        cursor = None
-        for _ in range(MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor or len(listed) > MAX_TOOLS:
-                break
+        listed = await _all_pages(client.list_tools, "tools")
         tools, notes = _checked_tools(self.name, listed)
         names = self._assign(self, [tool.name for tool in tools])
         self.tools = tuple(
@@ -377,14 +370,7 @@ class ServerConnection:
         if capabilities is None or capabilities.prompts is None:
             self.prompts = ()
             return
-        listed: list[Any] = []
-        cursor = None
-        for _ in range(MAX_PAGES):
-            page = await client.list_prompts(cursor=cursor)
-            listed.extend(page.prompts)
-            cursor = page.next_cursor
-            if not cursor or len(listed) > MAX_TOOLS:
-                break
+        listed = await _all_pages(client.list_prompts, "prompts")
         self.prompts = tuple(
             McpPrompt(
                 server=self.name,
@@ -538,6 +524,20 @@ def _connection_lost(exc: BaseException) -> bool:
     if isinstance(exc, httpx2.TransportError):
         return True
     return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+
+
+async def _all_pages(fetch: Any, field: str) -> list[Any]:
+    """A paginated list (`tools`, `prompts`), page after page: at most MAX_PAGES pages, and
+    no page more once MAX_TOOLS items are in (a server that pages forever ends here)."""
+    listed: list[Any] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await fetch(cursor=cursor)
+        listed.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if not cursor or len(listed) > MAX_TOOLS:
+            break
+    return listed
 
 
 def _root(exc: BaseException) -> BaseException:

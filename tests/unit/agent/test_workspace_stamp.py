@@ -154,9 +154,13 @@ def test_an_unchanged_workspace_is_snapshotted_without_git(tmp_path, monkeypatch
     )
     assert repo.snapshot()[0] == tree and calls == []
     (ws / "src" / "a.py").write_text("a = 2\n")
+    walks = []
+    real_take = stamps.take
+    monkeypatch.setattr(stamps, "take", lambda *a: walks.append(a) or real_take(*a))
     assert repo.unchanged_tree("before a turn") is None
     changed, _ = repo.snapshot()
     assert changed != tree and calls
+    assert len(walks) == 1  # the snapshot kept the quick look's stamp: one walk, not two
     assert [c.path for c in repo.changes(tree, changed)] == ["src/a.py"]
 
 
@@ -198,4 +202,9 @@ def test_a_fifo_put_where_a_file_was_never_blocks_the_look(tmp_path, monkeypatch
         return found
 
     monkeypatch.setattr(stamps.os, "lstat", swapping)
-    assert take(str(ws)) is None
+    taken: list = []
+    # In a thread of its own: a regression blocks in open() forever, and fails here, at once.
+    looker = threading.Thread(target=lambda: taken.append(take(str(ws))), daemon=True)
+    looker.start()
+    looker.join(10)
+    assert taken == [None], "the look blocked on the FIFO"
