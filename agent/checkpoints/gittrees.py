@@ -78,6 +78,24 @@ def _pack_header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
+_LARGE = 0x80000000
+"""An offset from here on lives in the index's 8-byte table; its 4-byte entry points there."""
+
+
+def offset_tables(offsets: list[int]) -> bytes:
+    """An index's offset tables for `offsets` (in object id order): 4 bytes each, and for
+    an offset of 2 GiB or more, its entry's top bit set over its place in the 8-byte table."""
+    small = bytearray()
+    large = bytearray()
+    for offset in offsets:
+        if offset < _LARGE:
+            small += struct.pack(">I", offset)
+        else:
+            small += struct.pack(">I", _LARGE | (len(large) // 8))
+            large += struct.pack(">Q", offset)
+    return bytes(small + large)
+
+
 def write_pack(objects: dict[bytes, bytes], pack_dir: Path, kind: int = _TREE_TYPE) -> Path:
     """Write `objects` (id -> body, all of one `kind`) as a pack and its index; the pack."""
     pack = bytearray(b"PACK" + struct.pack(">II", _PACK_VERSION, len(objects)))
@@ -99,7 +117,7 @@ def write_pack(objects: dict[bytes, bytes], pack_dir: Path, kind: int = _TREE_TY
     idx = bytearray(_IDX_MAGIC + struct.pack(">I", 2) + struct.pack(">256I", *fanout))
     idx += b"".join(ordered)
     idx += b"".join(struct.pack(">I", where[oid][1]) for oid in ordered)
-    idx += b"".join(struct.pack(">I", where[oid][0]) for oid in ordered)
+    idx += offset_tables([where[oid][0] for oid in ordered])
     idx += pack_sum
     idx += hashlib.sha1(idx, usedforsecurity=False).digest()
     name = f"pack-{pack_sum.hex()}"
