@@ -4,6 +4,12 @@ It splits the response's bytes into lines itself instead of going through httpx2
 `iter_text` and `iter_lines` (two more generator layers and a decoder per streamed chunk,
 a tenth of the worker's time on a long answer). Lines end at `\\n`, `\\r\\n` or a lone `\\r`.
 
+It follows the WHATWG event-stream rules (a field line without a colon has an empty value,
+one space after the colon is dropped, a byte order mark opens the stream at most) but one:
+a last event the stream ends without a blank line after is still yielded, not discarded, so
+a server that closes right after its last line loses nothing (a cut-off JSON line fails to
+parse downstream, and that attempt is retried as malformed).
+
 The server is not trusted: a line (and an event's data lines together) may hold at most
 MAX_SSE_LINE_BYTES, and the piece of a line still waiting for its end is kept as a list of
 chunks joined once, so a huge line costs linear time and memory up to the cap, never more.
@@ -16,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 MAX_SSE_LINE_BYTES = 8 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSELimitError(ValueError):
@@ -47,6 +54,17 @@ def _line_over(pending_size: int, lines: list[bytes], rest: bytes, max_line: int
     )
 
 
+def _stream_head(chunks: Iterator[bytes]) -> bytes:
+    """The stream's first bytes (at least a byte order mark's length, where the stream has
+    that many), without the mark: chained before the rest, they add no layer per chunk."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    return head.removeprefix(_BOM)
+
+
 def iter_sse(response: Any) -> Iterator[tuple[str, str]]:
     """Yield (event, data) pairs; multi-line data joined with newlines; comments skipped."""
     return parse_sse(response.iter_bytes())
@@ -69,7 +87,8 @@ def parse_sse(
     # the start, a stream's leading blank line would be dropped, which changes no event.)
     after_cr = False  # pragma: no mutate
     # A last newline ends an unterminated last line the same way as any other.
-    for chunk in itertools.chain(chunks, (b"\n",)):
+    rest = iter(chunks)
+    for chunk in itertools.chain((_stream_head(rest),), rest, (b"\n",)):
         if after_cr or b"\r" in chunk:
             chunk, after_cr = _lf_only(chunk, after_cr)
         end = chunk.rfind(b"\n")
@@ -100,7 +119,7 @@ def parse_sse(
                 event, data = "", []
                 continue
             line = raw.decode(errors="replace")  # UTF-8
-            if line.startswith("data:"):
+            if line.startswith("data:") or line == "data":
                 value = line[5:]
                 if data:  # one data line is within the cap already; several add up
                     if len(data) == 1:
@@ -109,8 +128,8 @@ def parse_sse(
                     if data_size > max_line:
                         raise SSELimitError(max_line)
                 data.append(value[1:] if value.startswith(" ") else value)
-            elif line.startswith("event:"):
-                event = line[6:].strip()
+            elif line.startswith("event:") or line == "event":
+                event = line[7:] if line.startswith("event: ") else line[6:]
             # ":" comments (keep-alives such as OpenRouter's) and unknown fields are ignored.
     if data:
         yield event, "\n".join(data)
