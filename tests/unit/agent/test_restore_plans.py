@@ -1,0 +1,148 @@
+"""Restore plans over a real shadow repository: what is the agent's, what is outside (X2).
+
+Each test builds a session's checkpoint rows by hand (before, after, the paths the file
+tools wrote) over real snapshots, and checks what a rewind or an undo would write back and
+what it must keep because the user changed it outside the agent.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent.checkpoints import session as changes
+from agent.checkpoints.restore import apply_changes, outside_changes, plan_restore
+from agent.checkpoints.shadow import ShadowRepo, git_available
+
+pytestmark = pytest.mark.skipif(not git_available(), reason="checkpoints need the git binary")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> ShadowRepo:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "keep.txt").write_text("keep\n")
+    return ShadowRepo(workspace, tmp_path / "shadow")
+
+
+def snap(repo: ShadowRepo) -> str:
+    return repo.snapshot()[0]
+
+
+def put(repo: ShadowRepo, rel: str, text: str) -> None:
+    (repo.workspace / rel).write_text(text)
+
+
+def blob_of(repo: ShadowRepo, before: str, after: str, rel: str) -> str:
+    [change] = [c for c in repo.changes(before, after) if c.path == rel]
+    return change.new_blob
+
+
+def file_turn(repo: ShadowRepo, writes: dict[str, str]) -> dict:
+    """A turn whose file tools wrote `writes`: its row, as the checkpointer records it."""
+    before = snap(repo)
+    for rel, text in writes.items():
+        put(repo, rel, text)
+    after = snap(repo)
+    paths = {rel: blob_of(repo, before, after, rel) for rel in writes}
+    return {"key": os.urandom(4).hex(), "before_ref": before, "after_ref": after, "paths": paths}
+
+
+def test_an_outside_edit_between_two_turns_is_kept_by_a_rewind_across_both(repo):
+    """X2: the user's edit between turn 1 and turn 2 stays a conflict when rewinding both."""
+    one = file_turn(repo, {"a.txt": "agent one\n"})
+    put(repo, "user.txt", "the user's own\n")
+    two = file_turn(repo, {"b.txt": "agent two\n"})
+    put(repo, "late.txt", "after the last turn\n")
+    now = snap(repo)
+    outside = outside_changes(repo, [one, two], now)
+    assert outside == {"user.txt", "late.txt"}
+    plan = plan_restore(repo, [one, two], now)
+    assert sorted(c.path for c in plan.restore) == ["a.txt", "b.txt"]
+    assert sorted(c.path for c in plan.conflicts) == ["late.txt", "user.txt"]
+
+
+def test_an_outside_edit_during_a_file_turn_is_the_users(repo):
+    """X2: a file a turn's file tools did not write (or wrote otherwise) is outside."""
+    before = snap(repo)
+    put(repo, "a.txt", "agent\n")
+    mid = snap(repo)
+    written = blob_of(repo, before, mid, "a.txt")
+    put(repo, "a.txt", "the user changed it after the agent\n")
+    put(repo, "side.txt", "user\n")
+    after = snap(repo)
+    row = {"key": "k", "before_ref": before, "after_ref": after, "paths": {"a.txt": written}}
+    assert outside_changes(repo, [row], after) == {"a.txt", "side.txt"}
+
+
+def test_a_shell_turn_takes_every_change_during_it_for_the_agents(repo):
+    """X2: a shell command can change anything: nothing during its turn is outside."""
+    before = snap(repo)
+    put(repo, "made.txt", "by the command\n")
+    after = snap(repo)
+    row = {"key": "k", "before_ref": before, "after_ref": after, "paths": {}, "shell": True}
+    assert outside_changes(repo, [row], after) == set()
+    put(repo, "later.txt", "user\n")
+    assert outside_changes(repo, [row], snap(repo)) == {"later.txt"}
+
+
+def test_a_turn_cut_off_midway_takes_nothing_for_the_agents(repo):
+    """X2: a row whose end was never recorded (the app stopped): every change is kept."""
+    before = snap(repo)
+    put(repo, "a.txt", "written before the crash\n")
+    now = snap(repo)
+    row = {"key": "k", "before_ref": before, "after_ref": None, "paths": {"a.txt": "x"}}
+    assert outside_changes(repo, [row], now) == {"a.txt"}
+    plan = plan_restore(repo, [row], now)
+    assert [c.path for c in plan.conflicts] == ["a.txt"] and not plan.restore
+
+
+def test_a_restore_brings_back_the_execute_bit(repo):
+    """X2: an executable the turn rewrote as plain comes back executable, and the reverse."""
+    script = repo.workspace / "run.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o755)
+    plain = repo.workspace / "plain.txt"
+    plain.write_text("text\n")
+    before = snap(repo)
+    script.chmod(0o644)
+    plain.chmod(0o755)
+    now = snap(repo)
+    plan = plan_restore(repo, [{"key": "k", "before_ref": before, "after_ref": now,
+                                "paths": {}, "shell": True}], now)  # fmt: skip
+    result = apply_changes(repo, repo.workspace, plan.restore)
+    assert sorted(result.restored) == ["plain.txt", "run.sh"]
+    assert script.stat().st_mode & stat.S_IXUSR
+    assert not plain.stat().st_mode & stat.S_IXUSR
+
+
+def test_undo_touches_only_the_paths_its_turn_changed(repo, tmp_path):
+    """X2: /undo of the last turn leaves an earlier turn's files and the user's alone."""
+    one = file_turn(repo, {"a.txt": "turn one\n"})
+    two = file_turn(repo, {"b.txt": "turn two\n", "keep.txt": "edited by turn two\n"})
+    put(repo, "user.txt", "the user's\n")
+
+    class Checkpointer:
+        def __init__(self, repo):
+            self.repo = repo
+
+        def snapshot_now(self, why):
+            return snap(self.repo)
+
+    cp = Checkpointer(repo)
+    rewind = changes.last_turn([one, two])
+    assert rewind is not None and rewind.chain == [two]
+    plan = changes.plan(cp, rewind)
+    assert sorted(c.path for c in plan.restore) == ["b.txt", "keep.txt"]
+    recorded, undone = [], []
+    changes.apply(cp, rewind, plan, overwrite=False, record=recorded.append,
+                  mark_undone=undone.append)  # fmt: skip
+    ws = repo.workspace
+    assert (ws / "a.txt").read_text() == "turn one\n"
+    assert (ws / "keep.txt").read_text() == "keep\n"
+    assert not (ws / "b.txt").exists()
+    assert (ws / "user.txt").read_text() == "the user's\n"
+    assert undone == [two["key"]] and recorded[0]["kind"] == "restore"
