@@ -77,6 +77,8 @@ class ToolContext:
     """Called after such a call committed: the checkpoints note what the agent wrote."""
     sandbox: Sandbox | None = None
     """How run_shell is confined (None: unconfined, as with `sandbox: off`)."""
+    app_homes: tuple[Path, ...] = ()
+    """The app's own homes (`Config.app_homes`): a write inside one always asks (H9)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
