@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import os
 import tempfile
 from dataclasses import dataclass
@@ -103,14 +102,28 @@ def _within(path: Path, roots: list[Path]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
-@functools.cache
+_EMPTY: list[str] = []
+"""The empty file of this process, once made."""
+
+
 def empty_file() -> str:
-    """An empty file of this process's own (made once, removed at exit) to bind over a file."""
+    """An empty file of this process's own to bind over a hidden file: made again if a
+    cleaner removed it (bubblewrap refuses a missing source), removed at exit."""
+    if _EMPTY and _is_empty(_EMPTY[0]):
+        return _EMPTY[0]
     fd, name = tempfile.mkstemp(prefix="hermes-tui-empty-")
     os.close(fd)
     os.chmod(name, 0o400)
     atexit.register(_remove, name)
+    _EMPTY[:] = [name]
     return name
+
+
+def _is_empty(name: str) -> bool:
+    try:
+        return os.stat(name).st_size == 0
+    except OSError:
+        return False
 
 
 def _remove(name: str) -> None:

@@ -426,7 +426,8 @@ class ToolRegistry:
         refusal to give the model."""
         name = tool.name
         protected = outcome.protected
-        sandboxed = ctx.sandbox is not None and ctx.sandbox.active
+        # Inside the app's own home the sandbox leaves its config writable: shell asks (H9).
+        sandboxed = ctx.sandbox is not None and ctx.sandbox.confines(ctx.workspace)
         if self.needs_approval(
             name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
         ):

@@ -163,6 +163,13 @@ class Sandbox:
         """True when commands run under bubblewrap."""
         return self.mode != SandboxMode.OFF and self.state.works
 
+    def confines(self, workspace: Path) -> bool:
+        """True when commands in `workspace` run under bubblewrap and cannot write the app's
+        own home: not so in a workspace inside it, which they see and write (H9)."""
+        return self.active and not any(
+            workspace == home or workspace.is_relative_to(home) for home in self.hiding.app_homes
+        )
+
     @property
     def refusal(self) -> str | None:
         """With `sandbox: on` and no working bubblewrap: the sentence every command gets."""

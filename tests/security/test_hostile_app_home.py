@@ -181,3 +181,20 @@ def test_the_platform_home_is_protected_when_the_variable_points_elsewhere(
         harness.close()
     assert [r.protected for r in approve.requests] == [True]
     assert (user_home / ".config/hermes-tui/projects.yaml").read_text() == PROJECTS
+
+
+@needs_bwrap
+def test_in_a_workspace_inside_the_apps_home_shell_asks_in_auto_edit(user_home):
+    """There the sandbox leaves the home's config writable, so it does not stand in for a yes."""
+    app_home = user_home / ".config" / "hermes-tui"
+    approve = Recorder(False)
+    harness = Harness(app_home, app_home)
+    try:
+        replies = [call("run_shell", command="echo 'sandbox: off' >> config.yaml"), {"text": "ok"}]
+        harness.start({"replies": replies}, agent={"approval": "auto-edit"}, sandbox="auto")
+        before = (app_home / "config.yaml").read_text()
+        harness.agent(approve=approve).run_turn("go")
+    finally:
+        harness.close()
+    assert [r.tool for r in approve.requests] == ["run_shell"]
+    assert (app_home / "config.yaml").read_text() == before

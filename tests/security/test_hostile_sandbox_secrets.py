@@ -150,3 +150,11 @@ def test_a_missing_place_needs_no_mount(home):
     assert str(home / ".ssh") in mounted and str(home / ".config/hermes-tui") in mounted
     assert str(home / ".gnupg") not in mounted  # not there: nothing to hide
     assert len(CREDENTIAL_PLACES) == len(set(CREDENTIAL_PLACES))
+
+
+def test_the_empty_file_comes_back_when_a_cleaner_removed_it(home):
+    from agent.tools.hiding import empty_file
+
+    Path(empty_file()).unlink()
+    output = run("cat ~/.netrc; echo end", home, sandbox(home))
+    assert output.startswith("end\n"), output
