@@ -160,6 +160,10 @@ class Config:
     keys: dict[str, str] = field(default_factory=dict)
     demo: bool = False
     sandbox: SandboxMode = SandboxMode.AUTO
+    sandbox_hide: tuple[str, ...] = ()
+    """`sandbox.hide`: places commands do not see, besides agent/tools/hiding.py's list."""
+    sandbox_allow_read: tuple[str, ...] = ()
+    """`sandbox.allow_read`: hidden places commands may read after all (never the app's home)."""
     shell: ShellSettings = field(default_factory=ShellSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
@@ -169,6 +173,14 @@ class Config:
     def config_path(self) -> Path:
         """$HERMES_TUI_HOME/config.yaml."""
         return self.home / "config.yaml"
+
+    @property
+    def app_homes(self) -> tuple[Path, ...]:
+        """The app's own homes, links followed: the one in use (`$HERMES_TUI_HOME`) and the
+        platform's default, which keeps its config and consents even when the variable points
+        elsewhere (H9: file tools always ask there, the sandbox hides them)."""
+        homes = (self.home.expanduser(), platform_home())
+        return tuple(dict.fromkeys(Path(os.path.realpath(home)) for home in homes))
 
     @property
     def db_path(self) -> Path:
@@ -241,6 +253,11 @@ def default_home() -> Path:
     env = os.environ.get("HERMES_TUI_HOME")
     if env:
         return Path(env).expanduser()
+    return platform_home()
+
+
+def platform_home() -> Path:
+    """The platform's user config dir for hermes-tui (~/.config/hermes-tui on Linux)."""
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("hermes-tui"))
@@ -613,7 +630,9 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     providers = _env_providers(_providers(path, raw))
     sections = {name: _section(path, raw, name, cls) for name, cls in _SECTION_TYPES.items()}
     keys = _binding_keys(path, raw)
-    extra = {"sandbox": _sandbox(path, raw), "shell": _shell_settings(path, raw)}
+    mode, hide, allow_read = _sandbox(path, raw, home)
+    extra = {"sandbox": mode, "sandbox_hide": hide, "sandbox_allow_read": allow_read}
+    extra["shell"] = _shell_settings(path, raw)
     extra["mcp_servers"] = _mcp_servers(path, raw)
     model = _configured_model(path, raw, providers)
     usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
@@ -639,16 +658,68 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     )
 
 
-def _sandbox(path: Path, raw: dict[str, Any]) -> SandboxMode:
-    """The top-level `sandbox:` setting: auto (the default), on or off."""
+def _sandbox(
+    path: Path, raw: dict[str, Any], home: Path
+) -> tuple[SandboxMode, tuple[str, ...], tuple[str, ...]]:
+    """The top-level `sandbox:` setting: a mode (auto, the default; on; off), or a mapping
+    `{mode: auto, hide: [...], allow_read: [...]}` that adds to and takes from the places
+    sandboxed commands do not see (agent/tools/hiding.py)."""
     value = raw.get("sandbox")
+    if not isinstance(value, dict):
+        return _sandbox_mode(path, raw, "sandbox", value), (), ()
+    for key in value:
+        if key not in _SANDBOX_KEYS:
+            known = ", ".join(_SANDBOX_KEYS)
+            raise ConfigError(
+                f"{_where(path, value, key)}: unknown key `sandbox.{key}` (known: {known})."
+            )
+    mode = _sandbox_mode(path, value, "mode", value.get("mode"))
+    hide = _places(path, value, "hide")
+    allow_read = _places(path, value, "allow_read")
+    own = Path(os.path.realpath(home.expanduser()))
+    for place in allow_read:
+        real = Path(os.path.realpath(Path(place).expanduser()))
+        if real == own or real.is_relative_to(own):
+            raise ConfigError(
+                f"{_where(path, value, 'allow_read')}: `sandbox.allow_read` lists {place}, "
+                "which is in the app's own home; the sandbox always hides it from commands."
+            )
+    return mode, hide, allow_read
+
+
+_SANDBOX_KEYS = ("mode", "hide", "allow_read")
+
+
+def _sandbox_mode(path: Path, mapping: Any, key: str, value: Any) -> SandboxMode:
+    """`sandbox:` (or `sandbox.mode`): auto (the default), on or off."""
+    label = "sandbox" if key == "sandbox" else f"sandbox.{key}"
     if value is None:
         return SandboxMode.AUTO
     if value is True or value is False:  # YAML reads a bare on/off as a boolean
         return SandboxMode.ON if value else SandboxMode.OFF
     if not isinstance(value, str):
-        raise ConfigError(f"{_where(path, raw, 'sandbox')}: `sandbox` must be auto, on or off.")
-    return _choice(path, raw, "sandbox", "sandbox", value, SandboxMode.AUTO)
+        raise ConfigError(
+            f"{_where(path, mapping, key)}: `{label}` must be auto, on or off, or a mapping "
+            "with mode, hide and allow_read."
+        )
+    return _choice(path, mapping, label, key, value, SandboxMode.AUTO)
+
+
+def _places(path: Path, mapping: Any, key: str) -> tuple[str, ...]:
+    """`sandbox.hide` or `sandbox.allow_read`: paths starting with `~/` or `/`."""
+    value = mapping.get(key)
+    if value is None:
+        return ()
+    where = _where(path, mapping, key)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: `sandbox.{key}` must be a list of paths, got {value!r}.")
+    for item in value:
+        if not (item == "~" or item.startswith(("~/", "/"))) or item.strip("/") == "":
+            raise ConfigError(
+                f"{where}: `sandbox.{key}` lists {item!r}; give a path that starts with ~/ "
+                "or / (and is not / itself)."
+            )
+    return tuple(item.rstrip("/") or item for item in value)
 
 
 def _shell_settings(path: Path, raw: dict[str, Any]) -> ShellSettings:

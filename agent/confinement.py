@@ -24,10 +24,16 @@ if TYPE_CHECKING:
 def decide_sandbox(config: Config, registry: ToolRegistry) -> Sandbox:
     """How run_shell is confined in this run; its description tells the model (X3)."""
     from agent.tools import shell
+    from agent.tools.hiding import Hiding
     from agent.tools.sandbox import Sandbox
 
+    # Commands see neither the app's homes nor the user's credential places (H9).
+    hiding = Hiding(config.app_homes, config.sandbox_hide, config.sandbox_allow_read)
     sandbox = Sandbox.decide(
-        config.sandbox, network=config.shell.network, unix_sockets=config.shell.unix_sockets
+        config.sandbox,
+        network=config.shell.network,
+        unix_sockets=config.shell.unix_sockets,
+        hiding=hiding,
     )
     tool = registry.get("run_shell")
     if tool is not None:

@@ -651,6 +651,7 @@ class Agent:
                 before_change=self.checkpointer.before_change if self.checkpointer else None,
                 after_change=self.checkpointer.after_change if self.checkpointer else None,
                 sandbox=self.sandbox,
+                app_homes=self.config.app_homes,
             )
             batch = ToolBatch(
                 registry=self.registry,

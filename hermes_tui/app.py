@@ -260,9 +260,12 @@ class HermesApp(KeyActions, App[int]):
 
     async def show_help(self) -> None:
         """Show commands and keys."""
-        from hermes_tui.screens.help import HelpScreen  # not on the start-up path
+        from hermes_tui.screens.help import HelpScreen, sandbox_help  # not on the start-up path
 
-        await self.push_screen(HelpScreen(self.keys.help_table(), self.command_table.entries()))
+        sandbox = sandbox_help(self.agent.sandbox, self.config.app_homes) if self.agent else ""
+        await self.push_screen(
+            HelpScreen(self.keys.help_table(), self.command_table.entries(), sandbox=sandbox)
+        )
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""

@@ -360,6 +360,7 @@ class StatusPresenter:
         status.model = agent.model_ref
         status.provider = agent.provider_name
         status.sandbox = agent.sandbox.panel_label()
+        status.sandbox_hides = agent.sandbox.hidden_label()
         status.context_window = agent.context_window
         self.show_setup()
         self.tick()

@@ -77,6 +77,10 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Remove API keys (known ones and key-shaped strings) from a text (K3)."""
     with _known_lock:
         known = _known_secrets.union(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
+    from agent.providers.secret_forms import encoded_forms
+
+    # A key in base64, hex or percent-encoding too (H9): the forms join the search.
+    known |= {form for secret in known for form in encoded_forms(secret, MIN_SECRET_LENGTH)}
     # Longest first: a key that contains another key is removed whole.
     for secret in sorted(known, key=len, reverse=True):
         if secret in text:

@@ -8,7 +8,7 @@ from typing import Any
 
 from agent.tools import paths
 from agent.tools.diffs import DIFF_KEY, file_diff, unified_diff
-from agent.tools.protected import protected_reason
+from agent.tools.protected import APP_HOME, app_home_reason, protected_reason
 from agent.tools.registry import (
     ApprovalRequest,
     Pending,
@@ -28,6 +28,7 @@ SKIP_IN_LISTING = frozenset({".git"})
 
 
 PROTECTED_NOTE = "protected path (runs code on its own)"
+APP_HOME_NOTE = "protected path (the app's own home)"
 
 
 def _decode_text(data: bytes, rel: str) -> str:
@@ -76,9 +77,12 @@ def _write_target(ctx: ToolContext, raw: str) -> paths.Target:
     return target
 
 
-def _protection(target: paths.Target) -> tuple[str, str]:
+def _protection(ctx: ToolContext, target: paths.Target) -> tuple[str, str]:
     """(why the target is protected, the sentence for the model) or ("", "")."""
-    why = protected_reason(target.workspace, target.parts)
+    absolute = target.workspace.joinpath(*target.parts)
+    why = app_home_reason(absolute, ctx.app_homes) or protected_reason(
+        target.workspace, target.parts
+    )
     if not why:
         return "", ""
     return why, f"{target.rel} is a protected path ({why})"
@@ -88,10 +92,11 @@ def _protected_request(tool: str, summary: str, why: str, detail: str) -> Approv
     """An approval request that says, when the target is protected, why it asks."""
     if not why:
         return ApprovalRequest(tool, one_line(summary), detail)
+    note = APP_HOME_NOTE if why == APP_HOME else PROTECTED_NOTE
     return ApprovalRequest(
         tool,
         # The reason goes first so that a long path cannot push it out of the one line.
-        one_line(f"{PROTECTED_NOTE}: {summary}"),
+        one_line(f"{note}: {summary}"),
         f"Protected path: {why}.\n\n{detail}",
         protected=True,
     )
@@ -180,7 +185,7 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     exists = stamp is not None
     if exists and not stamp.is_file:
         raise ToolError(f"{rel} exists and is not a regular file.")
-    why, protected = _protection(target)
+    why, protected = _protection(ctx, target)
 
     def request() -> ApprovalRequest:
         old = ""
@@ -239,7 +244,7 @@ def edit_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
         )
     updated = original.replace(old_string, new_string)
     replaced = count if replace_all else 1
-    why, protected = _protection(target)
+    why, protected = _protection(ctx, target)
 
     def request() -> ApprovalRequest:
         detail = unified_diff(original, updated, rel)

@@ -20,6 +20,11 @@ What is on the list, and why:
 - `.exrc`, `.nvimrc`, `.nvim.lua`, `.dir-locals.el`, `.dir-locals-2.el`: vim, neovim and
   emacs evaluate these when a file in the directory is opened.
 
+- The app's own home (`$HERMES_TUI_HOME`, and the platform's default `~/.config/hermes-tui`),
+  wherever the workspace holds it (the app started in `~`): its config.yaml starts MCP
+  servers and decides the sandbox, its projects.yaml holds consents and "always for this
+  project" answers (H9). `app_home_reason` checks it, by the target's absolute path.
+
 Left off on purpose: build and test files (`Makefile`, `package.json`, `conftest.py`, ...)
 run only when the user runs the build or the tests, and they are the project's ordinary
 code; `.env` is data unless direnv's non-default `load_dotenv` is on; `.gitattributes`
@@ -62,6 +67,10 @@ PROTECTED_FILES: dict[str, str] = {
     ".dir-locals-2.el": _MODELINE,
 }
 PROTECTED_SUFFIXES: dict[str, str] = {".code-workspace": _EDITOR}
+APP_HOME = (
+    "it is in hermes-tui's own home, whose config starts MCP servers and sets the sandbox and "
+    "whose projects.yaml holds consents and approvals"
+)
 
 # Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (git's own list).
 _IGNORABLE = frozenset(
@@ -94,6 +103,17 @@ def protected_reason(workspace: Path, parts: Sequence[str]) -> str:
     for depth in range(len(parts)):
         if _holds_head(workspace.joinpath(*parts[:depth])):
             return _BARE
+    return ""
+
+
+def app_home_reason(path: Path, homes: Sequence[Path]) -> str:
+    """Why writing the absolute, link-free `path` is protected as the app's own home (one of
+    `homes`, links followed), or "" when it is outside them; names compared folded."""
+    folded = [fold(part) for part in path.parts]
+    for home in homes:
+        prefix = [fold(part) for part in home.parts]
+        if folded[: len(prefix)] == prefix:
+            return APP_HOME
     return ""
 
 

@@ -77,6 +77,8 @@ class ToolContext:
     """Called after such a call committed: the checkpoints note what the agent wrote."""
     sandbox: Sandbox | None = None
     """How run_shell is confined (None: unconfined, as with `sandbox: off`)."""
+    app_homes: tuple[Path, ...] = ()
+    """The app's own homes (`Config.app_homes`): a write inside one always asks (H9)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -424,7 +426,8 @@ class ToolRegistry:
         refusal to give the model."""
         name = tool.name
         protected = outcome.protected
-        sandboxed = ctx.sandbox is not None and ctx.sandbox.active
+        # Inside the app's own home the sandbox leaves its config writable: shell asks (H9).
+        sandboxed = ctx.sandbox is not None and ctx.sandbox.confines(ctx.workspace)
         if self.needs_approval(
             name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
         ):

@@ -1,12 +1,14 @@
 """The shell sandbox: run_shell under bubblewrap, where it works (X3).
 
 Under the sandbox a command sees the whole filesystem read-only except the workspace and a
-private `/tmp`; the workspace's `.git` and the paths that run code on their own (hooks,
-`.envrc`, editor task folders) that exist, at any depth (a nested repository's `.git`
-too), stay read-only; no Unix socket can be opened (a daemon's socket is reachable through
-a read-only mount: see seccomp.py), unless `tools.shell.unix_sockets: true`, and `/run` and
-the session's runtime folder are empty besides; the network is a loopback of its own
-(nothing reachable) unless `tools.shell.network: true`.
+private `/tmp`, and neither the app's own home nor the usual credential places (hiding.py:
+each is an empty read-only folder or file inside); the workspace's `.git` and the paths
+that run code on their own (hooks, `.envrc`, editor task folders) that exist, at any depth
+(a nested repository's `.git` too), stay read-only; no Unix socket can be opened (a
+daemon's socket is reachable through a read-only mount: see seccomp.py), unless
+`tools.shell.unix_sockets: true`, and `/run` and the session's runtime folder are empty
+besides; the network is a loopback of its own (nothing reachable) unless
+`tools.shell.network: true`.
 The command runs in the process group run_shell kills on timeout and stop, and dies with
 the app.
 
@@ -25,10 +27,11 @@ import subprocess
 import sys
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.kinds import SandboxMode
+from agent.tools.hiding import Hiding
 from agent.tools.seccomp import unix_socket_filter
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
@@ -132,16 +135,23 @@ class Sandbox:
     network: bool
     state: Probe
     unix_sockets: bool = False
+    hiding: Hiding = field(default_factory=Hiding)
 
     @classmethod
     def decide(
-        cls, mode: SandboxMode, *, network: bool = False, unix_sockets: bool = False
+        cls,
+        mode: SandboxMode,
+        *,
+        network: bool = False,
+        unix_sockets: bool = False,
+        hiding: Hiding | None = None,
     ) -> Sandbox:
         """The sandbox for `mode`: `off` never probes; `auto` and `on` try bubblewrap."""
+        hiding = hiding or Hiding()
         if mode == SandboxMode.OFF:
             off = Probe(False, None, "the sandbox is off (`sandbox: off`)")
-            return cls(mode, network, off, unix_sockets)
-        return cls(mode, network, probe(), unix_sockets)
+            return cls(mode, network, off, unix_sockets, hiding)
+        return cls(mode, network, probe(), unix_sockets, hiding)
 
     @property
     def filters_sockets(self) -> bool:
@@ -152,6 +162,13 @@ class Sandbox:
     def active(self) -> bool:
         """True when commands run under bubblewrap."""
         return self.mode != SandboxMode.OFF and self.state.works
+
+    def confines(self, workspace: Path) -> bool:
+        """True when commands in `workspace` run under bubblewrap and cannot write the app's
+        own home: not so in a workspace inside it, which they see and write (H9)."""
+        return self.active and not any(
+            workspace == home or workspace.is_relative_to(home) for home in self.hiding.app_homes
+        )
 
     @property
     def refusal(self) -> str | None:
@@ -174,6 +191,16 @@ class Sandbox:
             return ""
         return "refusing shell" if self.refusal else "unconfined"
 
+    def hidden_places(self) -> tuple[str, ...]:
+        """The credential places commands do not see, as written ("~/.ssh"...); () when off."""
+        return self.hiding.places(Path.home()) if self.active else ()
+
+    def hidden_label(self) -> str:
+        """What the status panel says the sandbox hides ("" when commands are not confined)."""
+        if not self.active:
+            return ""
+        return f"home + {len(self.hidden_places())} credential places hidden"
+
     def describe(self) -> str:
         """The sentence about the sandbox in the run_shell tool description (the truth)."""
         if self.active:
@@ -190,7 +217,8 @@ class Sandbox:
             )
             return (
                 "Commands run in a sandbox: the filesystem is read-only except the workspace "
-                "and a private /tmp, every .git in the workspace is read-only, and "
+                "and a private /tmp, every .git in the workspace is read-only, the app's own "
+                "home and the user's credential folders (~/.ssh, ~/.aws, ...) are empty, and "
                 f"{services}. {net}"
             )
         if self.refusal:
@@ -206,11 +234,13 @@ class Sandbox:
         seccomp_fd: int | None = None,
     ) -> list[str]:
         """`argv` under bubblewrap, confined to `workspace`: `guarded` (workspace-relative,
-        from `guarded_paths`) stay read-only; `seccomp_fd` is the filter (`socket_filter`)."""
+        from `guarded_paths`) stay read-only; the hidden places are empty (hiding.py says in
+        which order); `seccomp_fd` is the filter (`socket_filter`)."""
         assert self.state.binary is not None
         ws = str(workspace)
+        around, over = self.hiding.mounts(workspace, Path.home())
         args = [self.state.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--tmpfs", "/tmp", *_hidden_sockets(self.network),
+                "--tmpfs", "/tmp", *_hidden_sockets(self.network), *around,
                 "--bind", ws, ws]  # fmt: skip
         for rel in sorted(guarded_paths(workspace) if guarded is None else guarded):
             path = workspace / rel
@@ -221,6 +251,7 @@ class Sandbox:
                 continue
             # -try: one removed since the walk is simply not there (its creation is named).
             args += ["--ro-bind-try", str(real), str(real)]
+        args += over
         if not self.network:
             args.append("--unshare-net")
         if seccomp_fd is not None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +21,26 @@ NEWLINE_HELP = (
     "or end the line with \\ and press enter"
 )
 REMAP_HELP = "Remap a key by its id in config.yaml, e.g. keys: {turn.steer: ctrl+y}"
+SANDBOX_CHANGE = "Change the list with sandbox: {hide: [...], allow_read: [...]} in config.yaml."
+
+if TYPE_CHECKING:
+    from agent.tools.sandbox import Sandbox
+
+
+def sandbox_help(sandbox: Sandbox, homes: Sequence[Path]) -> str:
+    """The /help section on the shell sandbox: what commands do not see, or why nothing is
+    confined (H9)."""
+    from agent.config import tilde
+
+    if not sandbox.active:
+        why = sandbox.state.reason or "the sandbox is off"
+        return f"Shell commands are not sandboxed: {why}."
+    own = ", ".join(tilde(home) for home in homes)
+    places = ", ".join(sandbox.hidden_places())
+    return (
+        f"Shell commands run under bubblewrap and see these as empty, read-only places: the "
+        f"app's own home ({own}) and {places}. {SANDBOX_CHANGE}"
+    )
 
 
 def command_line(command: SlashCommand, width: int) -> Content:
@@ -39,11 +61,16 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1", "dismiss", "close", id="help.close")]
 
     def __init__(
-        self, keys: list[tuple[str, str, str]], commands: Sequence[SlashCommand] | None = None
+        self,
+        keys: list[tuple[str, str, str]],
+        commands: Sequence[SlashCommand] | None = None,
+        *,
+        sandbox: str = "",
     ) -> None:
         super().__init__()
         self.keys = keys
         self.commands = list(COMMANDS if commands is None else commands)
+        self.sandbox = sandbox
 
     def compose(self) -> ComposeResult:
         width = min(max(len(command.usage) for command in self.commands) + 2, 40)
@@ -65,6 +92,10 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(Content.styled("Keys", "bold"), classes="help-heading")
                 yield Static(Content("\n").join(key_lines), id="help-keys")
                 yield Static(Content.styled(REMAP_HELP, "dim"))
+                if self.sandbox:
+                    yield Static(Content.styled("Sandbox", "bold"), classes="help-heading")
+                    # Paths from config.yaml: shown exactly, never read as markup.
+                    yield Static(Content(safe_line(self.sandbox)), id="help-sandbox")
             yield Static(Content.styled("escape closes", "dim"))
 
     async def action_dismiss(self, result: None = None) -> None:

@@ -132,6 +132,8 @@ class StatusState:
     provider: str = ""
     sandbox: str = ""
     """How shell commands are confined ("bwrap", "unconfined"); empty with `sandbox: off`."""
+    sandbox_hides: str = ""
+    """What the sandbox hides ("home + 30 credential places hidden"); /help lists them."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
@@ -192,6 +194,7 @@ class StatusPanel(Vertical):
             Content(_model_line(s.model)),
             Content.assemble(("provider ", "dim"), safe_line(s.provider)),
             *([Content.assemble(("sandbox ", "dim"), s.sandbox)] if s.sandbox else []),
+            *[Content.styled(line, "dim") for line in textwrap.wrap(s.sandbox_hides, TEXT_WIDTH)],
             Content(""),
             Content.assemble(("tokens", "bold $accent")),
             Content.assemble(
