@@ -17,7 +17,7 @@ from agent.tools.registry import (
     ToolError,
     ToolResult,
     describe_os_error,
-    one_line,
+    one_row,
 )
 
 DEFAULT_READ_LINES = 2000
@@ -87,11 +87,11 @@ def _protection(target: paths.Target) -> tuple[str, str]:
 def _protected_request(tool: str, summary: str, why: str, detail: str) -> ApprovalRequest:
     """An approval request that says, when the target is protected, why it asks."""
     if not why:
-        return ApprovalRequest(tool, one_line(summary), detail)
+        return ApprovalRequest(tool, one_row(summary), detail)
     return ApprovalRequest(
         tool,
         # The reason goes first so that a long path cannot push it out of the one line.
-        one_line(f"{PROTECTED_NOTE}: {summary}"),
+        one_row(f"{PROTECTED_NOTE}: {summary}"),
         f"Protected path: {why}.\n\n{detail}",
         protected=True,
     )
