@@ -53,8 +53,8 @@ DETAILS_WIDTH = 23
 def short_model(model: str, room: int) -> str:
     """A model name in `room` columns: a path (a llama.cpp `.gguf`) by its file name, then cut
     with `…`, so a long name never wraps the row onto a third line."""
-    name = safe_name(model)
-    name = re.split(r"[/\\]", name.rstrip("/\\"))[-1] or name
+    # Split the raw name: the `\\u200b` a hidden character shows as holds no path part.
+    name = safe_name(re.split(r"[/\\]", model.rstrip("/\\"))[-1] or model)
     if len(name) > room:
         name = name[: max(1, room - 1)] + "…"
     return name
