@@ -93,11 +93,11 @@ class ApprovalScreen(ModalScreen[Verdict]):
             yield Static(Content(safe_name(self.request.summary)), id="approval-summary")
             if request.note:
                 # An MCP tool: its server, and what the server claims about it (M2).
-                yield Static(Content(safe_line(request.note)), id="approval-note")
+                yield Static(Content(safe_name(request.note)), id="approval-note")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
             if self.request.always is not None:
-                scope = safe_line(self.request.always.describe())
+                scope = safe_name(self.request.always.describe())
                 if self._offers_project:
                     scope += "\n" + PROJECT_SCOPE
                 yield Static(Content(scope), id="approval-always")

@@ -14,7 +14,7 @@ SEPARATOR = "  ·  "
 
 def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) -> Content:
     """The line, most important first (the end is cut with an ellipsis when it is too long)."""
-    state = safe_line(status.activity or status.state)
+    state = safe_name(status.activity or status.state)  # names a tool: one row
     parts = [Content.assemble(("● ", state_style(status.state)), state)]
     if queued:
         waiting = f"queue {queued}{' paused' if paused else ''}"

@@ -209,7 +209,7 @@ class StatusPanel(Vertical):
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
         ]
-        state = safe_line(s.activity or s.state)
+        state = safe_name(s.activity or s.state)  # names a tool: its newlines shown
         state_lines = textwrap.wrap(_keep_units(state), STATE_WIDTH) or [""]
         lines.append(Content.assemble(("● ", state_style(s.state)), state_lines[0]))
         lines += [Content("  " + line) for line in state_lines[1:]]

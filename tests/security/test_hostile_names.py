@@ -10,7 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from ui.tui_helpers import reply, run_turn
+from textual.widgets import Static
+from ui.tui_helpers import answer_approval, approval_dialog, reply, run_turn
 from waits import wait_until
 
 from agent.checkpoints.shadow import git_available
@@ -196,3 +197,20 @@ async def test_a_changed_file_named_with_a_newline_is_one_row_in_diff(
         # The tool block's summary names the same file the same way.
         [block] = app.transcript.query(ToolBlock)
         assert block.summary == f"write_file {SHOWN}"
+
+
+async def test_the_approval_dialog_names_a_path_with_a_newline_on_one_row(
+    make_app, scripted, workspace: Path
+):
+    """H1, H2: asked to write `a\\nb.txt`, the dialog's summary reads `write_file a␊b.txt`,
+    never `write_file a b.txt` or a second line `b.txt`."""
+    write = {"id": "w1", "name": "write_file", "arguments": {"path": POSER, "content": "x\n"}}
+    server = scripted({"replies": [reply("", tool_calls=[write]), reply("done")]})
+    app = make_app(server, approval="ask")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.submit("write it")
+        dialog = await approval_dialog(pilot)
+        summary = dialog.query_one("#approval-summary", Static).visual.plain
+        assert summary == f"write_file create {SHOWN}", summary
+        await answer_approval(pilot, "n")
+        await app.wait_for_turn()
