@@ -22,7 +22,7 @@ from hermes_tui.safe_text import safe_name
 from hermes_tui.screens.help import command_line
 from hermes_tui.screens.rewind import RewindPoint
 from hermes_tui.screens.workspace import WorkspaceScreen
-from hermes_tui.widgets.completion import CompletionPopup
+from hermes_tui.widgets.completion import Choice, CompletionPopup
 from hermes_tui.widgets.diff_view import ChangeReport, FileChange
 from hermes_tui.widgets.markers import Marker, marker_text
 from hermes_tui.widgets.messages import chip_label
@@ -79,7 +79,21 @@ def _command() -> SlashCommand:
     return SlashCommand(HOSTILE, "", HOSTILE, lambda *_: None, origin=HOSTILE)
 
 
+def _hints() -> str:
+    popup = CompletionPopup()
+    popup.show_hints([Choice(HOSTILE, HOSTILE)])
+    return str(popup.content)
+
+
+def _picker_row() -> str:
+    popup = CompletionPopup()
+    popup.show_picker("q", [Choice(HOSTILE)], 0)
+    return str(popup.content).split("\n", 1)[1]
+
+
 ROWS = {
+    "Tab hints": _hints,
+    "@ picker": _picker_row,
     "@ chip": lambda: chip_label({"path": HOSTILE, "kind": "file", "lines": 1})[0],
     "sessions panel title": lambda: session_label(
         {"title": HOSTILE, "model": "m"}, current=False, now=0.0
