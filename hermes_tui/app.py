@@ -254,6 +254,17 @@ class HermesApp(KeyActions, App[int]):
         """Reload the sessions panel from the database."""
         await self.sessions.refresh()
 
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        """Open `url` only when it is an http, https or mailto link; say why any other is not
+        (a link in an answer is the model's: links.py)."""
+        from hermes_tui.links import refusal
+
+        refused = refusal(url)
+        if refused is not None:
+            self.notify(refused, severity="warning", markup=False)
+            return
+        super().open_url(url, new_tab=new_tab)
+
     async def notice(self, text: str, level: str = "info") -> None:
         """A one-line notice in the transcript."""
         await self.transcript.add_notice(text, level)

@@ -91,7 +91,10 @@ def to_markdown(
 
 
 def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary) -> list[str]:
-    lines = ["", f"**Tool** `{summary(call.get('name', ''), call.get('arguments'))}`"]
+    # The summary keeps a command's line breaks (the screen shows them as ␊); a code span
+    # in Markdown must stay on one line, or a line of it could start a heading or a fence.
+    shown = " ".join(summary(call.get("name", ""), call.get("arguments")).split())
+    lines = ["", f"**Tool** `{shown}`"]
     if result is None:
         return [*lines, "", "_(no result)_"]
     meta = result.get("display_metadata") or {}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from hermes_tui.safe_text import safe_line, safe_output, safe_text
+from hermes_tui.safe_text import safe_line, safe_name, safe_output, safe_text
 from hermes_tui.store import open_store
 
 _STATUS_EXIT = {"ok": 0, "error": 1, "budget": 3, "truncated": 4, "stopped": 130}
@@ -84,7 +84,7 @@ class _Printer:
     def _report(self, event: ev.AgentEvent) -> None:
         """What goes to stderr: tools, retries, waits, warnings and errors."""
         if isinstance(event, ev.ToolStarted):
-            self._err.write(f"• {safe_line(event.summary)}\n")
+            self._err.write(f"• {safe_name(event.summary)}\n")
         elif isinstance(event, ev.ToolFinished) and not event.ok:
             output = safe_output(event.output).strip()
             first = output.split("\n")[0] if output else "failed"
@@ -94,7 +94,7 @@ class _Printer:
                 f"retrying ({event.count}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
             )
         elif isinstance(event, ev.McpWaiting) and event.names:
-            names = safe_line(", ".join(event.names))
+            names = ", ".join(safe_name(name) for name in event.names)
             self._err.write(f"waiting for MCP servers to start: {names}\n")
         elif isinstance(event, ev.Notice) and event.level != "info":
             self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
@@ -307,6 +307,6 @@ async def _sessions(args: Any) -> int:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["updated_at"] or 0))
         # Titles and snippets are stored outside text: shown exactly, hidden characters too.
         extra = plain_snippet(safe_line(str(item.get("snippet") or item.get("model", ""))))
-        title = " ".join(safe_line(str(item["title"] or "")).split())
+        title = safe_name(str(item["title"] or ""))
         print(f"{item['id']}  {when}  {title[:50]:<50}  {extra}")
     return 0

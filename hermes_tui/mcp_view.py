@@ -1,7 +1,8 @@
 """The MCP servers as text for the /mcp panel: one row each, a detail view, the stderr tail.
 
 Everything a server sends (its name for itself, tool names and descriptions, error text,
-stderr) is outside text: it goes through the sanitiser here, before any widget sees it (H1).
+stderr) is outside text: it goes through the sanitiser here, before any widget sees it (H1);
+a name (a server's, a tool's, a prompt's) is one row with its newlines shown.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hermes_tui.safe_text import safe_line, safe_output
+from hermes_tui.safe_text import safe_line, safe_name, safe_output
 
 STDERR_LINES = 200
 DESCRIPTION_WIDTH = 70
@@ -26,7 +27,7 @@ def server_row(server: Any) -> str:
     tokens = server.schema_tokens
     size = f"~{tokens / 1000:.1f}k" if tokens >= 1000 else f"~{tokens}"
     return (
-        f"{safe_line(server.name):<16} {server.state!s:<14} {server.transport:<5} "
+        f"{safe_name(server.name):<16} {server.state!s:<14} {server.transport:<5} "
         f"{tools:>3} tools  {size} tokens"
     )
 
@@ -56,12 +57,12 @@ def server_detail(
     config = server.config
     where = "your config.yaml" if config.origin == "config" else "this project's .mcp.json"
     lines = [
-        f"{safe_line(server.name)}: {server.state}",
+        f"{safe_name(server.name)}: {server.state}",
         f"{config.transport}: {_short(config.describe(), 120)}",
         f"from {where}",
     ]
     if config.variables():
-        lines.append("reads: " + ", ".join(f"${safe_line(name)}" for name in config.variables()))
+        lines.append("reads: " + ", ".join(f"${safe_name(name)}" for name in config.variables()))
     if server.server_info:
         lines.append(f"server: {_short(server.server_info, 80)}")
     if server.error:
@@ -72,7 +73,7 @@ def server_detail(
         for tool in server.tools:
             claim = " · says read-only" if tool.read_only else ""
             lines.append(
-                f"  {safe_line(tool.wire)}  "
+                f"  {safe_name(tool.wire)}  "
                 f"[{trust_of(server, tool, project_trusted, session_allowed)}{claim}]"
             )
             if tool.description:
@@ -80,7 +81,7 @@ def server_detail(
     if server.prompts:
         lines += ["", "prompts:"]
         lines += [
-            f"  /mcp:{safe_line(server.name)}:{safe_line(p.name)}  "
+            f"  /mcp:{safe_name(server.name)}:{safe_name(p.name)}  "
             f"{_short(p.description, DESCRIPTION_WIDTH)}"
             for p in server.prompts
         ]
@@ -92,5 +93,5 @@ def stderr_text(server: Any) -> str:
     text = safe_output(server.tail.text())
     lines = text.splitlines()[-STDERR_LINES:]
     if not lines:
-        return f"{safe_line(server.name)} wrote nothing to stderr."
-    return "\n".join([f"stderr of {safe_line(server.name)} (last lines):", *lines])
+        return f"{safe_name(server.name)} wrote nothing to stderr."
+    return "\n".join([f"stderr of {safe_name(server.name)} (last lines):", *lines])

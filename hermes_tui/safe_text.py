@@ -15,6 +15,9 @@ Three strengths, for three kinds of text:
 - `safe_line`: what the user must read exactly (tool names, arguments, commands, titles,
   snippets, the approval dialog). CR and every invisible formatting character (zero-width
   spaces, bidi controls, tag characters, ...) are shown as well.
+- `safe_name`: a name in a list (a file, a folder, a session title, a server or tool).
+  Like `safe_line`, and newlines and tabs are shown too (␊, ␉): a name is one row, so a
+  file named ``a\\nb.txt`` is one entry that cannot pose as two, nor as ``a b.txt``.
 - `safe_output`: tool output and file contents. Line-ending CRs become line breaks and whole
   escape sequences (colours and the like) are dropped, then it is made safe like prose.
 
@@ -43,6 +46,7 @@ joiner, line separators, Hangul fillers, BOM, tag characters that can smuggle AS
 
 _PROSE_UNSAFE = re.compile(f"[{_C0_C1}{_SURROGATES}{_BIDI}]")
 _LINE_UNSAFE = re.compile(f"[{_C0_C1}{_SURROGATES}{_BIDI}{_INVISIBLE}]")
+_NAME_UNSAFE = re.compile(f"[\t\n{_C0_C1}{_SURROGATES}{_BIDI}{_INVISIBLE}]")
 _CONTROL = re.compile(f"[{_C0_C1}]")
 _FORMAT = re.compile(f"[{_SURROGATES}{_BIDI}{_INVISIBLE}]")
 
@@ -89,6 +93,13 @@ def safe_line(text: str) -> str:
     if _LINE_UNSAFE.search(text) is None:
         return text
     return _LINE_UNSAFE.sub(_show, text)
+
+
+def safe_name(text: str) -> str:
+    """A name on one row: every control (newline and tab too) and invisible character shown."""
+    if _NAME_UNSAFE.search(text) is None:
+        return text
+    return _NAME_UNSAFE.sub(_show, text)
 
 
 def safe_output(text: str) -> str:

@@ -118,6 +118,9 @@ class McpManager:
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> None:
         """Start every enabled server in the background; returns at once (M1)."""
+        # Said first: a .mcp.json whose every server was skipped still says why.
+        for sentence in self.problems:
+            self.sink(ev.Notice(sentence, "warning"))
         if not self.servers:
             return
         for server in self.servers.values():
@@ -126,8 +129,6 @@ class McpManager:
             elif server.config.origin == "project" and not self.decisions.allowed(server.config):
                 server.settle(State.NEEDS_CONSENT)
         startable = [s for s in self.servers.values() if s.state == State.STOPPED]
-        for sentence in self.problems:
-            self.sink(ev.Notice(sentence, "warning"))
         waiting = self.awaiting_consent()
         if waiting:
             listed = ", ".join(f"{s.name} ({_consent_line(s.config)})" for s in waiting)

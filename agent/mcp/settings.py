@@ -4,6 +4,9 @@ config.yaml is the user's own file: a problem in it is a ConfigError naming the 
 and the key, and the app does not start (like every other setting). `.mcp.json` comes with
 the repository, so it is outside input: a problem there skips that server with a sentence,
 it never stops the app, and keys that would weaken approvals (`trust`) are not read from it.
+A `.mcp.json` entry with a key the app does not read (another client's `alwaysAllow`,
+`autoApprove`, `disabled`...) is skipped with a sentence naming the keys and why: such a key
+may change what the server is allowed or whether it should run at all, so guessing is unsafe.
 """
 
 from __future__ import annotations
@@ -33,9 +36,18 @@ _SERVER_KEYS = (
     "enabled",
     "timeout_seconds",
     "startup_timeout_seconds",
+    "description",
 )
+"""What a server entry may set: Claude Code's `.mcp.json` keys (type, command, args, env, url,
+headers), then the app's own; `description` is a note for people and changes nothing."""
 _PROJECT_IGNORED = ("trust",)
 """Keys a repository's .mcp.json may not set: only the user trusts a tool."""
+_APPROVING_KEYS = frozenset({"alwaysallow", "autoapprove", "autoallow", "allowedtools"})
+"""Other clients' keys that approve tools without asking (Cline's `alwaysAllow`, Amazon Q's
+`autoApprove`...), compared without case, `_` or `-`: named as such when a project sets one."""
+_PROJECT_KEYS = tuple(key for key in _SERVER_KEYS if key not in _PROJECT_IGNORED)
+KEYS_LISTED = 4
+"""How many unknown keys a sentence names before `and N more`."""
 
 
 class ToolSearch(StrEnum):
@@ -145,8 +157,14 @@ def parse_server(name: str, entry: Any, *, origin: str, source: str) -> McpServe
         raise McpConfigProblem(f"server `{name}` must be a mapping")
     for key in entry:
         if key not in _SERVER_KEYS:
+            # Another client's approval key in the user's own config: say what does it here.
+            hint = (
+                "; `trust:` (all, or a list of tool names) approves a server's tools here"
+                if re.sub(r"[-_]", "", str(key).lower()) in _APPROVING_KEYS
+                else ""
+            )
             raise McpConfigProblem(
-                f"unknown key `{name}.{key}` (known: {', '.join(sorted(_SERVER_KEYS))})"
+                f"unknown key `{name}.{key}` (known: {', '.join(sorted(_SERVER_KEYS))}){hint}"
             )
     transport = _transport(name, entry)
     values: dict[str, Any] = {"name": str(name), "transport": transport}
@@ -252,6 +270,40 @@ def _seconds(name: str, entry: dict[str, Any], key: str) -> float | None:
     return float(value)
 
 
+def _shown_key(key: str) -> str:
+    """A key from the repository's file as inert text: escapes shown, cut short."""
+    text = json.dumps(str(key), ensure_ascii=False)[1:-1]
+    return f"`{text[:40]}`" if len(text) <= 40 else f"`{text[:39]}…`"
+
+
+def _listed(keys: list[str]) -> str:
+    shown = [_shown_key(key) for key in keys[:KEYS_LISTED]]
+    if len(keys) > KEYS_LISTED:
+        shown.append(f"{len(keys) - KEYS_LISTED} more")
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def unknown_keys_problem(name: str, entry: dict[str, Any]) -> str | None:
+    """The sentence skipping a project server whose entry sets keys the app does not read."""
+    unknown = [str(key) for key in entry if key not in _SERVER_KEYS]
+    if not unknown:
+        return None
+    approving = [k for k in unknown if re.sub(r"[-_]", "", k.lower()) in _APPROVING_KEYS]
+    other = [key for key in unknown if key not in approving]
+    reasons = []
+    if approving:
+        reasons.append(
+            f"{_listed(approving)}, which would approve tools without asking "
+            "(only your own config.yaml trusts tools)"
+        )
+    if other:
+        reasons.append(
+            f"{_listed(other)}, which hermes-tui does not read, so what the server would be "
+            f"allowed or do cannot be told (it reads {', '.join(_PROJECT_KEYS)})"
+        )
+    return f"{PROJECT_FILE}: server `{name}` was skipped: it sets {'; and '.join(reasons)}."
+
+
 def read_project_servers(workspace: Path) -> tuple[list[McpServerConfig], list[str]]:
     """The servers of `workspace/.mcp.json`, and a sentence for each one skipped.
 
@@ -280,6 +332,14 @@ def read_project_servers(workspace: Path) -> tuple[list[McpServerConfig], list[s
     servers: list[McpServerConfig] = []
     problems: list[str] = []
     for name, entry in body.items():
+        unknown = (
+            unknown_keys_problem(name, entry)
+            if isinstance(entry, dict) and SERVER_NAME.match(str(name))
+            else None
+        )
+        if unknown is not None:
+            problems.append(unknown)
+            continue
         if isinstance(entry, dict) and any(key in entry for key in _PROJECT_IGNORED):
             # parse_server reads `trust` only from the user's config (origin "config").
             problems.append(

@@ -17,7 +17,7 @@ from agent.tools.registry import (
     ToolError,
     ToolResult,
     describe_os_error,
-    one_line,
+    one_row,
 )
 
 DEFAULT_READ_LINES = 2000
@@ -91,12 +91,12 @@ def _protection(ctx: ToolContext, target: paths.Target) -> tuple[str, str]:
 def _protected_request(tool: str, summary: str, why: str, detail: str) -> ApprovalRequest:
     """An approval request that says, when the target is protected, why it asks."""
     if not why:
-        return ApprovalRequest(tool, one_line(summary), detail)
+        return ApprovalRequest(tool, one_row(summary), detail)
     note = APP_HOME_NOTE if why == APP_HOME else PROTECTED_NOTE
     return ApprovalRequest(
         tool,
         # The reason goes first so that a long path cannot push it out of the one line.
-        one_line(f"{note}: {summary}"),
+        one_row(f"{note}: {summary}"),
         f"Protected path: {why}.\n\n{detail}",
         protected=True,
     )

@@ -175,6 +175,16 @@ def one_line(text: str, width: int = SUMMARY_WIDTH) -> str:
     return flat
 
 
+def one_row(text: str, width: int = SUMMARY_WIDTH) -> str:
+    """A name or command for one row of the UI, cut to `width`; nothing is collapsed.
+
+    Unlike `one_line`, a newline, a tab or a run of spaces stays what it is: the UI shows
+    each visibly (SPEC H1), so `a\\nb.txt` never reads as `a b.txt`.
+    """
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 _TYPE_NAMES = {
     "string": "a string",
     "integer": "an integer",
@@ -339,10 +349,10 @@ class ToolRegistry:
             source.begin_turn(sink, stopped)
 
     def summary(self, name: str, args: dict) -> str:
-        """One-line argument summary for the UI, e.g. "read_file src/app.py"."""
+        """One-row argument summary for the UI, e.g. "read_file src/app.py"."""
         tool = self.get(name)
         if not isinstance(args, dict):
-            return one_line(name)
+            return one_row(name)
         parts: list[str] = []
         if tool is not None and tool.summary_keys:
             for key in tool.summary_keys:
@@ -354,7 +364,7 @@ class ToolRegistry:
                 parts.append(json.dumps(args, ensure_ascii=False, default=str))
             except (TypeError, ValueError):
                 parts.append(str(args))
-        return one_line(" ".join([name, *parts]))
+        return one_row(" ".join([name, *parts]))
 
     def needs_approval(
         self, name: str, mode: str, *, protected: bool = False, sandboxed: bool = False

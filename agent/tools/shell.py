@@ -29,7 +29,7 @@ from agent.tools.registry import (
     ToolResult,
     cap_text,
     describe_os_error,
-    one_line,
+    one_row,
 )
 
 if TYPE_CHECKING:
@@ -384,7 +384,7 @@ def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
             f"$ {command}\n\ncwd: {ctx.workspace}\ntimeout: {timeout:g} s\nsandbox: {confinement}",
             20_000,
         )
-        return ApprovalRequest("run_shell", one_line(f"run_shell {command}"), detail)
+        return ApprovalRequest("run_shell", one_row(f"run_shell {command}"), detail)
 
     return Pending(request, lambda: execute(command, ctx, timeout))
 

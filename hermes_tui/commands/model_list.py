@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hermes_tui.completion.models import NO_KEY
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 
 if TYPE_CHECKING:
     from agent.config import ProviderConfig
@@ -18,7 +18,7 @@ SHOWN_PER_PROVIDER = 12
 
 def _one_line(text: str) -> str:
     """An outside string (a server's model id) as one inert line: controls and breaks shown."""
-    return safe_line(text).replace("\n", "\\n")
+    return safe_name(text)
 
 
 def _where(provider: ProviderConfig | None) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 from hermes_tui.turns import Prompt
 
 INIT_PROMPT = (
@@ -43,7 +43,7 @@ def context_lines(report: Any) -> list[str]:
     for cost in report.files:
         scope = {"user": "  yours, for every project", "subtree": "  joined"}.get(cost.scope, "")
         cut = "  (cut to the cap)" if cost.truncated else ""
-        lines.append(f"    {safe_line(cost.shown)}  {_count(cost.tokens)}{scope}{cut}")
+        lines.append(f"    {safe_name(cost.shown)}  {_count(cost.tokens)}{scope}{cut}")
     lines.append(f"  {'tools':<14}{_count(report.tools):>{width}}  {report.tool_count} tools")
     lines.append(f"  {'history':<14}{_count(report.history):>{width}}  {report.messages} messages")
     share = f"  {report.total / report.window:.1%} of the window" if report.window else ""

@@ -6,6 +6,10 @@ complete it does nothing (focus stays in the composer). Several choices: the fir
 what they share, the next ones go through them. Typing `@` opens the picker: the index is
 listed and the query ranked on threads of their own (completion/index.py, search.py), the
 results come back as a callback on the app's queue, so a key never waits for them.
+
+A path whose name does not show as itself (a newline, a control or invisible character) or
+that holds a `"` is listed, shown visibly (H1), and not inserted: no mention can name it
+faithfully, so picking it says why in the picker's status line instead.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from hermes_tui.completion.index import FileIndex
 from hermes_tui.completion.models import ModelCatalog, server_lister
 from hermes_tui.completion.search import PathSearch
 from hermes_tui.completion.tokens import Token, token_at
+from hermes_tui.safe_text import safe_name
 from hermes_tui.widgets.completion import Choice, CompletionPopup
 
 if TYPE_CHECKING:
@@ -38,6 +43,19 @@ def common_prefix(words: Sequence[str]) -> str:
     while size < min(len(first), len(last)) and first[size] == last[size]:
         size += 1
     return first[:size]
+
+
+def unmentionable(path: str) -> str | None:
+    """Why `path` cannot be written as an `@` mention the user can read, or None."""
+    shown = safe_name(path)
+    if shown != path:
+        return (
+            f"{shown} is not attached: its name holds a newline, control or invisible "
+            "character (shown as a symbol), which a mention would hide; rename it to attach it."
+        )
+    if '"' in path:
+        return f"{shown} is not attached: a mention cannot name a path with a quote in it."
+    return None
 
 
 def filtered(candidates: Sequence[str], typed: str) -> list[str]:
@@ -61,6 +79,8 @@ class CompletionController:
         self.paths_for: str | None = None  # the query `paths` were ranked for
         self.highlight = 0
         self._dismissed: int | None = None  # the mention (by start) Escape closed
+        self.refusal: str | None = None
+        """Why the last path picked was not inserted; shown until the highlight moves."""
         self._cycle: tuple[str, list[str], int] | None = None  # (text after Tab, choices, next)
 
     @property
@@ -104,6 +124,7 @@ class CompletionController:
         elif token.kind == "mention":
             if previous is None or previous.kind != "mention" or previous.query != token.query:
                 self.highlight = 0
+                self.refusal = None
             self._ask(token.query)
             self._draw_picker()
         elif self._cycle is None:
@@ -161,6 +182,8 @@ class CompletionController:
             status = "…"
         elif not self.paths:
             status = "no match"
+        elif self.refusal is not None:
+            status = self.refusal
         else:
             status = f"{len(self.index.paths):,} paths · tab or enter picks · esc closes"
         choices = [Choice(path) for path in self.paths] if self.paths else []
@@ -213,6 +236,7 @@ class CompletionController:
         if key in ("up", "down") and self.paths:
             step = -1 if key == "up" else 1
             self.highlight = (self.highlight + step) % len(self.paths)
+            self.refusal = None
             self._draw_picker()
             return True
         if key == "escape" and self.token is not None:
@@ -271,6 +295,10 @@ class CompletionController:
 
         token = self.token
         assert token is not None
+        self.refusal = unmentionable(path)
+        if self.refusal is not None:
+            self._draw_picker()
+            return
         # A folder stays open for the next level (`@src/` lists what is in src/).
         self._replace(token, mention_for(path) + ("" if path.endswith("/") else " "))
 

@@ -24,7 +24,7 @@ from textual.widgets import Button, Input, Static
 
 from agent.tools.approvals import REASON_MAX_CHARS, Verdict
 from agent.tools.registry import ApprovalRequest
-from hermes_tui.safe_text import hidden_warning, safe_line
+from hermes_tui.safe_text import hidden_warning, safe_line, safe_name
 
 if TYPE_CHECKING:
     from hermes_tui.widgets.composer import Composer
@@ -78,7 +78,7 @@ class ApprovalScreen(ModalScreen[Verdict]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
-            tool = safe_line(self.request.tool)
+            tool = safe_name(self.request.tool)
             yield Static(
                 Content.assemble(("Allow ", "bold"), (tool, "bold $warning"), "?"),
                 id="approval-title",
@@ -90,14 +90,14 @@ class ApprovalScreen(ModalScreen[Verdict]):
             warning = hidden_warning(request.detail) or hidden_warning(request.summary)
             if warning is not None:
                 yield Static(Content.styled(f"⚠ {warning}", "bold $warning"), id="approval-hidden")
-            yield Static(Content(safe_line(self.request.summary)), id="approval-summary")
+            yield Static(Content(safe_name(self.request.summary)), id="approval-summary")
             if request.note:
                 # An MCP tool: its server, and what the server claims about it (M2).
-                yield Static(Content(safe_line(request.note)), id="approval-note")
+                yield Static(Content(safe_name(request.note)), id="approval-note")
             with VerticalScroll(id="approval-detail"):
                 yield Static(self._detail(), id="approval-detail-text")
             if self.request.always is not None:
-                scope = safe_line(self.request.always.describe())
+                scope = safe_name(self.request.always.describe())
                 if self._offers_project:
                     scope += "\n" + PROJECT_SCOPE
                 yield Static(Content(scope), id="approval-always")

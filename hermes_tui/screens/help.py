@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from hermes_tui.commands import COMMANDS, SlashCommand
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 
 NEWLINE_HELP = (
     "alt+enter or ctrl+j (shift+enter where the terminal reports it), "
@@ -47,11 +47,11 @@ def command_line(command: SlashCommand, width: int) -> Content:
     """One command's line: usage, help, and where a command not built in comes from."""
     # A custom command's name, hint and description come from a file: shown exactly.
     parts: list[Content | tuple[str, str] | str] = [
-        (safe_line(command.usage).ljust(width), "bold $accent"),
-        safe_line(command.help),
+        (safe_name(command.usage).ljust(width), "bold $accent"),
+        safe_name(command.help),
     ]
     if command.origin:
-        parts.append((f"  ({safe_line(command.origin)})", "dim"))
+        parts.append((f"  ({safe_name(command.origin)})", "dim"))
     return Content.assemble(*parts)
 
 

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_line, safe_name
 
 ACTIONS = (
     ("both", "Restore code and conversation"),
@@ -44,7 +44,7 @@ class RewindPoint:
         parts = []
         if self.files:
             count = len(self.files)
-            names = ", ".join(one_line(name, 30) for name in self.files[:3])
+            names = ", ".join(short_name(name, 30) for name in self.files[:3])
             more = " …" if count > 3 else ""
             parts.append(f"{count} file{'s' if count > 1 else ''} changed after: {names}{more}")
         if self.shell:
@@ -64,6 +64,12 @@ def one_line(text: str, width: int = TEXT_CHARS) -> str:
     """Outside text on one line, every hidden character shown, cut to `width`."""
     line = " ".join(safe_line(text).split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def short_name(name: str, width: int) -> str:
+    """A file's name on one row, its newlines and hidden characters shown, cut to `width`."""
+    shown = safe_name(name)
+    return shown if len(shown) <= width else shown[: width - 1] + "…"
 
 
 class RewindScreen(ModalScreen[RewindChoice | None]):
@@ -136,7 +142,7 @@ class ConflictScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         shown = self.paths[:12]
         more = len(self.paths) - len(shown)
-        lines = [Content(f"  {safe_line(path)}") for path in shown]
+        lines = [Content(f"  {safe_name(path)}") for path in shown]
         if more > 0:
             lines.append(Content.styled(f"  … and {more} more", "dim"))
         with Vertical(id="rewind-dialog"):

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 
 THERE, HERE = "there", "here"
 
@@ -24,7 +24,7 @@ class WorkspaceScreen(ModalScreen[str]):
 
     def __init__(self, title: str, there: str, here: str) -> None:
         super().__init__()
-        self.title_text, self.there, self.here = safe_line(title), safe_line(there), here
+        self.title_text, self.there, self.here = safe_name(title), safe_name(there), safe_name(here)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="workspace-dialog"):

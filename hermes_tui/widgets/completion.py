@@ -8,7 +8,7 @@ from typing import NamedTuple
 from textual.content import Content
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 
 HINTS_SHOWN = 4
 """Command and argument hints on the line before `… N more`."""
@@ -57,10 +57,11 @@ class CompletionPopup(Static):
         parts = []
         for index, choice in enumerate(choices[:HINTS_SHOWN]):
             style = "bold reverse" if index == highlight else "bold"
-            # Custom command names and session titles come from files and the database.
+            # Custom command names and session titles come from files and the database:
+            # each is one row, its newlines and controls shown (H1).
             parts.append(
                 Content.assemble(
-                    (safe_line(choice.label), style), " ", (safe_line(choice.detail), "dim")
+                    (safe_name(choice.label), style), " ", (safe_name(choice.detail), "dim")
                 )
             )
         if len(choices) > HINTS_SHOWN:
@@ -79,13 +80,14 @@ class CompletionPopup(Static):
         lines = [
             Content.assemble(
                 ("@", "bold $accent"),
-                (safe_line(title), "bold"),
-                ("  " + status, "dim"),
+                (safe_name(title), "bold"),
+                ("  " + safe_name(status), "dim"),
             )
         ]
         for index in range(start, min(start + PICKER_ROWS, len(choices))):
             choice = choices[index]
-            label = _fit(safe_line(choice.label), width - 4)
+            # One path, one row: a name with a newline cannot pose as two entries (H1).
+            label = _fit(safe_name(choice.label), width - 4)
             if index == highlight:
                 lines.append(Content.styled(f"▸ {label}", "bold $text on $primary 30%"))
             else:

@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.foldable import Foldable
 
 SIDE_BY_SIDE_MIN = 156
@@ -191,7 +191,7 @@ class FileChange(Foldable):
     def header_content(self) -> Content:
         return Content.assemble(
             "▾ " if self.expanded else "▸ ",
-            (safe_line(self.path), "bold"),
+            (safe_name(self.path), "bold"),
             "  ",
             (f"+{self.added}", "$text-success"),
             " ",

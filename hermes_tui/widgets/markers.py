@@ -8,7 +8,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 
 MARK = "◈"
 
@@ -160,6 +160,7 @@ class Marker(Static):
     """One display-row marker line."""
 
     def __init__(self, kind: str, text: str) -> None:
-        self.text = safe_line(text)
+        # A marker is one line; the paths and names in it show their newlines (H1).
+        self.text = safe_name(text)
         super().__init__(Content(self.text))
         self.kind = kind

@@ -8,15 +8,15 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_line, safe_text
+from hermes_tui.safe_text import safe_name, safe_text
 
 
 def chip_label(attachment: Mapping[str, Any]) -> tuple[str, bool]:
     """(the chip's words, attached or not) for one attachment's description (P2)."""
-    path = safe_line(str(attachment.get("path") or "?"))
+    path = safe_name(str(attachment.get("path") or "?"))
     refused = attachment.get("refused")
     if refused:
-        return f"✗ {path} · {safe_line(str(refused))}", False
+        return f"✗ {path} · {safe_name(str(refused))}", False
     if attachment.get("kind") == "directory":
         entries = attachment.get("entries")
         return f"▸ {path} · {entries} entr{'y' if entries == 1 else 'ies'}", True

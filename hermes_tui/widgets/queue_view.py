@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_name
 
 LINE_WIDTH = 22
 """Characters on one line of the status panel: each item keeps to one line."""
@@ -35,7 +35,8 @@ def item_label(position: int, item: QueuedInput) -> Content:
     number = f"{position} "
     origin = ORIGIN_MARKS.get(item.origin, f" {item.origin}")
     room = LINE_WIDTH - len(number) - len(origin)
-    text = " ".join(safe_line(item.text).split())
+    # One row per item, its line breaks shown (␊): what is queued is what runs.
+    text = safe_name(item.text)
     if len(text) > room:
         text = text[: room - 1] + "…"
     return Content.assemble((number, "dim"), text, (origin, "$accent italic"))

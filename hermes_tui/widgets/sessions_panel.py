@@ -18,7 +18,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hermes_tui.durations import format_duration
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_line, safe_name
 
 
 def _timestamp(value: Any) -> float | None:
@@ -53,16 +53,17 @@ DETAILS_WIDTH = 23
 def short_model(model: str, room: int) -> str:
     """A model name in `room` columns: a path (a llama.cpp `.gguf`) by its file name, then cut
     with `…`, so a long name never wraps the row onto a third line."""
-    name = " ".join(safe_line(model).split())
-    name = re.split(r"[/\\]", name.rstrip("/\\"))[-1] or name
+    # Split the raw name: the `\\u200b` a hidden character shows as holds no path part.
+    name = safe_name(re.split(r"[/\\]", model.rstrip("/\\"))[-1] or model)
     if len(name) > room:
         name = name[: max(1, room - 1)] + "…"
     return name
 
 
 def _title(row: dict[str, Any]) -> str:
-    """A stored session's title on one line, cut to the panel, every hidden character shown."""
-    title = " ".join(safe_line(str(row.get("title") or "untitled")).split())
+    """A stored session's title on one row, cut to the panel, every hidden character shown
+    (a newline too: a title cannot pose as another session's)."""
+    title = safe_name(str(row.get("title") or "untitled"))
     if len(title) > TITLE_WIDTH:
         title = title[: TITLE_WIDTH - 1] + "…"
     return title
@@ -70,7 +71,7 @@ def _title(row: dict[str, Any]) -> str:
 
 def folder_name(path: str) -> str:
     """A workspace as the panel shows it: its last folder name, cut to fit."""
-    name = safe_line(PurePath(path).name or path)
+    name = safe_name(PurePath(path).name or path)
     return name if len(name) <= FOLDER_WIDTH else name[: FOLDER_WIDTH - 1] + "…"
 
 

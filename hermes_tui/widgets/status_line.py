@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.status_panel import StatusState, human_count, state_style
 
 SEPARATOR = "  ·  "
@@ -14,7 +14,7 @@ SEPARATOR = "  ·  "
 
 def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) -> Content:
     """The line, most important first (the end is cut with an ellipsis when it is too long)."""
-    state = safe_line(status.activity or status.state)
+    state = safe_name(status.activity or status.state)  # names a tool: one row
     parts = [Content.assemble(("● ", state_style(status.state)), state)]
     if queued:
         waiting = f"queue {queued}{' paused' if paused else ''}"
@@ -22,7 +22,7 @@ def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) 
     hint = safe_line(status.hint)
     if hint and status.hint_level == "error":
         parts.append(Content.styled(hint, "$error"))
-    parts.append(Content(safe_line(status.model)))
+    parts.append(Content(safe_name(status.model)))
     if status.context_window:
         share = min(1.0, status.context_used / status.context_window)
         parts.append(Content.assemble(("context ", "dim"), f"{share:.0%}"))

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from hermes_tui.safe_text import safe_line
+from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.queue_view import QueueView
 from hermes_tui.widgets.sessions_panel import short_model
 
@@ -54,14 +54,14 @@ def _keep_units(text: str) -> str:
 def _model_line(model: str) -> str:
     """The model on one line: as it is when it fits, else `provider:` and the name's last
     path part (a `.gguf` file, an OpenRouter model), cut with `…`."""
-    whole = " ".join(safe_line(model).split())
+    whole = safe_name(model)
     if len(whole) <= TEXT_WIDTH:
         return whole
     provider, colon, name = model.partition(":")
     if not colon:
         provider, name = "", model
     name = short_model(name, max(TEXT_WIDTH - len(provider) - 1, 8))
-    line = f"{safe_line(provider)}:{name}" if colon else name
+    line = f"{safe_name(provider)}:{name}" if colon else name
     return line if len(line) <= TEXT_WIDTH else line[: TEXT_WIDTH - 1] + "…"
 
 
@@ -115,7 +115,7 @@ def _instruction_lines(s: StatusState) -> list[Content]:
         return []
     lines = [Content.styled("instructions", "dim")]
     for shown in s.instructions[:INSTRUCTION_LINES]:
-        name = safe_line(shown)
+        name = safe_name(shown)
         if len(name) > STATE_WIDTH:
             name = "…" + name[-(STATE_WIDTH - 1) :]
         lines.append(Content.assemble(("◈ ", "$accent"), name))
@@ -192,7 +192,7 @@ class StatusPanel(Vertical):
             # outside: every hidden character is shown. A long one (a llama.cpp `.gguf` path)
             # by its file name, cut to one line.
             Content(_model_line(s.model)),
-            Content.assemble(("provider ", "dim"), safe_line(s.provider)),
+            Content.assemble(("provider ", "dim"), safe_name(s.provider)),
             *([Content.assemble(("sandbox ", "dim"), s.sandbox)] if s.sandbox else []),
             *[Content.styled(line, "dim") for line in textwrap.wrap(s.sandbox_hides, TEXT_WIDTH)],
             Content(""),
@@ -212,7 +212,7 @@ class StatusPanel(Vertical):
             Content(""),
             Content.assemble(("Turn", "bold $accent")),
         ]
-        state = safe_line(s.activity or s.state)
+        state = safe_name(s.activity or s.state)  # names a tool: its newlines shown
         state_lines = textwrap.wrap(_keep_units(state), STATE_WIDTH) or [""]
         lines.append(Content.assemble(("● ", state_style(s.state)), state_lines[0]))
         lines += [Content("  " + line) for line in state_lines[1:]]

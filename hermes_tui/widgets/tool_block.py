@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 
 from hermes_tui.durations import format_duration
-from hermes_tui.safe_text import safe_line, safe_output
+from hermes_tui.safe_text import safe_name, safe_output
 from hermes_tui.widgets.diff_view import DiffView
 from hermes_tui.widgets.foldable import Foldable
 
@@ -61,9 +61,10 @@ class ToolBlock(Foldable):
     def __init__(self, call_id: str, name: str, summary: str, state: str = "running") -> None:
         super().__init__(classes=f"-{state}")
         self.call_id = call_id
-        # The model names the tool and writes its arguments: shown exactly, hidden parts too.
-        self.tool_name = safe_line(name)
-        self.summary = safe_line(summary)
+        # The model names the tool and writes its arguments: shown exactly on one row, hidden
+        # parts and line breaks too (a path `a\nb` never reads as `a b`).
+        self.tool_name = safe_name(name)
+        self.summary = safe_name(summary)
         self.state = state
         self.duration: float | None = None
         self.output = ""

@@ -46,6 +46,8 @@ def test_servers_of_both_transports_are_read(hermes_home):
     ("yaml_text", "line", "words"),
     [
         ("mcp_servers:\n  git:\n    comand: uvx\n", 3, "unknown key `git.comand`"),
+        # H1: another client's approval key says what approves tools here.
+        ("mcp_servers:\n  g:\n    command: x\n    alwaysAllow: [t]\n", 4, "`trust:` (all,"),
         ("mcp_servers:\n  git:\n    args: [x]\n", 2, "needs `command`"),
         ("mcp_servers:\n  bad.name: {command: x}\n", 2, "server name 'bad.name'"),
         ("mcp_servers:\n  g:\n    command: x\n    trust: some\n", 4, "`g.trust` must be"),

@@ -36,7 +36,10 @@ def test_summary(reg):
     assert reg.summary("list_dir", {}) == "list_dir"
     assert reg.summary("grep", {"pattern": "TODO", "path": "src"}) == "grep TODO src"
     long = reg.summary("run_shell", {"command": "echo one\necho two " + "x" * 200})
-    assert "\n" not in long
+    # Kept as written, only cut: the UI shows the newline as ␊ on one row (H1), so a path
+    # `a\nb.txt` never reads as `a b.txt`.
+    assert long.startswith("run_shell echo one\necho two x")
+    assert reg.summary("read_file", {"path": "a\nb  c.txt"}) == "read_file a\nb  c.txt"
     assert len(long) <= 80
     assert long.endswith("…")
     assert reg.summary("nope", {"a": 1}).startswith("nope")
