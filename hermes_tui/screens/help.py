@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from hermes_tui.commands import COMMANDS, SlashCommand
-from hermes_tui.safe_text import safe_name
+from hermes_tui.safe_text import safe_line, safe_name
 
 NEWLINE_HELP = (
     "alt+enter or ctrl+j (shift+enter where the terminal reports it), "

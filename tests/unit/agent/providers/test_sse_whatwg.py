@@ -3,7 +3,8 @@
 Each row is a stream and the events the HTML standard's parsing rules give for it
 (https://html.spec.whatwg.org/multipage/server-sent-events.html, "Parsing an event
 stream" and its examples), cut at every byte and fed whole. One deliberate difference is
-a row of its own: a last event with no blank line after it is yielded, not discarded (A1: the stream of every provider reads the same).
+a row of its own: a last event with no blank line after it is yielded, not discarded
+(A1: the stream of every provider reads the same).
 """
 
 from __future__ import annotations
