@@ -6,6 +6,8 @@ session in the same run:
 - `longsession.paint_50k_ratio`, `longsession.paint_1m_ratio`: resume and paint the last
   screen of a session of 300-line Markdown answers with code blocks (2 answers, ~50 KB; 40
   answers, ~1 MB) / of an empty session; target <= 1.5.
+- `longsession.built_50k_ratio`, `longsession.built_1m_ratio`: the same until the last screen
+  is built as Markdown (the first paint may show its plain text).
 - `longsession.enter_ratio`: Enter to the user's bubble painted, a 1,000-turn session open
   (with a long answer every 20 turns) / an empty one; target <= 1.2.
 - `longsession.key_ratio`: composer key to echo, the same two states; target <= 1.2.
@@ -74,14 +76,17 @@ async def until(condition: Any, what: str) -> None:
 
 
 def last_row_shown(app: Any) -> bool:
-    """The newest row is mounted, its content built, and the view is at the bottom."""
-    transcript = app.transcript
-    children = transcript.children
+    """The newest row is mounted with its content (built Markdown, or its plain text)."""
+    children = app.transcript.children
     if not children:
         return True
     last = children[-1]
-    built = not hasattr(last, "source") or bool(last.children) or not last.source
-    return built and transcript.scroll_y >= transcript.max_scroll_y - 1
+    return not hasattr(last, "source") or bool(last.children) or not last.source
+
+
+def settled(app: Any) -> bool:
+    """Nothing near the view waits to be built as Markdown (always so without lazy answers)."""
+    return not getattr(app.transcript, "filling", False)
 
 
 async def open_seconds(app: Any, pilot: Any, session_id: str) -> float:
@@ -92,7 +97,15 @@ async def open_seconds(app: Any, pilot: Any, session_id: str) -> float:
     await app.resume_session(session_id)
     await until(lambda: last_row_shown(app), "the last screen")
     await app.screen.wait_for_refresh()
-    return time.perf_counter() - started
+    painted = time.perf_counter() - started
+    await until(lambda: settled(app), "the Markdown near the view")
+    await app.screen.wait_for_refresh()
+    SETTLED.append(time.perf_counter() - started)
+    return painted
+
+
+SETTLED: list[float] = []
+"""Each open's time to its last screen built as Markdown (the first paint may be plain)."""
 
 
 async def keypress_seconds(app: Any, pilot: Any, presses: int) -> list[float]:
@@ -159,7 +172,9 @@ async def measure(runs: int, presses: int, sends: int) -> dict[str, Any]:
         await app.db.flush()
         found["sessions"] = {"empty": empty, "turns": turns}
         await open_seconds(app, pilot, long_50k)  # warm-up: imports, caches
-        opened: dict[str, list[float]] = {"empty": [], "50k": [], "1m": [], "big": [], "small": []}
+        names = ("empty", "50k", "1m", "big", "small")
+        opened: dict[str, list[float]] = {name: [] for name in names}
+        settled_times: dict[str, list[float]] = {name: [] for name in names}
         for _ in range(runs):
             for name, session in (
                 ("empty", empty),
@@ -169,6 +184,8 @@ async def measure(runs: int, presses: int, sends: int) -> dict[str, Any]:
                 ("big", big),
             ):
                 opened[name].append(await open_seconds(app, pilot, session))
+                settled_times[name].append(SETTLED[-1])
+        found["settled"] = {name: median(times) for name, times in settled_times.items()}
         found["opened"] = {name: median(times) for name, times in opened.items()}
         await open_seconds(app, pilot, empty)
         found["keys_empty"] = median(await keypress_seconds(app, pilot, presses))
@@ -240,6 +257,10 @@ def main(argv: list[str]) -> int:
         figure(f"longsession.paint_{name}_ms", opened[name] * 1000)
     figure("longsession.paint_50k_ratio", opened["50k"] / opened["empty"])
     figure("longsession.paint_1m_ratio", opened["1m"] / opened["empty"])
+    built = result["settled"]
+    figure("longsession.built_1m_ms", built["1m"] * 1000)
+    figure("longsession.built_50k_ratio", built["50k"] / built["empty"])
+    figure("longsession.built_1m_ratio", built["1m"] / built["empty"])
     figure("longsession.enter_empty_ms", result["enter_empty"] * 1000)
     figure("longsession.enter_1000_turns_ms", result["enter_turns"] * 1000)
     figure("longsession.enter_ratio", result["enter_turns"] / result["enter_empty"])

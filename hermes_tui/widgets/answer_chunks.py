@@ -51,11 +51,7 @@ def split(source: str, chunk_lines: int = CHUNK_LINES) -> list[Chunk]:
         if start - cuts[-1] >= chunk_lines:
             cuts.append(start)
     cuts.append(len(lines))
-    return [
-        Chunk("".join(lines[begin:end]), begin)
-        for begin, end in pairwise(cuts)
-        if begin < end
-    ]
+    return [Chunk("".join(lines[begin:end]), begin) for begin, end in pairwise(cuts) if begin < end]
 
 
 def _top(token: object) -> bool:
