@@ -1,24 +1,47 @@
-"""Long sessions stay fast (U5): open time and key-to-echo latency, big session vs small.
+"""Long sessions stay fast (U5, Z2): opening, sending and typing cost what the screen costs.
 
-Headless `HermesApp.run_test()` on the demo model. Prints `longsession.open_ratio` (open and
-paint a 5,000-message session / a 50-message one; target <= 2) and
-`longsession.keypress_ratio` (composer key-to-echo latency with the big session open / with
-an empty transcript; target <= 1.5).
+Headless `HermesApp.run_test()` on the demo model, every figure a ratio against an empty
+session in the same run:
+
+- `longsession.paint_50k_ratio`, `longsession.paint_1m_ratio`: resume and paint the last
+  screen of a session of 300-line Markdown answers with code blocks (2 answers, ~50 KB; 40
+  answers, ~1 MB) / of an empty session; target <= 1.5.
+- `longsession.built_50k_ratio`, `longsession.built_1m_ratio`: the same until the last screen
+  is built as Markdown (the first paint may show its plain text).
+- `longsession.enter_ratio`: Enter to the user's bubble painted, a 1,000-turn session open
+  (with a long answer every 20 turns) / an empty one; target <= 1.2.
+- `longsession.key_ratio`: composer key to echo, the same two states; target <= 1.2.
+- `longsession.rss_ratio`: resident memory of a fresh app process with the 1,000-turn session
+  open / with an empty one; target <= 1.5.
+- `longsession.idle_cpu_pct`: percent of a core that process uses while idle with it open
+  (measured over `--idle` seconds, a second after the paint); target < 1.
+- `longsession.open_ratio`, `longsession.keypress_ratio`: the older figures, a 5,000-message
+  session of short rows / a 50-message one (target <= 2), and key-to-echo with it open / an
+  empty transcript (target <= 1.5).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from textual import events
 
 from bench._common import figure, isolated_home, median
+from bench._long_answers import seed_empty, seed_turns
 
 BIG = 5_000
 SMALL = 50
+TURNS = 1_000
+PAINT_DEADLINE = 600.0
+"""Seconds a paint or a bubble may take before the bench gives up on it."""
 
 
 async def seed(db: Any, messages: int) -> str:
@@ -43,14 +66,46 @@ async def seed(db: Any, messages: int) -> str:
     return session["id"]
 
 
+async def until(condition: Any, what: str) -> None:
+    """Yield to the app until `condition()` holds (bounded: a stuck app fails the bench)."""
+    deadline = time.monotonic() + PAINT_DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"bench longsession: {what} took over {PAINT_DEADLINE:.0f} s")
+        await asyncio.sleep(0)
+
+
+def last_row_shown(app: Any) -> bool:
+    """The newest row is mounted with its content (built Markdown, or its plain text)."""
+    children = app.transcript.children
+    if not children:
+        return True
+    last = children[-1]
+    return not hasattr(last, "source") or bool(last.children) or not last.source
+
+
+def settled(app: Any) -> bool:
+    """Nothing near the view waits to be built as Markdown (always so without lazy answers)."""
+    return not getattr(app.transcript, "filling", False)
+
+
 async def open_seconds(app: Any, pilot: Any, session_id: str) -> float:
-    """Time to resume a stored session and paint it."""
+    """Time to resume a stored session and paint its last screen."""
     await app.run_command("/new")
     await pilot.pause()
     started = time.perf_counter()
     await app.resume_session(session_id)
+    await until(lambda: last_row_shown(app), "the last screen")
     await app.screen.wait_for_refresh()
-    return time.perf_counter() - started
+    painted = time.perf_counter() - started
+    await until(lambda: settled(app), "the Markdown near the view")
+    await app.screen.wait_for_refresh()
+    SETTLED.append(time.perf_counter() - started)
+    return painted
+
+
+SETTLED: list[float] = []
+"""Each open's time to its last screen built as Markdown (the first paint may be plain)."""
 
 
 async def keypress_seconds(app: Any, pilot: Any, presses: int) -> list[float]:
@@ -68,54 +123,162 @@ async def keypress_seconds(app: Any, pilot: Any, presses: int) -> list[float]:
             await asyncio.sleep(0)
         await app.screen.wait_for_refresh()
         latencies.append(time.perf_counter() - started)
+    composer.load_text("")
     return latencies
 
 
-async def measure(runs: int, presses: int) -> dict[str, float]:
-    """Open both sessions alternately `runs` times; then time key presses in each state."""
+async def enter_seconds(app: Any, pilot: Any, sends: int) -> list[float]:
+    """Latency from Enter to the user's bubble painted; each turn is stopped and awaited."""
+    from hermes_tui.widgets.messages import UserMessage
+
+    composer = app.composer
+    latencies = []
+    for i in range(sends):
+        text = f"bench ping {i} {time.monotonic_ns()}"
+        composer.focus()
+        composer.load_text(text)
+        await pilot.pause()
+        started = time.perf_counter()
+        app.post_message(events.Key("enter", "\r"))
+
+        def bubbled(text: str = text) -> bool:
+            last = app.transcript.last_user
+            return isinstance(last, UserMessage) and last.text == text and last.is_attached
+
+        await until(bubbled, "the user's bubble")
+        await app.screen.wait_for_refresh()
+        latencies.append(time.perf_counter() - started)
+        app.turns.stop()
+        await app.wait_for_turn(timeout=PAINT_DEADLINE)
+    return latencies
+
+
+async def measure(runs: int, presses: int, sends: int) -> dict[str, Any]:
+    """Seed the sessions, then time opens, Enter and keys against an empty session."""
     from agent.config import load_config
     from hermes_tui.app import HermesApp
     from hermes_tui.probes import Probes
 
     app = HermesApp(load_config(demo=True), probes=Probes(cursor_blink=False))
+    found: dict[str, Any] = {}
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
+        empty = await seed_empty(app.db)
+        long_50k = await seed_turns(app.db, "50k", 2, long_every=1)
+        long_1m = await seed_turns(app.db, "1m", 40, long_every=1)
+        turns = await seed_turns(app.db, "1000 turns", TURNS, long_every=20)
         big = await seed(app.db, BIG)
         small = await seed(app.db, SMALL)
-        await open_seconds(app, pilot, big)  # warm-up: imports, caches
-        opened_big, opened_small = [], []
+        await app.db.flush()
+        found["sessions"] = {"empty": empty, "turns": turns}
+        await open_seconds(app, pilot, long_50k)  # warm-up: imports, caches
+        names = ("empty", "50k", "1m", "big", "small")
+        opened: dict[str, list[float]] = {name: [] for name in names}
+        settled_times: dict[str, list[float]] = {name: [] for name in names}
         for _ in range(runs):
-            opened_small.append(await open_seconds(app, pilot, small))
-            opened_big.append(await open_seconds(app, pilot, big))
-        await app.run_command("/new")
-        await pilot.pause()
-        empty_keys = await keypress_seconds(app, pilot, presses)
-        await app.resume_session(big)
-        await pilot.pause()
-        big_keys = await keypress_seconds(app, pilot, presses)
-        mounted = len(app.transcript.children)
-    return {
-        "open_big": median(opened_big),
-        "open_small": median(opened_small),
-        "keys_big": median(big_keys),
-        "keys_empty": median(empty_keys),
-        "mounted": mounted,
-    }
+            for name, session in (
+                ("empty", empty),
+                ("50k", long_50k),
+                ("1m", long_1m),
+                ("small", small),
+                ("big", big),
+            ):
+                opened[name].append(await open_seconds(app, pilot, session))
+                settled_times[name].append(SETTLED[-1])
+        found["settled"] = {name: median(times) for name, times in settled_times.items()}
+        found["opened"] = {name: median(times) for name, times in opened.items()}
+        await open_seconds(app, pilot, empty)
+        found["keys_empty"] = median(await keypress_seconds(app, pilot, presses))
+        found["enter_empty"] = median(await enter_seconds(app, pilot, sends))
+        await open_seconds(app, pilot, big)
+        found["keys_big"] = median(await keypress_seconds(app, pilot, presses))
+        found["mounted_big"] = len(app.transcript.children)
+        await open_seconds(app, pilot, turns)
+        found["keys_turns"] = median(await keypress_seconds(app, pilot, presses))
+        found["enter_turns"] = median(await enter_seconds(app, pilot, sends))
+    return found
+
+
+def child_figures(session_id: str, idle: float) -> dict[str, float]:
+    """RSS and idle CPU of a fresh app process with `session_id` open."""
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-m", "bench", "longsession", "--child", session_id]
+    command += ["--idle", str(idle)]
+    done = subprocess.run(
+        command, cwd=root, env=os.environ.copy(), check=True, capture_output=True, text=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+async def child(session_id: str, idle: float) -> dict[str, float]:
+    """Open `session_id` in a fresh app, rest a second, then measure CPU over `idle` s."""
+    from agent.config import load_config
+    from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
+
+    app = HermesApp(load_config(demo=True), probes=Probes(cursor_blink=False))
+    async with app.run_test(size=(120, 40)):
+        await app.ready()
+        await app.resume_session(session_id)
+        await until(lambda: last_row_shown(app), "the last screen")
+        await app.screen.wait_for_refresh()
+        await asyncio.sleep(1.0)
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(idle)
+        cpu_share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+        rss = resident_bytes()
+    return {"rss": rss, "idle_cpu": cpu_share}
+
+
+def resident_bytes() -> int:
+    """This process's resident set now (Linux /proc), not its peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def main(argv: list[str]) -> int:
-    """Print the open and keypress ratios."""
+    """Print the longsession figures, each beside the empty session it is measured against."""
     parser = argparse.ArgumentParser(prog="bench longsession")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--presses", type=int, default=40)
+    parser.add_argument("--sends", type=int, default=5)
+    parser.add_argument("--idle", type=float, default=3.0)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(asyncio.run(child(args.child, args.idle))), flush=True)
+        return 0
     isolated_home()
-    result = asyncio.run(measure(args.runs, args.presses))
-    figure("longsession.open_big_ms", result["open_big"] * 1000)
-    figure("longsession.open_small_ms", result["open_small"] * 1000)
-    figure("longsession.mounted_widgets", int(result["mounted"]))
-    figure("longsession.open_ratio", result["open_big"] / result["open_small"])
+    result = asyncio.run(measure(args.runs, args.presses, args.sends))
+    opened = result["opened"]
+    for name in ("empty", "50k", "1m"):
+        figure(f"longsession.paint_{name}_ms", opened[name] * 1000)
+    figure("longsession.paint_50k_ratio", opened["50k"] / opened["empty"])
+    figure("longsession.paint_1m_ratio", opened["1m"] / opened["empty"])
+    built = result["settled"]
+    figure("longsession.built_1m_ms", built["1m"] * 1000)
+    figure("longsession.built_50k_ratio", built["50k"] / built["empty"])
+    figure("longsession.built_1m_ratio", built["1m"] / built["empty"])
+    figure("longsession.enter_empty_ms", result["enter_empty"] * 1000)
+    figure("longsession.enter_1000_turns_ms", result["enter_turns"] * 1000)
+    figure("longsession.enter_ratio", result["enter_turns"] / result["enter_empty"])
+    figure("longsession.key_empty_ms", result["keys_empty"] * 1000)
+    figure("longsession.key_1000_turns_ms", result["keys_turns"] * 1000)
+    figure("longsession.key_ratio", result["keys_turns"] / result["keys_empty"])
+    sessions = result["sessions"]
+    empty = child_figures(sessions["empty"], args.idle)
+    turns = child_figures(sessions["turns"], args.idle)
+    figure("longsession.rss_empty_mb", empty["rss"] / 2**20)
+    figure("longsession.rss_1000_turns_mb", turns["rss"] / 2**20)
+    figure("longsession.rss_ratio", turns["rss"] / empty["rss"])
+    figure("longsession.idle_cpu_pct_empty", empty["idle_cpu"] * 100)
+    figure("longsession.idle_cpu_pct", turns["idle_cpu"] * 100)
+    figure("longsession.open_big_ms", opened["big"] * 1000)
+    figure("longsession.open_small_ms", opened["small"] * 1000)
+    figure("longsession.mounted_widgets", int(result["mounted_big"]))
+    figure("longsession.open_ratio", opened["big"] / opened["small"])
     figure("longsession.keypress_big_ms", result["keys_big"] * 1000)
-    figure("longsession.keypress_empty_ms", result["keys_empty"] * 1000)
     figure("longsession.keypress_ratio", result["keys_big"] / result["keys_empty"])
     return 0

@@ -27,3 +27,7 @@ class Probes:
     """Liveness ticks so far (once a second)."""
     status_drawn: Callable[[], None] | None = None
     """Called after each status redraw that a batch of agent events asked for."""
+    markdown_builds: int = 0
+    """Chunks of long answers built as Markdown so far (Z2: only those near the view)."""
+    markdown_built_chars: int = 0
+    """The source characters of those chunks."""

@@ -75,6 +75,17 @@ def answer_block(text: str = "") -> AnswerBlock:
     return AnswerBlock(text)
 
 
+def stored_answer(text: str) -> AnswerBlock:
+    """A stored answer's widget: a long one builds its Markdown as it nears the view (Z2)."""
+    from hermes_tui.widgets.answer_chunks import is_long
+
+    if is_long(text):
+        from hermes_tui.widgets.lazy_answer import LazyAnswer
+
+        return LazyAnswer(text)
+    return answer_block(text)
+
+
 def row_seq(widget: Widget) -> int | None:
     """The seq of the stored row a widget shows (None: a live row, not stored yet)."""
     return getattr(widget, "row_seq", None)
@@ -126,7 +137,7 @@ class RowWidgets:
             return []
         made, text = self._typed(row)
         if text:
-            made.append(answer_block(text))
+            made.append(stored_answer(text))
         return made + [self._tool_block(call) for call in row.get("tool_calls") or []]
 
     def _typed(self, row: dict[str, Any]) -> tuple[list[Widget], str]:

@@ -46,6 +46,14 @@ class Transcript(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    def on_resize(self) -> None:
+        self.window.fill.request()
+
+    @property
+    def filling(self) -> bool:
+        """True while long answers near the view are still being built (Z2)."""
+        return self.window.fill.busy
+
     # -- following the bottom ----------------------------------------------------------------
     @property
     def following(self) -> bool:
@@ -121,6 +129,7 @@ class Transcript(VerticalScroll):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self.window.scrolled(old_value, new_value)
+        self.window.fill.request()
         if self.new_below and self.following:
             self._show_new_below(False)  # the user scrolled back down to it
 

@@ -1,13 +1,15 @@
-"""The window over a long session (U5): a bounded number of rows mounted, pages of stored
-rows loaded as the user scrolls and dropped at the far end."""
+"""The window over a long session (U5, Z2): rows mounted up to a bounded count and a bounded
+height, pages of stored rows loaded as the user scrolls and dropped at the far end."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.widget import Widget
 
+from hermes_tui.widgets.transcript.fill import ViewFill
 from hermes_tui.widgets.transcript.rows import PlainRows, RowReader, RowWidgets, row_seq
 
 if TYPE_CHECKING:
@@ -18,6 +20,13 @@ PAGE_ROWS = 50
 MAX_MOUNTED = 200
 """At most this many row widgets stay mounted (beyond it, rows at the far end are dropped)."""
 EDGE_ROWS = 3
+"""Scrolling within this many lines of the top (bottom) loads the next page."""
+PAGE_LINES = 400
+"""A page stops at whole rows of about this many lines (estimated before mounting)."""
+MAX_LINES = 1600
+"""At most about this many lines of rows stay mounted (beyond it, the far end is dropped)."""
+ROW_LINES = 3
+"""The estimated height of a row that is not a long answer."""
 """Scrolling within this many lines of the top (bottom) loads the next page."""
 
 
@@ -50,6 +59,7 @@ class HistoryWindow:
         self._live: list[Widget] = []
         # Bumped by clear(): a page fetched for an earlier window is dropped.
         self._generation = 0
+        self.fill = ViewFill(transcript, self._keep_in_place)
 
     def attach(self, history: HistorySource, reader: RowReader) -> None:
         """Page from `history`, reading its rows with `reader` (once, when the store opens)."""
@@ -83,9 +93,14 @@ class HistoryWindow:
         if self.history is None:
             return
         rows = await self.history.page(limit=PAGE_ROWS)
-        self._older = len(rows) == PAGE_ROWS
-        await transcript.mount_all(self.rows.widgets(rows))
+        # The bottom screen is shown as plain text in the first frame, and built after it.
+        tail = transcript.size.height or 40
+        widgets, cut = await self._fit(self.rows.widgets(rows), keep="newest", tail_rows=tail)
+        self._older = cut or len(rows) == PAGE_ROWS
+        await transcript.mount_all(widgets)
         transcript.scroll_end(animate=False, immediate=True)
+        # The first frame shows the bottom's plain text; its Markdown is built in the next.
+        transcript.call_after_refresh(self.fill.request)
 
     def scrolled(self, old_value: float, new_value: float) -> None:
         """Near an edge, ask for the page beyond it."""
@@ -137,8 +152,12 @@ class HistoryWindow:
             rows = await self.history.page(after_seq=max(seqs), limit=PAGE_ROWS)
         if generation != self._generation:
             return
-        more = len(rows) == PAGE_ROWS
-        widgets = self.rows.widgets(rows)
+        widgets, cut = await self._fit(
+            self.rows.widgets(rows), keep="newest" if older else "oldest", tail_rows=0
+        )
+        if generation != self._generation:
+            return
+        more = cut or len(rows) == PAGE_ROWS
         if older:
             self._older = more
             if widgets:
@@ -152,6 +171,39 @@ class HistoryWindow:
 
     def _end_paging(self) -> None:
         self._paging = False
+        self.fill.request()
+
+    async def _fit(
+        self, widgets: list[Widget], *, keep: str, tail_rows: int
+    ) -> tuple[list[Widget], bool]:
+        """The whole rows of `widgets` at the `keep` end (newest | oldest) that reach about
+        PAGE_LINES lines, and whether any were cut. Long answers are cut into chunks and
+        estimated off the UI thread; the newest `tail_rows` lines are parsed there too."""
+        width = max(20, self.transcript.scrollable_content_region.width or 80)
+        groups: list[list[Widget]] = []
+        for widget in widgets:
+            if groups and row_seq(groups[-1][-1]) == row_seq(widget):
+                groups[-1].append(widget)
+            else:
+                groups.append([widget])
+        if keep == "newest":
+            groups.reverse()
+
+        def measure() -> int:
+            total = kept = 0
+            for group in groups:
+                for widget in group if keep == "oldest" else reversed(group):
+                    total += _estimate(widget, width, max(0, tail_rows - total))
+                kept += 1
+                if total >= PAGE_LINES:
+                    break
+            return kept
+
+        kept = await asyncio.to_thread(measure)
+        chosen = groups[:kept]
+        if keep == "newest":
+            chosen.reverse()
+        return [widget for group in chosen for widget in group], kept < len(groups)
 
     async def _keep_in_place(self, change: Callable[[], Awaitable[Any]]) -> None:
         """Apply `change` (mounting above, removing above) without moving what the user sees."""
@@ -187,10 +239,10 @@ class HistoryWindow:
     def _trim(self, end: str) -> Any:
         """Keep at most MAX_MOUNTED rows: drop whole stored rows from `end` of the window."""
         children = list(self.transcript.children)
-        excess = len(children) - MAX_MOUNTED
+        ordered = children if end == "top" else children[::-1]
+        excess = max(len(children) - MAX_MOUNTED, _over_height(ordered))
         if excess <= 0:
             return None
-        ordered = children if end == "top" else children[::-1]
         cut = excess
         # A stored row's widgets go together, so no row is half shown.
         while cut < len(ordered) and row_seq(ordered[cut]) == row_seq(ordered[cut - 1]):
@@ -240,6 +292,22 @@ class HistoryWindow:
             seq = row_seq(widget)
             if seq is not None and seq >= start and widget not in self._live:
                 widget.row_seq = seq + inserted  # type: ignore[attr-defined]
+
+
+def _estimate(widget: Widget, width: int, tail_rows: int) -> int:
+    """A row widget's height in lines before it is mounted (thread-safe: no widget state)."""
+    prepare = getattr(widget, "prepare", None)
+    return prepare(width, tail_rows) if prepare is not None else ROW_LINES
+
+
+def _over_height(ordered: list[Widget]) -> int:
+    """How many widgets from the start of `ordered` to drop to keep MAX_LINES lines."""
+    excess = sum(widget.outer_size.height for widget in ordered) - MAX_LINES
+    dropped = 0
+    while excess > 0 and dropped < len(ordered):
+        excess -= ordered[dropped].outer_size.height
+        dropped += 1
+    return dropped
 
 
 def _own_row_note(reader: RowReader, row: dict[str, Any]) -> bool:

@@ -1,0 +1,83 @@
+"""Building what nears the view (Z2): long answers' pending chunks, after each refresh.
+
+The transcript asks for a fill when it opens, pages, scrolls or is resized; the fill runs
+after the next refresh (when the layout says where everything is), builds the chunks within
+a screen of the view and asks again, since a built chunk's height differs from its estimate.
+Nothing runs between those moments, so an idle app does no work here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from textual.geometry import Region
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
+    from hermes_tui.widgets.transcript.view import Transcript
+
+KeepInPlace = Callable[[Callable[[], Awaitable[Any]]], Awaitable[None]]
+
+
+class ViewFill:
+    """Builds the pending chunks near the transcript's view, keeping what is seen in place."""
+
+    def __init__(self, transcript: Transcript, keep_in_place: KeepInPlace) -> None:
+        self.transcript = transcript
+        self._keep_in_place = keep_in_place
+        self._queued = False
+        self._running = False
+
+    @property
+    def busy(self) -> bool:
+        """True while a fill waits for its refresh or builds chunks."""
+        return self._queued or self._running
+
+    def request(self) -> None:
+        """Fill after the next refresh (once, however often it is asked before then)."""
+        if not self._queued and self.transcript.is_attached:
+            self._queued = True
+            self.transcript.call_after_refresh(self._fill)
+
+    async def _fill(self) -> None:
+        self._queued = False
+        if self._running:
+            return
+        self._running = True
+        try:
+            near = self.near_view()
+            if near:
+                await self._keep_in_place(lambda: _build(near))
+        finally:
+            self._running = False
+        if near:
+            self.request()  # heights changed: more may have come near
+
+    def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
+        """Each long answer's pending chunks within a screen of the view."""
+        from hermes_tui.widgets.lazy_answer import LazyAnswer
+
+        view = self.transcript.region
+        if not view.height:
+            return {}
+        reach = Region(view.x, view.y - view.height, view.width, view.height * 3)
+        near: dict[LazyAnswer, list[PendingChunk]] = {}
+        for row in self.transcript.children:
+            if not isinstance(row, LazyAnswer) or not _overlaps(row, reach):
+                continue
+            pending = [chunk for chunk in row.pending if _overlaps(chunk, reach)]
+            if pending:
+                near[row] = pending
+        return near
+
+
+def _overlaps(widget: Widget, reach: Region) -> bool:
+    region = widget.region
+    return bool(region.height) and region.y < reach.bottom and region.bottom > reach.y
+
+
+async def _build(near: dict[LazyAnswer, list[PendingChunk]]) -> None:
+    for answer, pending in near.items():
+        await answer.build(pending)

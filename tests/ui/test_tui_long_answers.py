@@ -1,0 +1,97 @@
+"""Long answers cost what the screen shows (Z2, U5): a stored session of 300-line answers
+builds only the Markdown near the view, and scrolling up builds (and pages in) the rest."""
+
+from __future__ import annotations
+
+from textual.widgets._markdown import MarkdownBlock, MarkdownFence
+from waits import wait_until
+
+from bench._long_answers import long_answer
+from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
+from hermes_tui.widgets.messages import UserMessage
+
+ANSWERS = 30
+
+
+async def seed(app, answers: int) -> str:
+    """A stored session of questions, each answered by a 300-line Markdown answer."""
+    session = await app.db.create_session(
+        model="demo-model", provider="demo", workspace=str(app.workspace), title="long answers"
+    )
+    for i in range(answers):
+        await app.db.add_message(session["id"], {"role": "user", "content": f"question {i}?"})
+        await app.db.add_message(session["id"], {"role": "assistant", "content": long_answer(i)})
+    return session["id"]
+
+
+def blocks(app) -> list[MarkdownBlock]:
+    """Every Markdown block mounted in the transcript."""
+    return list(app.transcript.query(MarkdownBlock))
+
+
+def pending_in_view(app) -> list[PendingChunk]:
+    """Chunks not built yet that the view shows."""
+    view = app.transcript.region
+    return [
+        chunk
+        for chunk in app.transcript.query(PendingChunk)
+        if chunk.region.height and chunk.region.y < view.bottom and chunk.region.bottom > view.y
+    ]
+
+
+async def opened(app, pilot, session_id: str) -> None:
+    await app.resume_session(session_id)
+    await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
+
+
+async def test_opening_long_answers_builds_only_the_bottom_screen(make_app):
+    """Z2: 30 stored 300-line answers (about 750 KB): the window mounts a few rows and
+    builds the Markdown of the bottom screen only, as whole blocks (no raw text in view)."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, ANSWERS)
+        await opened(app, pilot, session_id)
+        rows = app.transcript.children
+        assert len(rows) <= 4  # bounded by height, not by the 50-row page
+        assert isinstance(rows[-1], LazyAnswer) and rows[-1].source == long_answer(ANSWERS - 1)
+        assert not pending_in_view(app)
+        # The bottom of the last answer is built; a full build would be ~200 blocks per answer.
+        assert 0 < app.probes.markdown_builds <= 4
+        assert len(blocks(app)) <= 60
+        fences = [f for f in app.transcript.query(MarkdownFence) if f.region.height]
+        assert fences and fences[-1].code.startswith("def parse_")
+
+
+async def test_scrolling_up_builds_the_rest_and_pages_in_older_answers(make_app):
+    """Z2, U5: scrolling up builds each chunk as it comes into view and pages in older rows
+    at the top, until the session's first question; the window stays bounded."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 2)
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        built = app.probes.markdown_builds
+        seen_pending_in_view = False
+        for _ in range(400):
+            first = transcript.children[0]
+            at_top = transcript.scroll_y == 0
+            if at_top and isinstance(first, UserMessage) and first.text == "question 0?":
+                break
+            transcript.scroll_relative(y=-30, animate=False, immediate=True)
+            await wait_until(
+                pilot,
+                lambda: not transcript.filling and not transcript.paging,
+                what="the view built after a scroll",
+            )
+            seen_pending_in_view = seen_pending_in_view or bool(pending_in_view(app))
+            assert len(transcript.children) <= 8
+        first = transcript.children[0]
+        assert isinstance(first, UserMessage) and first.text == "question 0?"
+        assert app.probes.markdown_builds > built + 10
+        assert not seen_pending_in_view
+        # The first answer's top is built Markdown on screen now.
+        answer = transcript.children[1]
+        assert isinstance(answer, LazyAnswer) and answer.source == long_answer(0)
+        assert not isinstance(answer.children[0], PendingChunk)
