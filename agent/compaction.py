@@ -749,14 +749,12 @@ class ContextCompressor:
     def _apply(self, host: CompactionHost, rewrite: Rewrite) -> None:
         """Replace the middle by the summary in the database first, then in memory."""
         first = rewrite.tail[0]
-        store, session_id = host.store, host.session_id
-        if store is not None and session_id is not None:
-            store.flush_threadsafe()
+        writer, session_id = host.writer, host.session_id
+        if writer.store is not None and session_id is not None:
             merge = None
             if rewrite.merged is not None and first.db_id is not None:
                 merge = (first.db_id, *rewrite.merged)
-            ids = store.call(
-                store.apply_compaction,
+            ids = writer.apply_compaction(
                 session_id,
                 compacted_ids=[m.db_id for m in rewrite.middle if m.db_id is not None],
                 before_id=first.db_id,
