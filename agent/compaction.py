@@ -549,7 +549,7 @@ class ContextCompressor:
         self.helper = helper
         helper.start()
         try:
-            result = self._wait(host, job.progress, job.fence, job.abort, self.settings)
+            result = _wait(host, job.progress, job.fence, job.abort, self.settings)
         finally:
             with self._active_lock:
                 self._active = None
@@ -564,7 +564,7 @@ class ContextCompressor:
         words = words_for(job.budget)
         try:
             for _ in range(SUMMARY_ATTEMPTS):
-                streamed = self._stream_summary(job, words)
+                streamed = _stream_summary(job, words)
                 if job.abort.fired or streamed.finish != "length":
                     break
                 log.info("the summary reached its %d-token limit; asking again", job.budget)
@@ -612,42 +612,6 @@ class ContextCompressor:
             log.info("a summary arrived after the compaction was cancelled; not committed")
         progress.finish(committed=ok, error=None if ok else "the summary arrived too late")
 
-    def _stream_summary(self, job: _Job, words: int) -> _Streamed:
-        """One summary request, streamed; its usage is accounted however it ends (S2-S7)."""
-        request = job.request(words)
-        parts: list[str] = []
-        finish: str | None = None
-        usage: UsagePart | None = None
-        reasoning = 0
-        stream = job.provider.stream(request, job.abort)
-        try:
-            for part in stream:
-                kind = type(part)
-                if kind is TextPart:
-                    parts.append(part.text)
-                    job.progress.advance(len(part.text))
-                elif kind is ReasoningPart:
-                    reasoning += len(part.text)
-                    job.progress.advance(0)
-                elif kind is ThinkingPart:
-                    job.progress.advance(0)
-                elif kind is UsagePart:
-                    usage = part
-                elif kind is FinishPart:
-                    finish = part.reason
-                if job.abort.fired:
-                    break
-        finally:
-            # The stream is closed on this (its own) thread, never by the caller (W5).
-            stream.close()
-            chars = sum(map(len, parts)) + reasoning
-            if usage is None and chars:
-                # Not the conversation's request: the gauge's count does not apply to it.
-                usage = estimated_usage(estimate_request(request), chars)
-            if usage is not None:
-                job.host.record_usage(usage, CallPurpose.SUMMARY)
-        return _Streamed("".join(parts).strip(), finish, usage, reasoning)
-
     def _project(
         self, host: CompactionHost, rewrite: Rewrite, streamed: _Streamed
     ) -> tuple[int, int]:
@@ -664,60 +628,6 @@ class ContextCompressor:
                 after += counted - estimate
                 return after, counted
         return after, estimate
-
-    def _wait(
-        self,
-        host: CompactionHost,
-        progress: _Progress,
-        fence: CommitFence,
-        abort: Abort,
-        settings: CompressionSettings,
-    ) -> CompactionResult:
-        """Caller thread: wait on progress; every chunk resets the idle timer (C2)."""
-        idle = settings.idle_timeout_seconds
-        start = last = time.monotonic()
-        ceiling = start + settings.total_ceiling_seconds
-        seen = 0
-        while True:
-            with progress.cond:
-                now = time.monotonic()
-                wait = min(last + idle, ceiling) - now
-                quiet = not (progress.done or progress.cancel_reason or progress.chunks != seen)
-                if quiet and wait > 0:
-                    progress.cond.wait(wait)
-                done, chunks, chars = progress.done, progress.chunks, progress.chars
-                cancel = progress.cancel_reason
-            now = time.monotonic()
-            if done:
-                if progress.committed:
-                    return CompactionResult(True, "ok")
-                return CompactionResult(
-                    False, progress.reason, f"Compaction failed: {progress.error}."
-                )
-            if chunks != seen:
-                seen, last = chunks, now
-                host.touch()
-                host.sink(ev.CompactionProgress(tokens_for_chars(chars)))
-            if cancel is not None:
-                kind, message = "cancelled", "Compaction cancelled."
-            elif now >= ceiling:
-                kind = "ceiling"
-                message = (
-                    f"Compaction took longer than {settings.total_ceiling_seconds:g} s and "
-                    "was cancelled."
-                )
-            elif now >= last + idle:
-                kind = "idle_timeout"
-                message = f"The summary made no progress for {idle:g} s; compaction was cancelled."
-            else:
-                continue
-            if not fence.cancel():
-                # The helper committed just before the cancel: the result stands.
-                with progress.cond:
-                    progress.cond.wait_for(lambda: progress.done)
-                return CompactionResult(True, "ok")
-            abort.fire()
-            return CompactionResult(False, kind, message)
 
     # -- the commit -------------------------------------------------------------------------
     def _rewrite(self, host: CompactionHost, plan: Plan, summary: str) -> Rewrite:
@@ -749,14 +659,12 @@ class ContextCompressor:
     def _apply(self, host: CompactionHost, rewrite: Rewrite) -> None:
         """Replace the middle by the summary in the database first, then in memory."""
         first = rewrite.tail[0]
-        store, session_id = host.store, host.session_id
-        if store is not None and session_id is not None:
-            store.flush_threadsafe()
+        writer, session_id = host.writer, host.session_id
+        if writer.store is not None and session_id is not None:
             merge = None
             if rewrite.merged is not None and first.db_id is not None:
                 merge = (first.db_id, *rewrite.merged)
-            ids = store.call(
-                store.apply_compaction,
+            ids = writer.apply_compaction(
                 session_id,
                 compacted_ids=[m.db_id for m in rewrite.middle if m.db_id is not None],
                 before_id=first.db_id,
@@ -768,6 +676,95 @@ class ContextCompressor:
         if rewrite.merged is not None:
             first.content, first.display_metadata = rewrite.merged
         host.replace_messages(rewrite.head + rewrite.kept + rewrite.tail)
+
+
+def _stream_summary(job: _Job, words: int) -> _Streamed:
+    """One summary request, streamed; its usage is accounted however it ends (S2-S7)."""
+    request = job.request(words)
+    parts: list[str] = []
+    finish: str | None = None
+    usage: UsagePart | None = None
+    reasoning = 0
+    stream = job.provider.stream(request, job.abort)
+    try:
+        for part in stream:
+            kind = type(part)
+            if kind is TextPart:
+                parts.append(part.text)
+                job.progress.advance(len(part.text))
+            elif kind is ReasoningPart:
+                reasoning += len(part.text)
+                job.progress.advance(0)
+            elif kind is ThinkingPart:
+                job.progress.advance(0)
+            elif kind is UsagePart:
+                usage = part
+            elif kind is FinishPart:
+                finish = part.reason
+            if job.abort.fired:
+                break
+    finally:
+        # The stream is closed on this (its own) thread, never by the caller (W5).
+        stream.close()
+        chars = sum(map(len, parts)) + reasoning
+        if usage is None and chars:
+            # Not the conversation's request: the gauge's count does not apply to it.
+            usage = estimated_usage(estimate_request(request), chars)
+        if usage is not None:
+            job.host.record_usage(usage, CallPurpose.SUMMARY)
+    return _Streamed("".join(parts).strip(), finish, usage, reasoning)
+
+
+def _wait(
+    host: CompactionHost,
+    progress: _Progress,
+    fence: CommitFence,
+    abort: Abort,
+    settings: CompressionSettings,
+) -> CompactionResult:
+    """Caller thread: wait on progress; every chunk resets the idle timer (C2)."""
+    idle = settings.idle_timeout_seconds
+    start = last = time.monotonic()
+    ceiling = start + settings.total_ceiling_seconds
+    seen = 0
+    while True:
+        with progress.cond:
+            now = time.monotonic()
+            wait = min(last + idle, ceiling) - now
+            quiet = not (progress.done or progress.cancel_reason or progress.chunks != seen)
+            if quiet and wait > 0:
+                progress.cond.wait(wait)
+            done, chunks, chars = progress.done, progress.chunks, progress.chars
+            cancel = progress.cancel_reason
+        now = time.monotonic()
+        if done:
+            if progress.committed:
+                return CompactionResult(True, "ok")
+            return CompactionResult(False, progress.reason, f"Compaction failed: {progress.error}.")
+        if chunks != seen:
+            seen, last = chunks, now
+            host.touch()
+            host.sink(ev.CompactionProgress(tokens_for_chars(chars)))
+        if cancel is not None:
+            kind, message = "cancelled", "Compaction cancelled."
+        elif now >= ceiling:
+            kind = "ceiling"
+            message = (
+                f"Compaction took longer than {settings.total_ceiling_seconds:g} s and "
+                "was cancelled."
+            )
+        elif now >= last + idle:
+            kind = "idle_timeout"
+            message = f"The summary made no progress for {idle:g} s; compaction was cancelled."
+        else:
+            continue
+        if not fence.cancel():
+            # The helper committed just before the cancel: the result stands.
+            with progress.cond:
+                progress.cond.wait_for(lambda: progress.done)
+            return CompactionResult(True, "ok")
+        abort.fire()
+        return CompactionResult(False, kind, message)
 
 
 def _role_class(message: Message | None) -> str | None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agent.kinds import CallPurpose
     from agent.messages import Message
     from agent.providers.base import ChatRequest, Provider, UsagePart
+    from agent.session_writer import SessionWriter
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
 
@@ -112,9 +113,14 @@ A plain bool is a yes or no; a `Verdict` can also say "always" and carry a reaso
 class CompactionHost(Protocol):
     """What context compaction needs from the agent whose conversation it compacts."""
 
-    session_id: str | None
-    store: SessionStore | None
     sink: Sink
+    writer: SessionWriter
+    """The session's writes; the compaction commit goes through it (the store's one door)."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session's id (None before its first turn)."""
+        ...
 
     @property
     def messages(self) -> list[Message]:

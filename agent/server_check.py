@@ -71,3 +71,22 @@ def ask_server(provider: ProviderConfig, model: str) -> ServerFacts | None:
             facts.window_source or "-",
         )
     return facts
+
+
+class ServerAsker:
+    """Asks the server of each model once per agent; a server that did not answer (still
+    starting) is asked again at the next turn."""
+
+    def __init__(self) -> None:
+        self._asked: set[str] = set()
+
+    def ask(self, provider: ProviderConfig | None, ref: str, model: str) -> ModelCheck | None:
+        """The check of `model` (`ref`: provider:model) against its server, or None when
+        there is nothing to check (asked already, no such provider, no answer yet)."""
+        if ref in self._asked or provider is None:
+            return None
+        facts = ask_server(provider, model)
+        if facts is not None and not facts.reachable:
+            return None
+        self._asked.add(ref)
+        return check_model(provider, model, facts)

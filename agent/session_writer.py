@@ -47,6 +47,34 @@ class SessionWriter:
         future.add_done_callback(remember)
         self.check()
 
+    # -- the few blocking calls (a session found, loaded, created; a compaction applied) ----
+    def find_session(self, ref: str) -> dict[str, Any] | None:
+        """The stored session `ref` (an id, its prefix or a title) names, or None."""
+        store = self._required()
+        return store.call(store.find_session, ref)
+
+    def load_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """A stored session's rows the model may see (compacted ones left out)."""
+        store = self._required()
+        return store.call(store.load_messages, session_id, include_compacted=False)
+
+    def create_session(self, **fields: Any) -> dict[str, Any]:
+        """A new session row (its model, provider, workspace and title), once it is written."""
+        store = self._required()
+        return store.call(store.create_session, **fields)
+
+    def apply_compaction(self, session_id: str, **change: Any) -> list[int]:
+        """Replace compacted rows by the summary in one transaction, after the queued writes;
+        the ids of the rows written."""
+        store = self._required()
+        store.flush_threadsafe()
+        return store.call(store.apply_compaction, session_id, **change)
+
+    def _required(self) -> SessionStore:
+        if self.store is None:
+            raise ValueError("this needs a session store")
+        return self.store
+
     def update_session(self, session_id: str | None, **fields: Any) -> None:
         """Queue a change of the session's row (its model, its heartbeat...)."""
         if self.store is not None and session_id is not None:

@@ -26,3 +26,26 @@ def make_provider(config: ProviderConfig, *, idle_timeout: float) -> Provider:
     from agent.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(config, api_key=key, idle_timeout=idle_timeout)
+
+
+class ProviderCache:
+    """The adapters of the providers an agent has called, each built once and kept: an
+    adapter holds the reusable client (providers/wire.py), so its connections stay warm."""
+
+    def __init__(self, idle_timeout: float) -> None:
+        self._idle_timeout = idle_timeout
+        self._built: dict[str, Provider] = {}
+
+    def get(self, config: ProviderConfig) -> Provider:
+        """The adapter of `config`'s provider, built on first use."""
+        provider = self._built.get(config.name)
+        if provider is None:
+            provider = make_provider(config, idle_timeout=self._idle_timeout)
+            self._built[config.name] = provider
+        return provider
+
+    def close(self) -> None:
+        """Release every adapter's client."""
+        for provider in self._built.values():
+            provider.close()
+        self._built.clear()

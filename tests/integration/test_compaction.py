@@ -316,7 +316,7 @@ def test_logs_after_and_during_compaction_carry_the_session_id(harness, caplog):
     sid = seed(agent, 4)
     arm_auto(agent)
     after = logging.getLogger("hermes_tui.test")
-    agent.hooks["before_seal"] = lambda: after.info("turn ending")
+    agent.probes.before_seal = lambda: after.info("turn ending")
     caplog.clear()
     assert agent.run_turn("question 4").status == "ok"
     assert agent.session_id == sid and of(harness, ev.CompactionFinished)[-1].ok

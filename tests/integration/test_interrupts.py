@@ -94,7 +94,7 @@ def test_every_terminal_exit_seals_and_drains(harness, exit_name, wire):
         return original()
 
     agent.inbox.seal_and_drain = spy
-    agent.hooks["before_seal"] = lambda: agent.steer(f"late steer for {exit_name}")
+    agent.probes.before_seal = lambda: agent.steer(f"late steer for {exit_name}")
     result = agent.run_turn("go")
     assert result.status == status
     assert seals == [1]
@@ -110,7 +110,7 @@ def test_stop_and_redirect_exits_seal_and_drain(harness, wire):
         {"replies": [{"text": "streaming slowly", "chunk_size": 2, "gate": "g", "gate_after": 6}]},
         wire=wire,
     )
-    agent.hooks["before_seal"] = lambda: agent.steer("late")
+    agent.probes.before_seal = lambda: agent.steer("late")
     join = start_turn(agent)
     wait_until(streamed(harness))
     agent.stop()
@@ -172,7 +172,7 @@ def test_t3_two_steers_pending_at_the_seal_come_back_joined_once_in_order(harnes
         assert agent.steer("first late steer") is True
         assert agent.steer("second late steer") is True
 
-    agent.hooks["before_seal"] = two_late_steers
+    agent.probes.before_seal = two_late_steers
     result = agent.run_turn("go")
     assert result.status == "ok"
     assert result.pending_steer == "first late steer\n\nsecond late steer"
@@ -354,7 +354,7 @@ def test_stop_right_after_a_redirect_wins_and_returns_the_redirect_text(harness)
     )
     join = start_turn(agent)
     wait_until(streamed(harness))
-    agent.hooks["before_seal"] = lambda: None
+    agent.probes.before_seal = lambda: None
     # The redirect lands first and aborts the stream; the stop arrives before the loop reacts.
     with agent.control.lock:
         assert agent.redirect("redirected text")

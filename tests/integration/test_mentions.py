@@ -55,7 +55,7 @@ def test_only_the_users_own_text_is_expanded_never_the_models_nor_a_steer(harnes
         if not steered:
             steered.append(agent.steer("also @secret.txt"))
 
-    agent.hooks["before_model_call"] = steer_once
+    agent.probes.before_model_call = steer_once
     assert agent.run_turn("hello").status == "ok"
     assert steered == [True]
     second = harness.bodies()[1]["messages"]

@@ -221,7 +221,7 @@ def test_an_internal_error_sentence_is_redacted_too(harness):
     def leak() -> None:
         raise RuntimeError(f"a bug that quotes the key {KEY}")
 
-    agent.hooks["before_model_call"] = leak
+    agent.probes.before_model_call = leak
     result = agent.run_turn("hi")
     assert result.status == "error" and "Internal error" in result.error
     assert KEY not in result.error and "[redacted]" in result.error

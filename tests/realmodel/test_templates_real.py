@@ -39,7 +39,7 @@ def test_a_tool_call_parsed_by_llama_cpp_runs_and_its_result_goes_back(real, lla
     )
     # This model repeats a call until its limit; a client's stop sequence ends it after one
     # (llama.cpp then reports finish_reason tool_calls), as an application may send one.
-    agent.routing_body = lambda: {"stop": ["</tool_call>"]}
+    agent.extra_body = {"stop": ["</tool_call>"]}
     result = agent.run_turn(
         'Respond with a tool call to list_dir for the path "." inside <tool_call></tool_call> tags.'
     )

@@ -134,7 +134,7 @@ async def test_a_late_steer_goes_behind_older_queued_input_exactly_once(make_app
             release.wait(10)
 
         if when == "pending at the seal":
-            agent.hooks["before_seal"] = hold
+            agent.probes.before_seal = hold
         else:
             seal = agent.inbox.seal_and_drain
 

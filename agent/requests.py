@@ -1,0 +1,45 @@
+"""The next model call as an agent would send it now: system prompt, history, tools, routing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent.config import Config, split_model_ref
+from agent.messages import Message
+from agent.project_context import ProjectContext
+from agent.prompts import system_prompt
+from agent.providers.base import ChatRequest
+
+if TYPE_CHECKING:
+    from agent.tools.registry import ToolRegistry
+
+
+def next_request(
+    config: Config,
+    model_ref: str,
+    messages: list[Message],
+    *,
+    session_id: str | None,
+    context: ProjectContext,
+    registry: ToolRegistry,
+    workspace: Path,
+    extra_body: dict[str, Any] | None = None,
+) -> ChatRequest:
+    """The request of `messages` to `model_ref`, with the instruction files and the tools
+    (`extra_body`: more fields for the body; the routing key is added to them)."""
+    provider_name, model = split_model_ref(model_ref)
+    provider = config.provider(provider_name)
+    body = dict(extra_body or {})
+    if session_id and provider.sticky_routing:
+        # C7: the sticky routing key is the session's root id (sessions never rotate at
+        # compaction, so the root id is the session id).
+        body["session_id"] = session_id
+    return ChatRequest(
+        model=model,
+        messages=messages,
+        system=context.system(config.agent.system_prompt or system_prompt(workspace)),
+        tools=registry.schemas(),
+        max_tokens=provider.max_tokens,
+        extra_body=body,
+    )
