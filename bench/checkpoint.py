@@ -1,12 +1,15 @@
-"""Checkpoints: a snapshot of a 10,000-file workspace, the next one after a one-file change,
-and a scripted tool turn with checkpoints on / off, side by side (X2)."""
+"""Checkpoints: a snapshot of a 10,000-file workspace beside plain `git add -A` of the same
+tree, the next one after a one-file change, and a scripted tool turn with checkpoints on /
+off, side by side (X2)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import shutil
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -48,25 +51,85 @@ def _timed(action) -> tuple[float, float]:
     return time.perf_counter() - wall, _cpu() - cpu
 
 
+def _git_env(workspace: Path, git_dir: Path) -> dict[str, str]:
+    """The environment the app runs git in (shadow.py): none of the user's git settings,
+    a GIT_DIR and an index of its own. Written out here so the yardstick stays plain git,
+    whatever the app's own runs come to add."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("GIT_") and name not in ("HOME", "XDG_CONFIG_HOME", "PREFIX")
+    }
+    env.update(
+        {
+            "HOME": str(git_dir),
+            "XDG_CONFIG_HOME": str(git_dir),
+            "GIT_DIR": str(git_dir),
+            "GIT_WORK_TREE": str(workspace),
+            "GIT_INDEX_FILE": str(git_dir / "index"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_CONFIG_SYSTEM": "/dev/null",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
+        }
+    )
+    return env
+
+
+def _plain_git_add(workspace: Path, git_dir: Path):
+    """An action running plain `git add -A` of `workspace` into a fresh bare repository at
+    `git_dir` (created here, untimed): git's own defaults, the yardstick of a first snapshot."""
+    env = _git_env(workspace, git_dir)
+    git_dir.mkdir()
+    subprocess.run(
+        ["git", "init", "-q", "--bare", "--template=", str(git_dir)],
+        env={k: v for k, v in env.items() if k != "GIT_WORK_TREE"},
+        check=True,
+        capture_output=True,
+    )
+
+    def add() -> None:
+        subprocess.run(
+            ["git", "add", "-A"], env=env, cwd=workspace, check=True, capture_output=True
+        )
+
+    return add
+
+
 def _snapshots(home: Path, rounds: int) -> None:
     from agent.checkpoints.shadow import ShadowRepo
 
     workspace = _workspace(home / "big")
-    first, warm, incremental = [], [], []
+    first, warm, incremental, git_add = [], [], [], []
     for round_ in range(rounds):
         shadow = home / f"shadow{round_}"
         repo = ShadowRepo(workspace, shadow)
-        first.append(_timed(repo.snapshot))
+        plain = _plain_git_add(workspace, home / f"plain{round_}")
+        # Back to back, the order turned each round: a busy spell hits both sides alike.
+        if round_ % 2:
+            git_add.append(_timed(plain))
+            first.append(_timed(repo.snapshot))
+        else:
+            first.append(_timed(repo.snapshot))
+            git_add.append(_timed(plain))
+        shutil.rmtree(home / f"plain{round_}")
         warm.append(_timed(repo.snapshot))
         for step in range(3):
             (workspace / "pkg000" / "mod000.py").write_text(f"x = {round_}.{step}\n")
             incremental.append(_timed(repo.snapshot))
         shutil.rmtree(shadow)
     for name, times in (
-        ("ms_10k_files", first), ("unchanged_ms_10k_files", warm), ("incremental_ms", incremental),
+        ("ms_10k_files", first), ("git_add_ms_10k_files", git_add),
+        ("unchanged_ms_10k_files", warm), ("incremental_ms", incremental),
     ):  # fmt: skip
         figure(f"checkpoint.{name}", median([wall for wall, _ in times]) * 1000)
         figure(f"checkpoint.{name}_cpu", median([cpu for _, cpu in times]) * 1000)
+    # The median of the paired ratios: each pair ran back to back on the same machine state.
+    for suffix, side in (("", 0), ("_cpu", 1)):
+        paired = [ours[side] / git[side] for ours, git in zip(first, git_add, strict=True)]
+        figure(f"checkpoint.ratio_vs_git_add{suffix}", median(paired))
 
 
 SCRIPT = {
@@ -152,15 +215,22 @@ def _turns(home: Path, turns: int, delay: float, suffix: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Print checkpoint.ms_10k_files, checkpoint.incremental_ms, turn_overhead_ratio (wall
-    times, p50; `_cpu` is the CPU time of the same, which a loaded machine distorts less)."""
+    """Print checkpoint.ms_10k_files, checkpoint.ratio_vs_git_add (that first snapshot / plain
+    `git add -A` of the same tree; target <= 0.3), checkpoint.incremental_ms and
+    turn_overhead_ratio (wall times, p50; `_cpu` is the CPU time of the same, which a loaded
+    machine distorts less)."""
     parser = argparse.ArgumentParser(prog="python3 -m bench checkpoint")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument(
+        "--snapshots-only", action="store_true", help="skip the scripted turns (a quicker run)"
+    )
     args = parser.parse_args(argv)
     home = isolated_home()
     try:
         _snapshots(home, args.rounds)
+        if args.snapshots_only:
+            return 0
         # A model that answers at once (the worst case: nothing hides the snapshot), then one
         # that streams its chunks 20 ms apart (still far quicker than a real one).
         _turns(home, args.turns, 0.0, "")

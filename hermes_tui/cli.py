@@ -41,7 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", dest="run_model", metavar="MODEL", help="provider:model for this run"
     )
     run.add_argument("--resume", dest="run_resume", metavar="ID", help="continue a session")
-    run.add_argument("--json", action="store_true", help="print events as JSON lines")
+    shape = run.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print events as JSON lines")
+    shape.add_argument(
+        "--final", action="store_true", help="print only the final answer, when the run ends"
+    )
     run.add_argument("--yes", action="store_true", help="approve every tool call")
     run.add_argument("--demo", dest="run_demo", action="store_true", help="use the demo model")
 
@@ -85,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 model=args.run_model or args.model,
                 resume=args.run_resume or args.resume,
                 as_json=args.json,
+                final=args.final,
                 yes=args.yes,
                 demo=args.run_demo or args.demo,
             )

@@ -33,18 +33,20 @@ def user_error(exc: BaseException) -> str | None:
 
 
 class _Printer:
-    """Prints agent events: the answer on stdout, activity on stderr, or JSON lines."""
+    """Prints agent events: the answer on stdout as it streams (Z3), activity on stderr; or
+    JSON lines (`as_json`); or only the final answer, at the end (`final`)."""
 
-    def __init__(self, as_json: bool) -> None:
+    def __init__(self, as_json: bool, final: bool = False) -> None:
         self.as_json = as_json
+        self.final = final
         self._lock = threading.Lock()
         self._wrote_text = False
+        self._owed_newline = False  # the last answer's line, ended when something follows
+        self._attempt_chars = 0  # text of the current attempt: what a retry replaces
         self.told: set[str] = set()  # warnings already on stderr: the run's end repeats none
         self._out = sys.stdout
         self._err = sys.stderr
-        # Into a pipe or a file the answer is held until its attempt completes, so a retried
-        # attempt's partial text is never printed (W11); a terminal sees it stream.
-        self._held: list[str] | None = None if _is_terminal(self._out) else []
+        self._terminal = _is_terminal(self._out)
 
     def __call__(self, event: ev.AgentEvent) -> None:
         with self._lock:
@@ -56,70 +58,104 @@ class _Printer:
 
     def _print(self, event: ev.AgentEvent) -> None:
         if self.as_json:
-            payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
-            self._out.write(json.dumps(payload) + "\n")
+            self._json(event)
+        elif self.final:
+            self._final(event)
+        else:
+            self._human(event)
+
+    def _json(self, event: ev.AgentEvent) -> None:
+        payload = {"type": type(event).__name__, **_jsonable(event._asdict())}
+        if isinstance(event, ev.TextDelta):
+            self._attempt_chars += len(event.text)
+        elif isinstance(event, ev.StreamReset):
+            # The mark a script reads: drop this many characters of streamed text, the
+            # failed attempt's, which the retry replaces (W11).
+            payload["replaced_chars"] = self._attempt_chars
+            self._attempt_chars = 0
+        elif isinstance(event, ev.RequestStarted | ev.AssistantMessage):
+            self._attempt_chars = 0
+        self._out.write(json.dumps(payload) + "\n")
+        self._out.flush()
+
+    def _final(self, event: ev.AgentEvent) -> None:
+        """`--final`: activity on stderr as ever, and the last answer once the turn ends."""
+        if isinstance(event, ev.TurnFinished):
+            text = safe_text(event.text)
+            ended = event.status != "stopped" or self._terminal  # as `_human` ends it
+            if text and ended and not text.endswith("\n"):
+                text += "\n"
+            self._out.write(text)
             self._out.flush()
-            return
-        self._human(event)
+        elif (line := _report(event, self.told)) is not None:
+            self._err.write(line)
+            self._err.flush()
 
     def _human(self, event: ev.AgentEvent) -> None:
         # Every outside string is made terminal-safe here (H1); --json keeps it exact.
         if isinstance(event, ev.TextDelta):
             self._text(safe_text(event.text))
-        elif isinstance(event, ev.AssistantMessage | ev.TurnFinished):
-            self._release()  # a stopped or failed last attempt keeps its partial text
-            if self._wrote_text:
-                self._out.write("\n")
-                self._wrote_text = False
-        elif isinstance(event, ev.StreamReset) and self._held:
-            self._held.clear()  # that attempt's text was never printed
-        elif isinstance(event, ev.StreamReset) and self._wrote_text:
-            self._out.write("\n")
-            self._err.write("[retrying: the partial answer above is replaced]\n")
+        elif isinstance(event, ev.AssistantMessage):
+            # The line is ended when something follows: a stop may come next, and then a
+            # pipe gets no newline the server did not send.
+            self._owed_newline = self._owed_newline or self._wrote_text
             self._wrote_text = False
-        else:
-            self._report(event)
-        self._err.flush()
+        elif isinstance(event, ev.TurnFinished):
+            # A stopped answer into a pipe ends where the server's text did: what was
+            # printed is a prefix of it. A terminal gets its line ended for the prompt.
+            if event.status != "stopped" or self._terminal:
+                self._end_line()
+        elif isinstance(event, ev.StreamReset) and self._wrote_text:
+            self._end_line()
+            self._err.write("[retrying: the partial answer above is replaced]\n")
+            self._err.flush()
+        elif (line := _report(event, self.told)) is not None:
+            self._end_line()  # stderr and stdout may be one terminal or file
+            self._err.write(line)
+            self._err.flush()
 
-    def _report(self, event: ev.AgentEvent) -> None:
-        """What goes to stderr: tools, retries, waits, warnings and errors."""
-        if isinstance(event, ev.ToolStarted):
-            self._err.write(f"• {safe_name(event.summary)}\n")
-        elif isinstance(event, ev.ToolFinished) and not event.ok:
-            output = safe_output(event.output).strip()
-            first = output.split("\n")[0] if output else "failed"
-            self._err.write(f"  ✗ {first}\n")
-        elif isinstance(event, ev.Retrying):
-            self._err.write(
-                f"retrying ({event.count}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
-            )
-        elif isinstance(event, ev.McpWaiting) and event.names:
-            names = ", ".join(safe_name(name) for name in event.names)
-            self._err.write(f"waiting for MCP servers to start: {names}\n")
-        elif isinstance(event, ev.Notice) and event.level != "info":
-            self._err.write(f"hermes-tui: {safe_text(event.text)}\n")
-            self.told.add(event.text)
-        elif isinstance(event, ev.SavingFailed | ev.TurnError):
-            self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
-        elif isinstance(event, ev.CompactionFinished) and not event.ok and event.message:
-            # Why nothing was compacted (it would not shrink, it was cut off, ...).
-            self._err.write(f"hermes-tui: {safe_text(event.message)}\n")
+    def _end_line(self) -> None:
+        if self._wrote_text or self._owed_newline:
+            self._out.write("\n")
+            self._out.flush()
+            self._wrote_text = self._owed_newline = False
 
     def _text(self, text: str) -> None:
-        if self._held is not None:
-            self._held.append(text)
+        if not text:
             return
+        if self._owed_newline:
+            self._out.write("\n")
+            self._owed_newline = False
+        # Flushed per chunk, into a terminal or a pipe alike: `| tee`, `| less` and a
+        # script reading the first line see the answer as it arrives (Z3).
         self._out.write(text)
         self._out.flush()
         self._wrote_text = True
 
-    def _release(self) -> None:
-        """Print the text held for the attempt that just completed."""
-        if self._held:
-            self._out.write("".join(self._held))
-            self._out.flush()
-            self._held.clear()
-            self._wrote_text = True
+
+def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
+    """The stderr line for tools, retries, waits, warnings and errors; None for the rest.
+    A warning's text goes into `told`: the run's end repeats none."""
+    if isinstance(event, ev.ToolStarted):
+        return f"• {safe_name(event.summary)}\n"
+    if isinstance(event, ev.ToolFinished) and not event.ok:
+        output = safe_output(event.output).strip()
+        first = output.split("\n")[0] if output else "failed"
+        return f"  ✗ {first}\n"
+    if isinstance(event, ev.Retrying):
+        return f"retrying ({event.count}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
+    if isinstance(event, ev.McpWaiting) and event.names:
+        names = ", ".join(safe_name(name) for name in event.names)
+        return f"waiting for MCP servers to start: {names}\n"
+    if isinstance(event, ev.Notice) and event.level != "info":
+        told.add(event.text)
+        return f"hermes-tui: {safe_text(event.text)}\n"
+    if isinstance(event, ev.SavingFailed | ev.TurnError):
+        return f"hermes-tui: {safe_text(event.message)}\n"
+    if isinstance(event, ev.CompactionFinished) and not event.ok and event.message:
+        # Why nothing was compacted (it would not shrink, it was cut off, ...).
+        return f"hermes-tui: {safe_text(event.message)}\n"
+    return None
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -155,15 +191,23 @@ def run_headless(
     model: str | None = None,
     resume: str | None = None,
     as_json: bool = False,
+    final: bool = False,
     yes: bool = False,
     demo: bool = False,
 ) -> int:
-    """Run one turn without the UI; the answer goes to stdout; returns the exit code."""
-    return asyncio.run(_run(task, model, resume, as_json, yes, demo))
+    """Run one turn without the UI; the answer goes to stdout (as it streams, or only the
+    final answer with `final`); returns the exit code."""
+    return asyncio.run(_run(task, model, resume, as_json, final, yes, demo))
 
 
 async def _run(
-    task: str, model: str | None, resume: str | None, as_json: bool, yes: bool, demo: bool
+    task: str,
+    model: str | None,
+    resume: str | None,
+    as_json: bool,
+    final: bool,
+    yes: bool,
+    demo: bool,
 ) -> int:
     from hermes_tui.runtime import Runtime, load_config_for
 
@@ -175,7 +219,7 @@ async def _run(
     except LookupError as exc:
         print(f"hermes-tui: {safe_text(str(exc))}", file=sys.stderr)
         return 2
-    printer = _Printer(as_json)
+    printer = _Printer(as_json, final)
     async with Runtime.open(
         config, printer, approve, workspace=workspace, on_exit_wait=_waiting
     ) as runtime:
