@@ -8,7 +8,6 @@ it never stops the app, and keys that would weaken approvals (`trust`) are not r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -101,6 +100,8 @@ class McpServerConfig:
             "url": self.url,
             "headers": sorted(self.headers),
         }
+        import hashlib  # not at module level: config loads before the app's first frame
+
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
 
     def variables(self) -> list[str]:
