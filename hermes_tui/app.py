@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -17,12 +18,10 @@ from textual.containers import Horizontal
 from textual.worker import Worker
 
 from agent.config import Config
-from hermes_tui import commands, terminal_keys, theming
+from hermes_tui import terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
-from hermes_tui.changes import ChangesController
-from hermes_tui.completion.controller import CompletionController
 from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.presenter import EventRouter
@@ -42,6 +41,11 @@ from hermes_tui.widgets.status_line import StatusLine
 from hermes_tui.widgets.status_panel import StatusPanel
 from hermes_tui.widgets.transcript import Transcript
 from hermes_tui.widgets.working_line import WorkingLine
+
+if TYPE_CHECKING:
+    from hermes_tui.changes import ChangesController
+    from hermes_tui.commands.registry import CommandTable
+    from hermes_tui.completion.controller import CompletionController
 
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
@@ -81,16 +85,37 @@ class HermesApp(KeyActions, App[int]):
         self.turns = TurnController(self)
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
-        self.sessions, self.changes = SessionsController(self), ChangesController(self)
+        self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
-        self.command_table = commands.table_for(self)
-        self.completion = CompletionController(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()
         self._froze_heap = False
         self._quitting = False  # a quit is waiting for queued writes (a second quit: now)
         self.exit_notes: list[str] = []  # sentences for the terminal once the app has gone
+
+    # The parts a first frame does not need are built on first use, after it (SPEC Z2): the
+    # command table, the completion (the file index, rapidfuzz) and /undo's controller.
+    @cached_property
+    def command_table(self) -> CommandTable:
+        """The slash commands: the built-ins, then each command source."""
+        from hermes_tui import commands
+
+        return commands.table_for(self)
+
+    @cached_property
+    def completion(self) -> CompletionController:
+        """The composer's completion (`/` commands, `@` paths, /model arguments)."""
+        from hermes_tui.completion.controller import CompletionController
+
+        return CompletionController(self)
+
+    @cached_property
+    def changes(self) -> ChangesController:
+        """/undo, /rewind and the diff of a turn's changes."""
+        from hermes_tui.changes import ChangesController
+
+        return ChangesController(self)
 
     # -- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -153,13 +178,13 @@ class HermesApp(KeyActions, App[int]):
 
     # -- start-up and shutdown --------------------------------------------------------------
     def on_mount(self) -> None:
-        self.composer.completer = self.completion
         self.composer.focus()
         self.layout.fit(self.size.width)
         self.query_one(Centre).follow_key = self.keys.shown("transcript.follow")
         self.themes.attach()  # remembers a switch; fits a 256-colour terminal
-        # One route per event type: the transcript, the status, the panel, the completion.
-        parts = (self.transcript.live, self.status, self.sessions, self.completion)
+        # One route per event type: the transcript, the status, the panel (the completion
+        # joins after the first frame, before the agent can send anything).
+        parts = (self.transcript.live, self.status, self.sessions)
         self.router = EventRouter(*parts, after=self.status.after_batch)
         if os.environ.get(BENCH_FIRST_FRAME_ENV):
             self.call_after_refresh(self.exit)
@@ -172,6 +197,8 @@ class HermesApp(KeyActions, App[int]):
         from hermes_tui.startup import greet
         from storage.errors import StorageError, sentence
 
+        self.composer.completer = self.completion
+        self.router.join(self.completion)
         try:
             runtime = await Runtime.start(
                 self.config, self.bridge, self.approval.approve, workspace=self.workspace
@@ -201,7 +228,8 @@ class HermesApp(KeyActions, App[int]):
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()
-        self.completion.close()
+        if "completion" in self.__dict__:  # built after the first frame, if the app got there
+            self.completion.close()
         if self.runtime is not None:
             # A quit that already waited for a held lock does not wait again (H7).
             not_saved = await self.runtime.close(wait=0.0 if self._quitting else None)
@@ -226,6 +254,8 @@ class HermesApp(KeyActions, App[int]):
 
     async def submit(self, text: str) -> Worker[Any] | None:
         """Run a slash command, or send `text` as Enter does; returns a new turn's worker."""
+        from hermes_tui import commands
+
         await self.ready()
         if commands.is_command(text):
             await self.run_command(text)
@@ -239,6 +269,8 @@ class HermesApp(KeyActions, App[int]):
 
     async def run_command(self, text: str) -> None:
         """Dispatch a slash command line; its reply shows where the user typed it."""
+        from hermes_tui import commands
+
         self.transcript.anchor()
         await commands.run(self, text)
 

@@ -27,9 +27,13 @@ class EventRouter:
         """`after` runs once per batch, when every event of it has been handled."""
         self._table: dict[type, list[Handler]] = {}
         for consumer in consumers:
-            for kind, handler in consumer.routes():
-                self._table.setdefault(kind, []).append(handler)
+            self.join(consumer)
         self._after = after
+
+    def join(self, consumer: Routed) -> None:
+        """Route events to `consumer` too, after the handlers already routed."""
+        for kind, handler in consumer.routes():
+            self._table.setdefault(kind, []).append(handler)
 
     async def apply(self, events: Sequence[ev.AgentEvent]) -> None:
         """Handle one batch of events, in emission order."""

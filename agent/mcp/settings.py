@@ -11,7 +11,6 @@ may change what the server is allowed or whether it should run at all, so guessi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -113,6 +112,8 @@ class McpServerConfig:
             "url": self.url,
             "headers": sorted(self.headers),
         }
+        import hashlib  # not at module level: config loads before the app's first frame
+
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
 
     def variables(self) -> list[str]:

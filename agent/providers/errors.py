@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -48,17 +49,21 @@ CREDENTIAL_NAME = (
 """A query parameter or header name that carries a credential (`key`, `api_key`, `x-api-key`,
 `access_token`, `Authorization`...); its last word decides, so `monkey` or `design` do not."""
 
-_KEY_PATTERNS = (
-    # Not inside a word: "disk-partitions" in a file a tool read is not a key.
-    re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{8,}"),
-    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9_\-\.]{8,}"),
-    # The password of a URL's userinfo: scheme://user:PASSWORD@host.
-    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:]*:)[^\s/@]+(?=@)"),
-    # Credential query parameters: ?key=..., &api_key=..., #access_token=...
-    re.compile(rf"(?i)([?&#]{CREDENTIAL_NAME}=)[^&\s#\"'<>{{}}()\[\]]+"),
-)
+
+@functools.cache
+def _key_patterns() -> tuple[re.Pattern[str], ...]:
+    """The key shapes redaction removes, compiled on first use (not while the app starts)."""
+    return (
+        # Not inside a word: "disk-partitions" in a file a tool read is not a key.
+        re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{8,}"),
+        re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{8,}"),
+        re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
+        re.compile(r"(?i)(x-api-key['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9_\-\.]{8,}"),
+        # The password of a URL's userinfo: scheme://user:PASSWORD@host.
+        re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:]*:)[^\s/@]+(?=@)"),
+        # Credential query parameters: ?key=..., &api_key=..., #access_token=...
+        re.compile(rf"(?i)([?&#]{CREDENTIAL_NAME}=)[^&\s#\"'<>{{}}()\[\]]+"),
+    )
 
 
 _known_lock = threading.Lock()
@@ -85,7 +90,7 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     for secret in sorted(known, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
-    for pattern in _KEY_PATTERNS:
+    for pattern in _key_patterns():
         text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
     return text
 
@@ -142,13 +147,17 @@ OVERFLOW_PHRASES = (
 )
 """Phrases of the same, for servers whose type and code do not say it."""
 
-_LIMITS = (
-    re.compile(r"available context size \((\d+) tokens\)"),  # llama.cpp
-    re.compile(r"maximum context length is (\d+) tokens"),  # vLLM, OpenAI
-    re.compile(r"tokens > (\d+) maximum"),  # Anthropic
-    re.compile(r"n_ctx:? ?\(?(\d+)\)?"),  # LM Studio
-    re.compile(r"context length of only (\d+) tokens"),  # LM Studio
-)
+
+@functools.cache
+def _limits() -> tuple[re.Pattern[str], ...]:
+    """How servers state their context window in an overflow error, compiled on first use."""
+    return (
+        re.compile(r"available context size \((\d+) tokens\)"),  # llama.cpp
+        re.compile(r"maximum context length is (\d+) tokens"),  # vLLM, OpenAI
+        re.compile(r"tokens > (\d+) maximum"),  # Anthropic
+        re.compile(r"n_ctx:? ?\(?(\d+)\)?"),  # LM Studio
+        re.compile(r"context length of only (\d+) tokens"),  # LM Studio
+    )
 
 
 def is_context_overflow(found: ErrorBody) -> bool:
@@ -165,7 +174,7 @@ def overflow_limit(found: ErrorBody) -> int | None:
     n_ctx = fields.get("n_ctx")
     if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
         return n_ctx
-    for pattern in _LIMITS:
+    for pattern in _limits():
         match = pattern.search(found.message)
         if match:
             return int(match.group(1))

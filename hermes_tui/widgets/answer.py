@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from functools import cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -86,6 +87,12 @@ class AnswerBlock(Markdown):
     """
 
     BLOCKS = {name: _sharing(block) for name, block in Markdown.BLOCKS.items()}
+
+    def __init__(self, markdown: str | None = None, **kwargs: Any) -> None:
+        # Textual builds a parser per append when given no factory: a new MarkdownIt compiles
+        # its rule chains on its first parse, the larger part of a streamed append's cost.
+        kwargs.setdefault("parser_factory", _shared_parser)
+        super().__init__(markdown, **kwargs)
 
     def update(self, markdown: str) -> AwaitComplete:
         """Show `markdown` (made terminal-safe) in place of the document."""
@@ -209,6 +216,12 @@ def _shape(token: Token, source_range: tuple[int, int] | None = None) -> tuple:
     """What decides a top-level block's widget: its token type, tag and source lines."""
     lines = source_range if source_range is not None else tuple(token.map or (0, 0))
     return token.type, token.tag, tuple(lines)
+
+
+@cache
+def _shared_parser() -> MarkdownIt:
+    """Textual's own parser ("gfm-like"), built once: parsing leaves it as it was."""
+    return MarkdownIt("gfm-like")
 
 
 @cache

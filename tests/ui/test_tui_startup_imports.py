@@ -1,0 +1,60 @@
+"""The first frame imports only what it draws (SPEC Z2; `bench startup`): the store, the agent,
+the command table and the completion load after it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from hermes_tui.app import BENCH_FIRST_FRAME_ENV
+
+AFTER_FIRST_FRAME = (
+    "storage.db",
+    "aiosqlite",
+    "sqlite3",
+    "agent.loop",
+    "openai",
+    "anthropic",
+    "httpx",
+    "yaml",
+    "markdown_it",
+    "hermes_tui.commands",
+    "hermes_tui.completion.controller",
+    "rapidfuzz",
+    "hermes_tui.changes",
+    "hermes_tui.screens.rewind",
+)
+"""Modules an empty session's first frame does not need (each costs start-up time)."""
+
+# The CLI's own path to the TUI, up to the first frame: the app exits right after painting it
+# (before the runtime starts), and the modules loaded by then are printed.
+FIRST_FRAME = f"""
+import json, sys
+import hermes_tui.cli
+from hermes_tui.runtime import load_config_for
+from hermes_tui.app import HermesApp
+
+HermesApp(load_config_for(demo=True, model=None)).run(headless=True)
+print(json.dumps([name for name in {AFTER_FIRST_FRAME!r} if name in sys.modules]))
+"""
+
+
+def test_the_first_frame_imports_neither_the_store_nor_the_agent_nor_the_commands(tmp_path):
+    """Z2: start-up costs what the first screen costs; the rest loads after it is painted."""
+    env = {**os.environ, BENCH_FIRST_FRAME_ENV: "1"}
+    # The first start parses the theme files (PyYAML) and caches them; a start after it, as
+    # every start on a user's machine but the first, reads the cache.
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_FRAME],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
