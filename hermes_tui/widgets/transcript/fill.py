@@ -8,6 +8,7 @@ Nothing runs between those moments, so an idle app does no work here.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +58,12 @@ class ViewFill:
 
     def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
         """Each long answer's pending chunks within a screen of the view."""
-        from hermes_tui.widgets.lazy_answer import LazyAnswer
+        lazy = sys.modules.get("hermes_tui.widgets.lazy_answer")
+        if lazy is None:
+            # No long answer was ever mounted (an empty session's first frame): nothing to
+            # build, and the Markdown parser stays unloaded until one is (Z2).
+            return {}
+        LazyAnswer = lazy.LazyAnswer
 
         view = self.transcript.region
         if not view.height:
