@@ -137,14 +137,14 @@ def user_excludes_file() -> Path | None:
     """The user's global excludes file, found as git would (read as data, no includes)."""
     home = Path(os.environ.get("HOME") or Path.home())
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    configs = [xdg / "git" / "config", home / ".gitconfig"]
+    configs = [xdg / "git/config", home / ".gitconfig"]
     if os.environ.get("GIT_CONFIG_GLOBAL"):
         configs = [Path(os.environ["GIT_CONFIG_GLOBAL"])]
     named = None
     for config in configs:
         named = config_value(config, "core", "excludesFile") or named
     if named is None:
-        return xdg / "git" / "ignore"
+        return xdg / "git/ignore"
     if named.startswith("~/"):
         return home / named[2:]
     return Path(named) if Path(named).is_absolute() else None

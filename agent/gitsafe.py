@@ -89,7 +89,7 @@ def inert_env(
     return env
 
 
-def command(args: Sequence[str], settings: Sequence[str] = ()) -> list[str]:
+def _argv(args: Sequence[str], settings: Sequence[str] = ()) -> list[str]:
     """The git command line: the inert settings, then the caller's `settings`, then `args`."""
     pairs = (*INERT_SETTINGS, *settings)
     return [GIT, "--no-pager", *(part for pair in pairs for part in ("-c", pair)), *args]
@@ -110,7 +110,7 @@ def run(
     """
     _check(env)
     return subprocess.run(
-        command(args, settings),
+        _argv(args, settings),
         input=stdin,
         env=dict(env),
         cwd=cwd,
@@ -131,7 +131,7 @@ def start(
     """Start git reading `stdin` (an open file), its output dropped; `env` from `inert_env`."""
     _check(env)
     return subprocess.Popen(
-        command(args, settings),
+        _argv(args, settings),
         stdin=stdin,  # type: ignore[arg-type]
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
