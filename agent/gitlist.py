@@ -17,10 +17,12 @@ repository chooses) and every other setting but `core.ignoreCase`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,22 +186,32 @@ def _private_repository(folder: Path, repo: Repository) -> None:
         os.symlink(entry.path, folder / entry.name)
 
 
-def list_files(workspace: Path) -> list[str] | None:
-    """`git ls-files` of the workspace (paths relative to it) run inert, or None."""
+@contextlib.contextmanager
+def inert_work_tree(workspace: Path) -> Iterator[dict[str, str] | None]:
+    """gitsafe's environment for git on the work tree that holds `workspace`, through a
+    private folder that lives while the block runs (see the module); None outside one."""
     repo = find_repository(workspace.resolve())
     if repo is None:
-        return None
+        yield None
+        return
     objects = repo.common_dir / "objects"
+    with tempfile.TemporaryDirectory(prefix="hermes-git-") as private:
+        folder = Path(private)
+        _private_repository(folder, repo)
+        yield gitsafe.inert_env(
+            folder,
+            work_tree=repo.top,
+            index_file=repo.git_dir / "index",
+            object_dir=objects if objects.is_dir() else None,
+        )
+
+
+def list_files(workspace: Path) -> list[str] | None:
+    """`git ls-files` of the workspace (paths relative to it) run inert, or None."""
     try:
-        with tempfile.TemporaryDirectory(prefix="hermes-git-") as private:
-            folder = Path(private)
-            _private_repository(folder, repo)
-            env = gitsafe.inert_env(
-                folder,
-                work_tree=repo.top,
-                index_file=repo.git_dir / "index",
-                object_dir=objects if objects.is_dir() else None,
-            )
+        with inert_work_tree(workspace) as env:
+            if env is None:
+                return None
             done = gitsafe.run(
                 ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                 env,
