@@ -7,9 +7,10 @@ minimal `config` (the format version, and the object format when the repository'
 sha256, read as data), a `HEAD`, and `info/exclude` built from the repository's
 `info/exclude` and the user's global excludes file (both read as data). `GIT_INDEX_FILE` is
 the repository's index (through the `gitdir:` file and `commondir` of a worktree or a
-submodule) and `GIT_WORK_TREE` its top, so tracked, untracked and ignored files are what
-plain `git ls-files -z --cached --others --exclude-standard` says. What it cannot read (an
-index git rejects, a `.git` that is no repository) is None, and the caller walks instead.
+submodule; git finds a split index's shared part beside it) and `GIT_WORK_TREE` its top, so
+tracked, untracked and ignored files are what plain `git ls-files -z --cached --others
+--exclude-standard` says. What it cannot read (an index git rejects, a `.git` that is no
+repository) is None, and the caller walks instead.
 
 Not carried over from the repository's configuration: `core.excludesFile` (a path the
 repository chooses) and every other setting but `core.ignoreCase`.
@@ -177,13 +178,6 @@ def _private_repository(folder: Path, repo: Repository) -> None:
     excludes = _read(repo.common_dir / "info" / "exclude")
     excludes += "\n" + _read(user_excludes_file())
     (folder / "info" / "exclude").write_text(excludes, encoding="utf-8", errors="surrogateescape")
-    # A split index names its shared part, which git looks for beside GIT_DIR: linked in.
-    try:
-        shared = [e for e in os.scandir(repo.git_dir) if e.name.startswith("sharedindex.")]
-    except OSError:
-        shared = []
-    for entry in shared:
-        os.symlink(entry.path, folder / entry.name)
 
 
 @contextlib.contextmanager
