@@ -4,9 +4,10 @@ Each snapshot is a tree in `$HERMES_TUI_HOME/checkpoints/<workspace-hash>`, a ba
 repository of our own, written with the `git` binary through GIT_DIR / GIT_WORK_TREE and an
 index file of its own. The user's `.git`, index, stash and hooks are never read or written
 (git never takes a `.git` into a tree), and nothing the workspace holds can make git run
-a program: no configuration but ours is read (no system, global or workspace config), hooks
-and fsmonitor are off, and `info/attributes` (which wins over any `.gitattributes`) turns
-off every filter, end-of-line conversion and encoding, so a snapshot is the bytes on disk.
+a program: every git run goes through agent/gitsafe.py (no configuration but ours is read:
+no system, global or workspace config; hooks and fsmonitor are off), and `info/attributes`
+(which wins over any `.gitattributes`) turns off every filter, end-of-line conversion and
+encoding, so a snapshot is the bytes on disk.
 `.gitignore` files are respected; files over the size cap are left out, and listed.
 """
 
@@ -17,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent import gitsafe
 from agent.checkpoints import stamp as stamps
 from agent.checkpoints.gitindex import IndexFormatError, join_indexes
 from agent.checkpoints.gittrees import build_trees, write_pack
@@ -57,8 +58,6 @@ _NEUTRAL_ATTRIBUTES = "* -text -eol -ident -filter -working-tree-encoding\n"
 """`info/attributes`: no conversion, filter or encoding for any path, whatever the tree says."""
 
 _CONFIG = (
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
     # Directory times in our own index: an unchanged folder is not read again.
     "core.untrackedCache=true",
     "core.autocrlf=false",
@@ -87,6 +86,15 @@ _CONFIG = (
     "user.email=checkpoints@hermes-tui",
 )
 
+_ENV = {
+    "GIT_AUTHOR_DATE": "@0 +0000",
+    "GIT_COMMITTER_DATE": "@0 +0000",
+    "LC_ALL": "C",
+    # glibc gives memory back after every file `add` streams into the pack (tens of
+    # thousands of brk calls on a first snapshot); keeping it is 3x faster.
+    "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20),
+}
+"""Our variables besides gitsafe's inert ones: fixed dates, the C locale, the allocator."""
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -121,7 +129,7 @@ class Change:
 
 def git_available() -> bool:
     """Whether a `git` binary is on PATH."""
-    return shutil.which("git") is not None
+    return gitsafe.available()
 
 
 def workspace_key(workspace: Path) -> str:
@@ -162,36 +170,15 @@ class ShadowRepo:
         self.skipped: set[str] = set()
 
     # -- running git ---------------------------------------------------------------------------
-    def _env(self) -> dict[str, str]:
-        env = {
-            name: value
-            for name, value in os.environ.items()
-            # None of the user's git settings: they could point git at a program to run.
-            if not name.startswith("GIT_") and name not in ("HOME", "XDG_CONFIG_HOME", "PREFIX")
-        }
-        env.update(
-            {
-                "HOME": str(self.git_dir),
-                "XDG_CONFIG_HOME": str(self.git_dir),
-                "GIT_DIR": str(self.git_dir),
-                "GIT_WORK_TREE": str(self.workspace),
-                "GIT_INDEX_FILE": str(self._index),
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_CONFIG_GLOBAL": "/dev/null",
-                "GIT_CONFIG_SYSTEM": "/dev/null",
-                "GIT_ATTR_NOSYSTEM": "1",
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_OPTIONAL_LOCKS": "0",
-                "GIT_NO_REPLACE_OBJECTS": "1",
-                "GIT_AUTHOR_DATE": "@0 +0000",
-                "GIT_COMMITTER_DATE": "@0 +0000",
-                "LC_ALL": "C",
-                # glibc gives memory back after every file `add` streams into the pack (tens
-                # of thousands of brk calls on a first snapshot); keeping it is 3x faster.
-                "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20),
-            }
+    def _env(self, *, work_tree: bool = True, index: Path | None = None) -> dict[str, str]:
+        # None of the user's git settings (they could point git at a program to run): the
+        # inert environment of gitsafe, on our own repository and index.
+        return gitsafe.inert_env(
+            self.git_dir,
+            work_tree=self.workspace if work_tree else None,
+            index_file=index or self._index,
+            extra=_ENV,
         )
-        return env
 
     def _git(
         self,
@@ -201,18 +188,16 @@ class ShadowRepo:
         ok: tuple[int, ...] = (0,),
         config: tuple[str, ...] = (),
     ) -> bytes:
-        command = _command(args, config)
         try:
-            done = subprocess.run(
-                command,
-                input=stdin,
-                env=self._env(),
+            done = gitsafe.run(
+                args,
+                self._env(),
                 # At the top of the work tree: from a folder inside it (the shadow repository
                 # itself, when the app's home is in the workspace) git sees only that folder.
-                cwd=self.workspace,
-                capture_output=True,
+                self.workspace,
                 timeout=GIT_TIMEOUT,
-                check=False,
+                stdin=stdin,
+                settings=(*_CONFIG, *config),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ShadowError(f"git could not run for the checkpoint ({exc}).") from None
@@ -231,16 +216,14 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.mkdir(mode=0o700, exist_ok=True)
             # No template: no sample hooks, no description, nothing we did not write.
-            env = self._env()
-            env.pop("GIT_WORK_TREE")
-            subprocess.run(
-                ["git", "init", "-q", "--bare", "--template=", str(self.git_dir)],
-                env=env,
-                cwd=self.git_dir,
-                capture_output=True,
-                check=True,
+            done = gitsafe.run(
+                ["init", "-q", "--bare", "--template=", str(self.git_dir)],
+                self._env(work_tree=False),
+                self.git_dir,
                 timeout=GIT_TIMEOUT,
             )
+            if done.returncode != 0:
+                raise subprocess.CalledProcessError(done.returncode, "git init", stderr=done.stderr)
         info = self.git_dir / "info"
         info.mkdir(mode=0o700, exist_ok=True)
         (info / "attributes").write_text(_NEUTRAL_ATTRIBUTES, encoding="utf-8")
@@ -405,10 +388,7 @@ class ShadowRepo:
         of its own (added to `parts`), started as soon as its files' sizes are checked, while
         the next slice's are; those over the cap go to `newly`. Whether all succeeded."""
         size = -(-len(names) // count)
-        # Plain indexes (not split) of their own: those are what `join_indexes` reads.
-        command = _command(
-            ["update-index", "--add", "-z", "--stdin"], (*_MANY_FILES, "core.splitIndex=false")
-        )
+        command = ["update-index", "--add", "-z", "--stdin"]
         running: list[subprocess.Popen] = []
         root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -443,14 +423,15 @@ class ShadowRepo:
         return tree.hex()
 
     def _start(self, command: list[str], paths: list[str], index: Path) -> subprocess.Popen:
-        """`command` running on its own index file, reading `paths` from a file."""
+        """git `command` running on its own index file, reading `paths` from a file."""
         with tempfile.TemporaryFile(dir=self.git_dir) as feed:
             feed.write(b"".join(os.fsencode(path) + b"\0" for path in paths))
             feed.seek(0)
-            return subprocess.Popen(
-                command, stdin=feed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env={**self._env(), "GIT_INDEX_FILE": str(index)}, cwd=self.workspace,
-            )  # fmt: skip
+            # Plain indexes (not split) of their own: those are what `join_indexes` reads.
+            settings = (*_CONFIG, *_MANY_FILES, "core.splitIndex=false")
+            return gitsafe.start(
+                command, self._env(index=index), self.workspace, stdin=feed, settings=settings
+            )
 
     def _changed(self) -> dict[str, bool]:
         """What differs from the index: each path, and whether it is still on disk."""
@@ -540,11 +521,6 @@ class ShadowRepo:
             self._ensure()
             kind = self._git("cat-file", "-t", snapshot, check=False)
         return kind.strip() == b"tree"
-
-
-def _command(args: Sequence[str], config: Sequence[str] = ()) -> list[str]:
-    """The git command line: our settings, then `config`, then `args`."""
-    return ["git", *(part for pair in (*_CONFIG, *config) for part in ("-c", pair)), *args]
 
 
 def _inside(workspace: Path, folders: Iterable[Path]) -> list[str]:

@@ -1,7 +1,8 @@
 """The workspace's files and folders for the `@` picker, listed off the UI thread (P2).
 
 In a git work tree the list is `git ls-files` (tracked and untracked files, minus what
-`.gitignore`, `.git/info/exclude` and the user's excludes leave out); elsewhere a walk that
+`.gitignore`, `.git/info/exclude` and the user's excludes leave out), run so that nothing
+the repository's configuration names can run (agent/gitlist.py, H8); elsewhere a walk that
 reads every `.gitignore` on the way (pathspec's gitignore rules, deeper files winning) and
 never enters `.git`. Folders are listed too, with a trailing `/`. A build runs on a thread
 of its own and swaps the new list in whole, so readers never wait and never see half a
@@ -12,15 +13,15 @@ turn ends), at most one build at a time.
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agent.gitlist import list_files
+
 MAX_ENTRIES = 300_000
 """A workspace bigger than this (a home directory) is listed this far, and says so."""
-GIT_TIMEOUT_SECONDS = 20.0
 STALE_SECONDS = 2.0
 """A refresh asked for within this time of the last build is skipped."""
 NEVER_LISTED = frozenset({".git"})
@@ -46,22 +47,12 @@ def with_folders(files: list[str]) -> list[str]:
 
 
 def list_git(workspace: Path) -> list[str] | None:
-    """`git ls-files` of the workspace (paths relative to it), or None where git fails."""
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=workspace,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_SECONDS,
-            check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    text = done.stdout.decode("utf-8", errors="surrogateescape")
-    return list(dict.fromkeys(p for p in text.split("\0") if p))
+    """`git ls-files` of the workspace (paths relative to it), or None where git fails.
+
+    Through agent/gitlist.py: git never reads the repository's own configuration, so
+    nothing it names (fsmonitor, filters, includes) runs (H8).
+    """
+    return list_files(workspace)
 
 
 def _ignore_spec(directory: Path) -> object | None:
