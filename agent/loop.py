@@ -601,12 +601,17 @@ class Agent:
         result.text = text
         if truncated:
             result.status = TurnStatus.TRUNCATED
-            result.error = "The answer was cut off at the model's output limit."
+            result.error = draft.capped or "The answer was cut off at the model's output limit."
             self.sink(ev.Notice(result.error, "warning"))
         return calls
 
     def _cut_off_before_answer(self, draft: Draft, result: TurnResult) -> None:
         """End the turn on an output limit reached before any text or tool call."""
+        if draft.capped:  # the app's own bound on reasoning, not the model's (H10)
+            result.status = TurnStatus.TRUNCATED
+            result.error = draft.capped
+            self.sink(ev.Notice(result.error, "warning"))
+            return
         name = self.provider_name
         provider = self.config.provider(name)
         limit = f" (now {provider.max_tokens})" if provider.max_tokens else ""
