@@ -18,13 +18,17 @@ again: its stdout is given up and it is failed with that reason (SPEC H10).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -49,6 +53,11 @@ _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,256}")')
 STDERR_TAIL_BYTES = 64 * 1024
 STOP_GRACE_SECONDS = 0.5
 """After stdin closes, how long a server gets to exit before SIGTERM, then before SIGKILL."""
+
+KEEPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keeper.py")
+KEEPER_WORKS = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+"""The keeper needs Linux's subreaper and /proc; elsewhere a server runs alone (its group
+is still killed, a `setsid` child of it is not)."""
 
 _LIVE: set[int] = set()
 _LIVE_LOCK = threading.Lock()
@@ -93,13 +102,54 @@ class StdioCommand:
     cwd: str | None
 
 
-def kill_all_servers() -> None:
-    """SIGKILL every stdio server's process group still alive (the app is going, now)."""
+def kill_all_servers(grace: float = STOP_GRACE_SECONDS) -> None:
+    """End every stdio server's process group still alive (the app is going, now): SIGTERM,
+    so each keeper ends its tree, then SIGKILL after at most `grace` seconds."""
     with _LIVE_LOCK:
         pids = list(_LIVE)
         _LIVE.clear()
     for pid in pids:
+        _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while pids and not all(map(_ended, pids)) and time.monotonic() < deadline:
+        time.sleep(0.01)  # another process's exit: nothing to wait on but its state
+    for pid in pids:
         _signal_group(pid, signal.SIGKILL)
+
+
+def _ended(pid: int) -> bool:
+    """True once `pid` has exited (a zombie not yet reaped counts)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return True
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] in (b"Z", b"X")
+
+
+def _argv(spec: StdioCommand) -> list[str]:
+    """The command line: the server under its keeper (keeper.py) where the keeper can work
+    (Linux), else the server alone. Raises FileNotFoundError or PermissionError at once for
+    a command that cannot run, as starting it directly would."""
+    command = _resolved(spec)
+    if not KEEPER_WORKS:
+        return [command, *spec.args]
+    return [sys.executable, "-I", KEEPER, str(os.getpid()), command, *spec.args]
+
+
+def _resolved(spec: StdioCommand) -> str:
+    command = spec.command
+    if os.sep in command:
+        path = command if os.path.isabs(command) else os.path.join(spec.cwd or ".", command)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, "not found", command)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, "not executable", command)
+        return path
+    found = shutil.which(command, path=spec.env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "not found", command)
+    return found
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -118,7 +168,7 @@ async def stdio_transport(
     the reason the stream was given up.
     """
     process = await anyio.open_process(
-        [spec.command, *spec.args],
+        _argv(spec),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
