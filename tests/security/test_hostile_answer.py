@@ -116,3 +116,29 @@ def test_the_bound_is_configurable_and_checked(hermes_home, tmp_path):
         write_config(hermes_home, server, agent={"max_answer_mb": 0})
         with pytest.raises(ConfigError, match="max_answer_mb"):
             load_config()
+
+
+async def test_tui_keeps_and_shows_no_more_than_the_bound(make_app, scripted, hermes_home):
+    """H10: the transcript's answer holds the text up to the bound and nothing after it, and
+    the sentence is shown."""
+    import yaml
+    from textual.widgets import Static
+
+    from hermes_tui.widgets.messages import AnswerBlock
+
+    server = scripted(script(endless("content", 1 * MB)))
+    app = make_app(server)
+    path = hermes_home / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["agent"]["max_answer_mb"] = 0.125
+    path.write_text(yaml.safe_dump(data))
+    app.config = load_config()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.ready()
+        await app.submit("go")
+        await app.wait_for_turn(60)
+        await pilot.pause()
+        answers = list(app.query(AnswerBlock))
+        assert [len(block.source) for block in answers] == [MB // 8]
+        shown = " ".join(str(w.content) for w in app.query(Static) if hasattr(w, "content"))
+        assert "`agent.max_answer_mb`" in shown or "agent.max_answer_mb" in shown

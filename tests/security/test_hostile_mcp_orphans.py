@@ -116,3 +116,41 @@ async def test_tui_a_setsid_grandchild_is_gone_after_quit(
         wait_sync(lambda: not alive(pid), timeout=10, what="the grandchild ended")
     finally:
         kill_if_left(pid_file)
+
+
+KILLED_APP = """
+import os, signal, sys, time, pathlib
+sys.path.insert(0, {tests!r})
+from security.test_hostile_mcp import manager_for
+from security.test_hostile_mcp_orphans import orphan_entry
+pid_file = pathlib.Path({pid_file!r})
+manager_for(pathlib.Path({home!r}), pathlib.Path({workspace!r}), {{"o": orphan_entry(pid_file)}})
+deadline = time.monotonic() + 30
+while not pid_file.exists() and time.monotonic() < deadline:
+    time.sleep(0.05)  # another process's file: nothing to wait on but its existence
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_setsid_grandchild_is_gone_when_the_app_is_killed(hermes_home, tmp_path):
+    """H10: an app killed with SIGKILL closes nothing itself; its server sees stdin close and
+    exits, and the keeper ends the rest of the tree (its death signal, PR_SET_PDEATHSIG, is
+    the backstop for a server that ignores a closed stdin)."""
+    from pathlib import Path
+
+    pid_file = tmp_path / "orphan.pid"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    code = KILLED_APP.format(
+        tests=str(Path(__file__).parent.parent),
+        pid_file=str(pid_file),
+        home=str(hermes_home),
+        workspace=str(workspace),
+    )
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], timeout=60, capture_output=True)
+        assert proc.returncode == -9, proc.stderr[-2000:]
+        pid = int(pid_file.read_text())
+        wait_until(lambda: not alive(pid), timeout=10, what="the grandchild ended")
+    finally:
+        kill_if_left(pid_file)
