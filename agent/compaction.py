@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
+from agent.answer_cap import DEFAULT_MAX_ANSWER_MB, cap_chars
 from agent.config import CompressionSettings
 from agent.context_gauge import ContextGauge
 from agent.kinds import CallPurpose
@@ -685,11 +686,14 @@ def _stream_summary(job: _Job, words: int) -> _Streamed:
     finish: str | None = None
     usage: UsagePart | None = None
     reasoning = 0
+    written = 0
+    cap = cap_chars(DEFAULT_MAX_ANSWER_MB)  # a summary is far smaller; a hostile one is not
     stream = job.provider.stream(request, job.abort)
     try:
         for part in stream:
             kind = type(part)
             if kind is TextPart:
+                written += len(part.text)
                 parts.append(part.text)
                 job.progress.advance(len(part.text))
             elif kind is ReasoningPart:
@@ -701,6 +705,9 @@ def _stream_summary(job: _Job, words: int) -> _Streamed:
                 usage = part
             elif kind is FinishPart:
                 finish = part.reason
+            if written > cap or reasoning > cap:  # H10: cut off, read no further
+                finish = "length"
+                break
             if job.abort.fired:
                 break
     finally:

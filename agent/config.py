@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from agent.answer_cap import DEFAULT_MAX_ANSWER_MB
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
 from agent.secrets import header_problem, is_credential_name, safe_url, unsendable_key
@@ -99,6 +100,9 @@ class AgentSettings:
     shell_env_passthrough: tuple[str, ...] = ()
     """Key variables run_shell children may see anyway, by name (all are removed otherwise)."""
     system_prompt: str | None = None
+    max_answer_mb: float = DEFAULT_MAX_ANSWER_MB
+    """Answer text, and separately reasoning, kept per model call; past it the call ends as
+    cut off, naming this bound (H10)."""
 
 
 @dataclass(frozen=True)
@@ -414,6 +418,11 @@ def _choice(path: Path, mapping: Any, label: str, key: str, value: str, default:
 def _validate_choices(path: Path, body: Any, name: str, settings: Any) -> None:
     if name == "agent" and settings.max_iterations < 1:
         raise ConfigError(f"{_where(path, body, 'max_iterations')}: must be at least 1.")
+    if name == "agent" and not 0 < settings.max_answer_mb <= 1024:
+        raise ConfigError(
+            f"{_where(path, body, 'max_answer_mb')}: `agent.max_answer_mb` must be more than 0 "
+            "and at most 1024."
+        )
     if name == "agent":
         for env_name in settings.shell_env_passthrough:
             if not _ENV_NAME.match(env_name):

@@ -30,6 +30,10 @@ class Draft:
     """True once anything visible streamed (text, reasoning or a tool call)."""
     reasoning_chars: int = 0
     """How much reasoning streamed: a count for the output estimate, never the text (R1)."""
+    text_chars: int = 0
+    """How much answer text streamed (the answer bound counts it)."""
+    capped: str = ""
+    """The sentence naming the bound when the call was cut at `agent.max_answer_mb` (H10)."""
 
     @property
     def visible_text(self) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from agent import outside_json
 
 
 @dataclass(slots=True)
@@ -17,13 +18,9 @@ class ToolCall:
     arguments: str
 
     def parsed_arguments(self) -> dict[str, Any]:
-        """The arguments as a dict; raises ValueError when they are not a JSON object."""
-        if not self.arguments.strip():
-            return {}
-        value = json.loads(self.arguments)
-        if not isinstance(value, dict):
-            raise ValueError("tool arguments must be a JSON object")
-        return value
+        """The arguments as a dict; raises ValueError (only) when they are not a JSON object
+        the app accepts (too deep, NaN, duplicate keys: agent/outside_json.py)."""
+        return outside_json.loads_object(self.arguments)
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form: {id, name, arguments}."""

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from agent import events as ev
+from agent.answer_cap import DEFAULT_MAX_ANSWER_MB, cap_chars, cut_off_sentence
 from agent.config import AgentSettings
 from agent.control import TurnControl
 from agent.drafts import Draft
@@ -55,8 +56,14 @@ def stream_into(
     sink: ev.Sink,
     touch: Callable[[], None],
     on_usage: Callable[[UsagePart], None],
+    max_answer_mb: float = DEFAULT_MAX_ANSWER_MB,
 ) -> None:
-    """Read a call's parts into `draft`, emitting the deltas; closes `parts` when it ends."""
+    """Read a call's parts into `draft`, emitting the deltas; closes `parts` when it ends.
+
+    Answer text and reasoning stop at `max_answer_mb` each (H10): the part that crosses it
+    is cut there, the call ends as cut off (`draft.capped` says so) and nothing more is read.
+    """
+    cap = cap_chars(max_answer_mb)
     try:
         for part in parts:
             touch()
@@ -65,13 +72,34 @@ def stream_into(
                 break
             kind = type(part)
             if kind is TextPart:
-                draft.text.append(part.text)
-                draft.produced = True
-                sink(ev.TextDelta(part.text))
+                text = part.text
+                draft.text_chars += len(text)
+                over = draft.text_chars - cap
+                if over > 0:
+                    text = text[: len(text) - over]
+                    draft.text_chars = cap
+                    draft.capped = cut_off_sentence("answer", max_answer_mb)
+                if text:
+                    draft.text.append(text)
+                    draft.produced = True
+                    sink(ev.TextDelta(text))
+                if over > 0:
+                    draft.finish = "length"
+                    break
             elif kind is ReasoningPart:
+                text = part.text
                 draft.produced = True
-                draft.reasoning_chars += len(part.text)
-                sink(ev.ReasoningDelta(part.text))
+                draft.reasoning_chars += len(text)
+                over = draft.reasoning_chars - cap
+                if over > 0:
+                    text = text[: len(text) - over]
+                    draft.reasoning_chars = cap
+                if text:
+                    sink(ev.ReasoningDelta(text))
+                if over > 0:
+                    draft.capped = cut_off_sentence("reasoning", max_answer_mb)
+                    draft.finish = "length"
+                    break
             elif kind is ToolCallPart:
                 if draft.add_call_part(part):
                     sink(ev.ToolCallDelta(part.index, part.name or ""))
@@ -147,7 +175,8 @@ def call_model(
         draft = Draft()
         sink(started)
         try:
-            stream_into(draft, provider.stream(request(), abort), abort, sink, touch, on_usage)
+            parts = provider.stream(request(), abort)
+            stream_into(draft, parts, abort, sink, touch, on_usage, settings.max_answer_mb)
             return draft
         except ProviderError as exc:
             account(draft, on_usage, estimate)  # before the retry's events

@@ -258,16 +258,21 @@ class Turn:
         self.result.text = text
         if truncated:
             self.result.status = TurnStatus.TRUNCATED
-            self.result.error = "The answer was cut off at the model's output limit."
+            self.result.error = (
+                draft.capped or "The answer was cut off at the model's output limit."
+            )
             host.sink(ev.Notice(self.result.error, "warning"))
         return calls
 
     def _cut_off_before_answer(self, draft: Draft) -> None:
-        """End the turn on an output limit reached before any text or tool call."""
+        """End the turn on an output limit reached before any text or tool call (the model's,
+        or the app's own bound on one call's reasoning: H10)."""
         host = self.host
         name = host.provider_name
         self.result.status = TurnStatus.TRUNCATED
-        self.result.error = cut_off_before_answer(name, host.config.provider(name), draft.reasoned)
+        self.result.error = draft.capped or cut_off_before_answer(
+            name, host.config.provider(name), draft.reasoned
+        )
         host.sink(ev.Notice(self.result.error, "warning"))
 
     def _deliver_steers(self) -> None:

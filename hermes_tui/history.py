@@ -3,10 +3,10 @@ wrote into them (tool summaries, compaction summaries, the recovery note) (D3, U
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agent import outside_json
 from hermes_tui.widgets.transcript import Note, UserView
 
 
@@ -55,7 +55,7 @@ class AgentRows:
         """The one-line summary of a stored tool call, as the agent shows a live one."""
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = outside_json.loads_object(arguments)
             except ValueError:
                 arguments = {}
         return self._registry.summary(name, arguments if isinstance(arguments, dict) else {})

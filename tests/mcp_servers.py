@@ -14,6 +14,10 @@
 - flood: writes megabytes to stderr while it serves
 - banner: prints a banner line (not JSON) and an endless line of 20 MB to stdout first
 - list_flood: `flood` sends `count` notifications/tools/list_changed at once
+- huge_result: like normal, plus `huge` (a 17 MB result: over the 16 MB message bound) and
+  `endless` (writes a line to stdout that never ends)
+- orphan: like normal, but first starts `setsid sleep 1000` (a grandchild in a session of its
+  own, out of the server's process group) and writes its pid to the file named after MODE
 - exit_at_start: writes a line to stderr and exits 1 before answering anything
 - hang_init: reads stdin and never answers (a server that hangs on initialize)
 
@@ -22,6 +26,7 @@ Helpers for tests: `stdio_entry(mode)` (a config.yaml `mcp_servers` entry) and `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -192,6 +197,22 @@ def _server(mode: str) -> Any:
             await anyio.sleep(seconds)
             return "slow done"
 
+    if mode == "huge_result":
+
+        @app.tool()
+        def huge() -> str:
+            """Seventeen megabytes of text."""
+            return "h" * (17 * 1024 * 1024)
+
+        @app.tool()
+        def endless() -> str:
+            """A line on stdout that never ends (the reply the client waits for never comes)."""
+            wire = _wire_fd()
+            chunk = b"z" * (1024 * 1024)
+            os.write(wire, b'{"jsonrpc":"2.0","id":')
+            while True:
+                os.write(wire, chunk)
+
     if mode == "hostile":
         _hostile_tools(app)
     if mode == "many":
@@ -252,6 +273,21 @@ def _many_tools(app: Any) -> None:
         }
 
 
+_STDOUT = os.fstat(1)
+"""The wire at start: the SDK's stdio server moves it to a private descriptor, and fd 1 to
+stderr (so a stray print cannot corrupt the protocol)."""
+
+
+def _wire_fd() -> int:
+    """The descriptor that now carries the wire (the same pipe as stdout at start)."""
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            info = os.fstat(int(name))
+            if (info.st_dev, info.st_ino) == (_STDOUT.st_dev, _STDOUT.st_ino) and name != "1":
+                return int(name)
+    return 1
+
+
 def _flood() -> None:
     import threading
 
@@ -280,6 +316,19 @@ def main(argv: list[str]) -> None:
         time.sleep(3600)  # stdin closed: still never answer
     if mode == "flood":
         _flood()
+    if mode == "orphan":
+        pid_file = argv[1]
+        subprocess.Popen(
+            [
+                "sh",
+                "-c",
+                'setsid sleep 1000 & echo $! > "$0.tmp" && mv "$0.tmp" "$0"',
+                pid_file,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ).wait()
     if mode == "banner":
         sys.stdout.write("Welcome to the banner server \x1b[31mv1\x1b[0m\n")
         sys.stdout.write("y" * 20_000_000 + "\n")

@@ -317,7 +317,13 @@ class ServerConnection:
             )
         except McpConfigProblem as exc:
             raise RuntimeError(str(exc)) from None
-        return stdio_transport(spec, self.tail, lambda: self._signal("closed"))
+        return stdio_transport(spec, self.tail, self._stdout_closed)
+
+    def _stdout_closed(self, reason: str) -> None:
+        """The server's stdout ended, or was given up for `reason` (a line without end)."""
+        if reason and not self.error:
+            self.error = reason
+        self._signal("closed")
 
     def _cwd(self) -> Path:
         folder = self.config.cwd
@@ -329,12 +335,14 @@ class ServerConnection:
     async def _http(self, stack: AsyncExitStack) -> Any:
         from mcp.client.streamable_http import streamable_http_client
 
-        from agent.mcp.http import bounded_client
+        from agent.mcp.http import SSE_EVENT_LIMIT, bounded_client
 
         headers = {key: expand(value) for key, value in self.config.headers}
         client = bounded_client(headers)
         await stack.enter_async_context(client)
-        return streamable_http_client(expand(self.config.url), http_client=client)
+        return streamable_http_client(
+            expand(self.config.url), http_client=client, max_sse_event_size=SSE_EVENT_LIMIT
+        )
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(getattr(message, "root", message), "method", "")

@@ -83,7 +83,7 @@ def _said(structured: Any, texts: list[str], content: Any) -> bool:
             try:
                 if json.loads(text) == value:
                     return True
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
     return False
 

@@ -325,6 +325,8 @@ def read_project_servers(workspace: Path) -> tuple[list[McpServerConfig], list[s
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return [], [f"{PROJECT_FILE}: not valid JSON ({exc}); its servers are skipped."]
+    except RecursionError:
+        return [], [f"{PROJECT_FILE}: nested too deeply to read; its servers are skipped."]
     body = data.get("mcpServers") if isinstance(data, dict) else None
     if body is None:
         return [], []

@@ -245,7 +245,7 @@ class _Asker:
             return None
         try:
             return response.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
     def close(self) -> None:

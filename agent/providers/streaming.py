@@ -135,7 +135,7 @@ class SDKCall:
         """One SSE data payload -> JSON object, or a retryable `malformed` error (W11)."""
         try:
             obj = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # a chunk nested 5,000 deep is malformed too
             raise ProviderError(
                 ErrorKind.MALFORMED,
                 f"{self.name} sent a stream chunk that does not parse.",
@@ -274,7 +274,7 @@ class SDKCall:
                 if len(data) > JSON_REPLY_MAX_BYTES:
                     break
             body: Any = json.loads(data[:JSON_REPLY_MAX_BYTES])
-        except (ValueError, OSError):
+        except (ValueError, RecursionError, OSError):
             body = data[:200].decode("utf-8", "replace")
         found = error_body(body)
         status = 404 if "unexpected endpoint" in found.message.lower() else 400

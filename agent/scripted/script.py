@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from agent import outside_json
 from agent.scripted.personas import Persona
 from agent.scripted.wire_raw import check_pieces
 
@@ -61,7 +62,7 @@ class ToolCall:
         """The arguments as an object (raw strings are parsed when they can be)."""
         if isinstance(self.arguments, str):
             try:
-                return json.loads(self.arguments)
+                return outside_json.loads(self.arguments)
             except ValueError:
                 return self.arguments
         return self.arguments

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent import outside_json
 from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
 from agent.tools.approvals import (
@@ -264,7 +265,7 @@ def validate_args(tool: Tool, args: Any) -> dict[str, Any]:
         args = {}
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = outside_json.loads(args) if args.strip() else {}
         except ValueError:
             raise ToolError(
                 f"Invalid arguments for {tool.name}: they are not a JSON object."
