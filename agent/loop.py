@@ -287,6 +287,11 @@ class Agent:
         """
         return self.control.redirect(text, self.inbox.steer)
 
+    def expect_turn(self) -> None:
+        """A turn will start on a worker soon: a stop from now on stops it, even one that
+        lands before the worker runs (Z1)."""
+        self.control.expect_turn()
+
     def stop(self) -> None:
         """End the running turn promptly, from any thread (T6)."""
         self.control.stop()
@@ -312,6 +317,7 @@ class Agent:
         `shown` is what the user typed when the model reads another text (a custom command's
         prompt); `model` (provider:model) runs this turn alone on another model.
         """
+        expected = self.control.take_expected()
         skew = self.skew_guard.skew_message()
         if skew is not None:
             # Refused before anything is written: the text goes back to the user (L4).
@@ -328,8 +334,11 @@ class Agent:
             self.sink(ev.TurnError(unknown, ErrorKind.CONFIG))
             return TurnResult(TurnStatus.ERROR, error=unknown, unsent=shown or text)
         with self._turn_lock, self._turn_model(model):
+            if not self.control.begin_turn(expected=expected):
+                # Stopped on its way here (Z1): no request, nothing written; the typed text
+                # goes back to the user (a recovery note was never typed).
+                return TurnResult(TurnStatus.STOPPED, unsent=None if note_kind else shown or text)
             self.activity.reset()
-            self.control.begin_turn()
             self.inbox.open_generation()
             self.compressor.begin_turn()
             self._overflow_compacted = False

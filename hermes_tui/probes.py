@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
@@ -27,3 +27,6 @@ class Probes:
     """Liveness ticks so far (once a second)."""
     status_drawn: Callable[[], None] | None = None
     """Called after each status redraw that a batch of agent events asked for."""
+    send_hold: Callable[[], Awaitable[None]] | None = None
+    """Awaited while a turn is being sent (after Enter took the text, before the user's
+    message is shown): a test holds the send there, as a slow send would (Z1)."""
