@@ -296,8 +296,10 @@ class HermesApp(KeyActions, App[int]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.turns.worker_changed(event)
 
-    async def on_work_ended(self, message: WorkEnded) -> None:
-        await unless_shut_down(self, self.turns.ended(message))
+    def on_work_ended(self, message: WorkEnded) -> None:
+        # In line with what Enter sends, and off the key path: the next queued turn's send
+        # (its message shown) must not hold Esc back either (Z1).
+        self.sending.enter(lambda _stopped: unless_shut_down(self, self.turns.ended(message)))
 
     def on_queue_list_remove(self, message: QueueList.Remove) -> None:
         self.turns.remove_queued(message.item_id)
