@@ -335,8 +335,9 @@ class Agent:
             return TurnResult(TurnStatus.ERROR, error=unknown, unsent=shown or text)
         with self._turn_lock, self._turn_model(model):
             if not self.control.begin_turn(expected=expected):
-                # Stopped on its way here (Z1): no request, nothing written; the typed text
-                # goes back to the user (a recovery note was never typed).
+                # Stopped on its way here (Z1): no request, nothing written, no generation
+                # opened; the typed text goes back to the user (a recovery note was never typed).
+                self.sink(ev.TurnFinished(TurnStatus.STOPPED, ""))
                 return TurnResult(TurnStatus.STOPPED, unsent=None if note_kind else shown or text)
             self.activity.reset()
             self.inbox.open_generation()

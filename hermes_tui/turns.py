@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from agent import events as ev
 from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
 from hermes_tui.safe_text import safe_text
@@ -197,12 +198,11 @@ class TurnController:
         )
 
     async def _not_started(self, kind: WorkKind, text: str, item: QueuedInput | None) -> None:
-        """The work was stopped before it started: no request, nothing written (Z1)."""
+        """The work was stopped before it started: no request, nothing written (Z1). It
+        ends as a stopped turn ends, for the transcript and the status alike."""
+        await self.app.router.apply([ev.TurnFinished(TurnStatus.STOPPED, "")])
         if kind is WorkKind.TURN:
             await self._give_back(text, item, STOPPED_BEFORE)
-        else:
-            await self.app.notice(f"Stopped before the {kind} began.", "warning")
-        self.app.status.set_state("stopped")
         await self.run_next_or_idle()
 
     # -- ending ------------------------------------------------------------------------------

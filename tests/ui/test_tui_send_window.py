@@ -13,6 +13,7 @@ from ui.tui_helpers import reply
 from waits import wait_until
 
 from agent.scripted.script import RequestInfo
+from hermes_tui.widgets.messages import NoticeLine
 
 
 class HeldSends:
@@ -88,6 +89,10 @@ async def test_escape_during_a_held_send_stops_the_turn_before_the_model(make_ap
         assert not app.busy and app.working_line.display is False
         assert app.composer.text == "stop me"
         assert app.agent.session_id is None  # nothing was written for it
+        shown = [row.text for row in app.transcript.query(NoticeLine)]
+        assert shown[0] == "■ stopped", shown  # as any stopped turn ends
+        assert "Stopped before the model was asked" in shown[1], shown
+        assert "back in the input" in shown[1], shown
 
 
 async def test_a_stopped_send_never_overwrites_a_newer_draft(make_app, scripted):
