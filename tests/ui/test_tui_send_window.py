@@ -114,6 +114,26 @@ async def test_a_stopped_send_never_overwrites_a_newer_draft(make_app, scripted)
         assert app.input_queue.paused and server.requests == []
 
 
+async def test_a_line_sent_behind_a_stopped_send_waits_in_the_queue(make_app, scripted):
+    """Z1, T6: Enter, Enter again, Esc, all while the first send is held: neither runs;
+    the first comes back into the composer, the second waits in the paused queue."""
+    server = scripted({"replies": [reply("never asked")], "loop": True})
+    app = make_app(server)
+    hold = HeldSends()
+    async with app.run_test() as pilot:
+        await app.ready()
+        app.probes.send_hold = hold
+        await pilot.press(*keys_for("one"), "enter")
+        await wait_until(pilot, lambda: hold.held, what="the send to reach the hook")
+        await pilot.press(*keys_for("two"), "enter", "escape")
+        hold.release()
+        await app.wait_for_turn()
+        assert server.requests == []
+        assert app.composer.text == "one"
+        assert [item.text for item in app.input_queue.items] == ["two"]
+        assert app.input_queue.paused
+
+
 async def test_escape_after_the_send_reaches_the_worker_still_stops_it(make_app, scripted):
     """Z1: a stop that lands after the worker was asked for, before it ran the turn, is
     not lost: the turn stops before any request (the Esc that used to be dropped)."""
