@@ -33,6 +33,7 @@ class TurnControl:
         """Set by a stop: the running tool batch and its shell commands end (H6)."""
         self._abort = Abort()
         self._redirect: str | None = None
+        self._expected = False  # a turn is on its way to a worker: its stop must not be cleared
 
     # -- reading ----------------------------------------------------------------------------
     @property
@@ -50,17 +51,40 @@ class TurnControl:
         return self._stop.wait(seconds)
 
     # -- the worker's transitions ----------------------------------------------------------------
-    def begin_turn(self) -> None:
-        """A turn starts: no stop, no redirect, the model phase."""
+    def expect_turn(self) -> None:
+        """A turn is on its way to a worker thread: from now on a stop stops it (Z1).
+
+        Called on the thread that starts the worker, before it does: a stop that lands
+        before the worker reaches `begin_turn` is kept, not cleared by it.
+        """
         with self.lock:
             self._stop.clear()
             self.tool_cancel.clear()
             self._redirect = None
+            self._expected = True
+
+    def take_expected(self) -> bool:
+        """Whether this turn was announced by `expect_turn` (and forget that it was)."""
+        with self.lock:
+            expected, self._expected = self._expected, False
+            return expected
+
+    def begin_turn(self, *, expected: bool = False) -> bool:
+        """A turn starts: no redirect, the model phase; False (still idle) when an
+        `expected` turn was stopped on its way, before it began."""
+        with self.lock:
+            if expected and self._stop.is_set():
+                return False
+            self._stop.clear()
+            self.tool_cancel.clear()
+            self._redirect = None
             self._phase = Phase.MODEL
+            return True
 
     def begin_compaction(self) -> None:
         """`/compact` starts outside a turn."""
         with self.lock:
+            self._expected = False
             self._stop.clear()
             self._phase = Phase.COMPACTING
 

@@ -94,6 +94,14 @@ class InputQueue:
             self._items.append(item)
             return item
 
+    def push_front(self, text: str, origin: str = "queued") -> QueuedInput:
+        """Put `text` ahead of every item: it was sent before any of them was typed."""
+        with self._lock:
+            item = QueuedInput(self._next_id, text, origin)
+            self._next_id += 1
+            self._items.insert(0, item)
+            return item
+
     def put_back(self, item: QueuedInput) -> None:
         """Return an item a turn could not take to the head of the queue, ahead of the rest."""
         with self._lock:

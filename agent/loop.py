@@ -133,10 +133,6 @@ class Agent:
         """The session's running token totals in this process."""
         return self.usage_recorder.totals
 
-    @usage.setter
-    def usage(self, totals: Usage) -> None:
-        self.usage_recorder.totals = totals
-
     @property
     def provider_name(self) -> str:
         """The provider part of the current model reference."""
@@ -184,7 +180,7 @@ class Agent:
     def _enter(self, state: SessionState, session: dict[str, Any] | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
-        self.usage = Usage.of_session(session)
+        self.usage_recorder.totals = Usage.of_session(session)
         self.compressor.gauge.reset()
         self.approvals.clear()
         # The cooldown belongs to the session: it survives across runs (C3).
@@ -268,6 +264,11 @@ class Agent:
         """
         return self.control.redirect(text, self.inbox.steer)
 
+    def expect_turn(self) -> None:
+        """A turn will start on a worker soon: a stop from now on stops it, even one that
+        lands before the worker runs (Z1)."""
+        self.control.expect_turn()
+
     def stop(self) -> None:
         """End the running turn promptly, from any thread (T6)."""
         self.control.stop()
@@ -288,11 +289,12 @@ class Agent:
         `shown` is what the user typed when the model reads another text (a custom command's
         prompt); `model` (provider:model) runs this turn alone on another model.
         """
+        expected = self.control.take_expected()
         refused = self._refusal(text if shown is None else shown, model, raw=text)
         if refused is not None:
             return refused
         with self._turn_lock, self._turn_model(model):
-            return Turn(self).run(text, shown, note_kind)
+            return Turn(self).run(text, shown, note_kind, expected=expected)
 
     def _refusal(self, typed: str, model: str | None, *, raw: str) -> TurnResult | None:
         """A turn that cannot start, said before anything is written (the text goes back)."""

@@ -110,12 +110,19 @@ class Turn:
         self.asked: Message | None = None
         """The turn's own user message, once it is taken (and queued for the database)."""
 
-    def run(self, text: str, shown: str | None, note_kind: str | None) -> TurnResult:
+    def run(
+        self, text: str, shown: str | None, note_kind: str | None, *, expected: bool = False
+    ) -> TurnResult:
         """The turn of the user's `text` (`shown`: what they typed, when the model reads
-        another text), through every way it can end."""
+        another text), through every way it can end (`expected`: announced by
+        `expect_turn`, so a stop on its way here holds)."""
         host, result = self.host, self.result
+        if not host.control.begin_turn(expected=expected):
+            # Stopped on its way here (Z1): no request, nothing written, no generation
+            # opened; the typed text goes back to the user (a recovery note was never typed).
+            host.sink(ev.TurnFinished(TurnStatus.STOPPED, ""))
+            return TurnResult(TurnStatus.STOPPED, unsent=None if note_kind else shown or text)
         host.activity.reset()
-        host.control.begin_turn()
         host.inbox.open_generation()
         host.compressor.begin_turn()
         log_token = None

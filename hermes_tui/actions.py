@@ -61,16 +61,17 @@ class KeyActions(_Base):
             self.exit(0)
 
     def action_stop(self) -> None:
-        """Stop the running turn; with none running, Esc twice on an empty composer opens
-        the rewind picker (an Esc that stops a turn never counts towards it)."""
-        if self.turns.busy:
+        """Stop the running turn, or the one being sent (Z1); with none, Esc twice on an
+        empty composer opens the rewind picker (an Esc that stops never counts towards it)."""
+        if self.busy:
             self.turns.stop()
         self.changes.escape_pressed(time.monotonic())
 
     async def action_interrupt(self) -> None:
-        """ctrl+c: stop the running turn; else copy a selection or clear the composer (its
-        text stays in the history: Up brings it back); else, pressed twice, quit."""
-        if self.turns.busy:
+        """ctrl+c: stop the running turn or the one being sent; else copy a selection or
+        clear the composer (its text stays in the history: Up brings it back); else, pressed
+        twice, quit."""
+        if self.busy:
             self.turns.stop()
             return
         composer = self.composer

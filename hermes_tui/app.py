@@ -26,6 +26,7 @@ from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
+from hermes_tui.sending import SendLine
 from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
 from hermes_tui.turns import TurnController, WorkEnded
@@ -83,6 +84,7 @@ class HermesApp(KeyActions, App[int]):
         self.set_keymap(remap)
         self.keys = KeyMap(self, remap)
         self.turns = TurnController(self)
+        self.sending = SendLine(self)
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
         self.sessions = SessionsController(self)
@@ -244,8 +246,9 @@ class HermesApp(KeyActions, App[int]):
     # -- what the rest of the app and the tests call ------------------------------------------
     @property
     def busy(self) -> bool:
-        """True while agent work runs (from submit until its last event is shown)."""
-        return self.turns.busy
+        """True while agent work runs or a sent line waits to run (from Enter until the
+        work's last event is shown)."""
+        return self.turns.busy or self.sending.pending
 
     @property
     def input_queue(self) -> Any:
@@ -275,8 +278,12 @@ class HermesApp(KeyActions, App[int]):
         await commands.run(self, text)
 
     async def wait_for_turn(self, timeout: float = 30.0) -> None:
-        """Wait until no turn runs (queued input that runs on counts as the same wait)."""
-        await self.turns.wait_idle(timeout)
+        """Wait until every sent line has run and no turn runs (queued input that runs on
+        counts as the same wait)."""
+        async with asyncio.timeout(timeout):
+            while self.busy:
+                await self.sending.wait_drained()
+                await self.turns.wait_idle(timeout)
 
     async def resume_session(self, session_id: str) -> None:
         """Show exactly what was persisted for `session_id` and continue it (D3)."""
@@ -315,9 +322,19 @@ class HermesApp(KeyActions, App[int]):
         return theming.variable_defaults(self.current_theme)
 
     # -- messages -----------------------------------------------------------------------------
-    async def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        self.composer.remember(message.text)
-        await self.submit(message.text)
+    def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        text = message.text  # already out of the composer: typing goes on meanwhile (Z1)
+
+        async def send(stopped: bool) -> None:
+            from hermes_tui import commands
+
+            if stopped and not commands.is_command(text):
+                # Esc came after this Enter, before its turn: it waits, as a stop's queue does.
+                self.turns.hold(text)
+                return
+            await self.submit(text)
+
+        self.sending.enter(send)
 
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:
@@ -327,8 +344,10 @@ class HermesApp(KeyActions, App[int]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.turns.worker_changed(event)
 
-    async def on_work_ended(self, message: WorkEnded) -> None:
-        await unless_shut_down(self, self.turns.ended(message))
+    def on_work_ended(self, message: WorkEnded) -> None:
+        # In line with what Enter sends, and off the key path: the next queued turn's send
+        # (its message shown) must not hold Esc back either (Z1).
+        self.sending.enter(lambda _stopped: unless_shut_down(self, self.turns.ended(message)))
 
     def on_queue_list_remove(self, message: QueueList.Remove) -> None:
         self.turns.remove_queued(message.item_id)
@@ -336,8 +355,9 @@ class HermesApp(KeyActions, App[int]):
     def on_queue_list_edit(self, message: QueueList.Edit) -> None:
         self.turns.edit_queued(message.item_id)
 
-    async def on_sessions_panel_selected(self, message: SessionsPanel.Selected) -> None:
-        await self.sessions.resume_picked(message.session_id)
+    def on_sessions_panel_selected(self, message: SessionsPanel.Selected) -> None:
+        # In line with what Enter sends: a message sent after the pick goes to that session.
+        self.sending.enter(lambda _stopped: self.sessions.resume_picked(message.session_id))
 
     def on_sessions_panel_search(self, message: SessionsPanel.Search) -> None:
         self.sessions.search(message.query)

@@ -219,7 +219,7 @@ class ChangesController:
         """A second Esc soon after a first, with no turn running and nothing typed, opens
         the rewind picker (True); a lone Esc only arms it."""
         app = self.app
-        if app.turns.busy or app.composer.text.strip():
+        if app.busy or app.composer.text.strip():
             self._last_escape = None
             return False
         last = self._last_escape

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
@@ -31,3 +31,6 @@ class Probes:
     """Chunks of long answers built as Markdown so far (Z2: only those near the view)."""
     markdown_built_chars: int = 0
     """The source characters of those chunks."""
+    send_hold: Callable[[], Awaitable[None]] | None = None
+    """Awaited while a turn is being sent (after Enter took the text, before the user's
+    message is shown): a test holds the send there, as a slow send would (Z1)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from agent import events as ev
 from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
 from hermes_tui.safe_text import safe_text
@@ -28,6 +29,8 @@ COMPACT_BUSY = "A turn is running: /compact works when the agent is idle."
 QUEUE_ORIGINS = {BusyInputMode.STEER: "steer", BusyInputMode.INTERRUPT: "redirect"}
 """How a steer or redirect no turn took is marked in the queue."""
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+STOPPED_BEFORE = "Stopped before the model was asked. "
+"""How the notice of a turn stopped while it was being sent begins (Z1)."""
 
 
 class WorkKind(StrEnum):
@@ -72,6 +75,9 @@ class TurnController:
         self._idle.set()
         self._item: QueuedInput | None = None  # the queued item the running turn came from
         self._prompts: dict[int, Prompt] = {}  # queued items that run as a Prompt
+        self._stop_asked = False  # a stop while busy: it holds until the work's end is settled
+        self.stops = 0
+        """How many stops were asked: a line sent before a stop and not yet run sees it."""
 
     @property
     def busy(self) -> bool:
@@ -115,9 +121,19 @@ class TurnController:
         self.show_queue()
 
     def stop(self) -> None:
-        """Stop the running work (the queue pauses when a turn ends stopped)."""
-        if self.busy and self.app.agent is not None:
-            self.app.agent.stop()
+        """Stop the running work, at any moment of it: while it is being sent, it never
+        starts; once it runs, the agent stops it. The queue pauses (T6, Z1)."""
+        self.stops += 1
+        if self.busy:
+            self._stop_asked = True
+            if self.app.agent is not None:
+                self.app.agent.stop()
+
+    def hold(self, text: str) -> None:
+        """Queue `text`, paused: it was sent before a stop that came ahead of its turn (Z1)."""
+        self.queue.push(text)
+        self.queue.pause()
+        self.show_queue()
 
     async def refused(self, what: str) -> bool:
         """Say so and return True while work runs: `what` waits for the agent to be idle."""
@@ -130,7 +146,7 @@ class TurnController:
     # -- starting ----------------------------------------------------------------------------
     async def start_turn(
         self, text: str, item: QueuedInput | None = None, *, prompt: Prompt | None = None
-    ) -> Worker[Any]:
+    ) -> Worker[Any] | None:
         """Run one user turn with `text` (from the queued `item`, if it came from there);
         a `prompt` is shown as the user typed it and may run on a model of its own."""
         agent = self.app.agent
@@ -150,23 +166,44 @@ class TurnController:
         text: str,
         work: Callable[[], Any],
         item: QueuedInput | None = None,
-    ) -> Worker[Any]:
-        """Start `work` on a thread worker: the app is busy until its end has been shown."""
+    ) -> Worker[Any] | None:
+        """Start `work` on a thread worker: the app is busy until its end has been shown.
+
+        A stop asked while it is being sent (the user's message shown, the work not yet
+        handed to the worker) means it never starts: None, and its text is given back.
+        """
         self._item = item
         self._idle.clear()
         self.app.status.begin(text)
         transcript = self.app.transcript
+        hold = self.app.probes.send_hold
+        if hold is not None:
+            await hold()
         if kind is WorkKind.TURN:
             await transcript.add_user(text)
         elif kind is WorkKind.CONTINUE:
             await transcript.add(RecoveryNote())
         # Like a sent message: what it brings shows at the bottom, so follow it.
         transcript.anchor()
+        if self._stop_asked:
+            await self._not_started(kind, text, item)
+            return None
         self.app.status.set_state("compacting" if kind is WorkKind.COMPACTION else "working")
         self.app.refresh_bindings()
+        if kind is not WorkKind.COMPACTION:
+            # From here until the worker runs, a stop reaches the agent, which keeps it (Z1).
+            self.app.agent.expect_turn()
         return self.app.run_worker(
             work, name=kind, group=WORK_GROUP, thread=True, exclusive=True, exit_on_error=False
         )
+
+    async def _not_started(self, kind: WorkKind, text: str, item: QueuedInput | None) -> None:
+        """The work was stopped before it started: no request, nothing written (Z1). It
+        ends as a stopped turn ends, for the transcript and the status alike."""
+        await self.app.router.apply([ev.TurnFinished(TurnStatus.STOPPED, "")])
+        if kind is WorkKind.TURN:
+            await self._give_back(text, item, STOPPED_BEFORE)
+        await self.run_next_or_idle()
 
     # -- ending ------------------------------------------------------------------------------
     def worker_changed(self, event: Worker.StateChanged) -> None:
@@ -214,6 +251,10 @@ class TurnController:
 
     async def run_next_or_idle(self) -> None:
         """Start the next queued input, else go idle (nothing waits, or the queue is paused)."""
+        if self._stop_asked:
+            # A stop while this work ended (or before it started) holds the queue too (T6).
+            self._stop_asked = False
+            self.queue.pause()
         item = self.queue.pop_next()
         self.show_queue()
         if item is not None:
@@ -227,22 +268,11 @@ class TurnController:
 
     async def _settle(self, result: Any) -> None:
         """Put every text the turn did not consume back in the user's hands (T3, T6, L4)."""
-        composer = self.app.composer
         if self._item is not None and not result.unsent:
             self._prompts.pop(self._item.id, None)
-        if result.unsent and self._item is not None:
-            # It came from the queue: it goes back to the head of the queue (H7).
-            self.queue.put_back(self._item)
-            self.show_queue()
-            await self.app.notice("Your message is back in the queue.", "warning")
-        elif result.unsent:
-            draft = composer.text
-            # The input draws what it holds: a control character would reach the terminal.
-            shown = safe_text(result.unsent)
-            composer.load_text(f"{shown}\n{draft}" if draft.strip() else shown)
-            composer.move_cursor(composer.document.end)
-            visible = " (its control characters shown as symbols)" if shown != result.unsent else ""
-            await self.app.notice(f"Your message is back in the input{visible}.", "warning")
+        if result.unsent:
+            stopped = result.status == TurnStatus.STOPPED
+            await self._give_back(result.unsent, self._item, STOPPED_BEFORE if stopped else "")
         elif getattr(result, "withheld", None):
             await self._offer_withheld(result.withheld)
         if result.pending_steer:
@@ -260,6 +290,28 @@ class TurnController:
                     "/queue resume runs it; sending a message also resumes it.",
                     "warning",
                 )
+
+    async def _give_back(self, text: str, item: QueuedInput | None, why: str) -> None:
+        """Text a turn never took goes back where the user finds it, never over newer typing:
+        into an empty composer; to the head of the queue, paused, when it came from there or
+        the composer holds a newer draft (H7, Z1). `why` opens the notice."""
+        composer = self.app.composer
+        if item is not None:
+            self.queue.put_back(item)
+            self.show_queue()
+            where = "Your message is back in the queue."
+        elif composer.text.strip():
+            self.queue.push_front(text)
+            self.show_queue()
+            where = "Your draft is kept; the message waits at the head of the queue."
+        else:
+            # The input draws what it holds: a control character would reach the terminal.
+            shown = safe_text(text)
+            composer.load_text(shown)
+            composer.move_cursor(composer.document.end)
+            visible = " (its control characters shown as symbols)" if shown != text else ""
+            where = f"Your message is back in the input{visible}."
+        await self.app.notice(f"{why}{where}", "warning")
 
     async def _offer_withheld(self, text: str) -> None:
         """A failed turn's text no model answered: the agent never sends it again, so it is

@@ -24,6 +24,8 @@ DISCOVERY_PATHS = frozenset({"/api/show", "/api/tags", "/props", "/api/v0/models
 # POST here opens a gate from outside the process (a test driving `hermes-tui
 # scripted-server` in its own process); it is not recorded as a model request.
 _OPEN_GATE_PREFIX = "/_control/open_gate/"
+_REQUESTS_PATH = "/_control/requests"
+"""GET here lists the model requests' bodies so far (a test reading another process's log)."""
 
 
 @dataclass(frozen=True)
@@ -256,8 +258,11 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        """Health, and the discovery endpoints of the server the script plays."""
+        """Health, the request log, and the discovery endpoints of the server the script plays."""
         path = self.path.split("?", 1)[0]
+        if path == _REQUESTS_PATH:
+            self._send_json(200, {"requests": [r.body for r in self.owner.requests]})
+            return
         self.owner._record(
             RecordedRequest("GET", self.path, _headers(self), None, b"", _wire_of(path)), probe=True
         )

@@ -52,7 +52,7 @@ class Composer(TextArea):
     ]
 
     class Submitted(Message):
-        """The user sent the composer's text."""
+        """The user sent the composer's text (already taken out of it and into the history)."""
 
         def __init__(self, text: str) -> None:
             super().__init__()
@@ -91,6 +91,9 @@ class Composer(TextArea):
         text = self.text
         if not text.strip():
             return
+        # Taken out now, in the same step that read it: whatever is typed from here on is
+        # the next draft, however long the send takes (Z1).
+        self.remember(text)
         self.post_message(self.Submitted(text))
 
     def remember(self, text: str) -> None:

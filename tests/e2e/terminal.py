@@ -10,6 +10,7 @@ redirected: Textual draws on it. The fixtures end both in their teardown, even o
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import select
 import shutil
@@ -68,6 +69,16 @@ class ModelServer:
         finally:
             conn.close()
 
+    def request_bodies(self) -> list[Any]:
+        """The bodies of the model requests the server got so far, in order."""
+        host, port = self.url.removeprefix("http://").rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        try:
+            conn.request("GET", "/_control/requests")
+            return json.loads(conn.getresponse().read())["requests"]
+        finally:
+            conn.close()
+
     def stop(self) -> None:
         """End the server process."""
         if self.proc.poll() is None:
@@ -107,14 +118,16 @@ class Terminal:
             raise AssertionError(f"tmux {args[0]} failed ({done.returncode}): {done.stderr}")
         return done
 
-    def start_app(self, cwd: Path) -> None:
-        """Start `hermes-tui` in the pane: a new one, or the old one again once the app quit."""
+    def start_app(self, cwd: Path, args: Sequence[str] = ()) -> None:
+        """Start `hermes-tui` (with `args`) in the pane: a new one, or the old one again once
+        the app quit."""
         env = [arg for name, value in self.env.items() for arg in ("-e", f"{name}={value}")]
         self.exit_status.unlink(missing_ok=True)
         # tmux does not always reap a pane's process (it then never learns the exit status),
         # so a shell around the app writes the status down. The app keeps the terminal.
-        command = ["sh", "-c", '"$1"; echo "$?" > "$2"', "hermes-tui", hermes_tui(),
-                   str(self.exit_status)]  # fmt: skip
+        script = 'app="$1" status="$2"; shift 2; "$app" "$@"; echo "$?" > "$status"'
+        command = ["sh", "-c", script, "hermes-tui", hermes_tui(), str(self.exit_status),
+                   *args]  # fmt: skip
         if self.tmux("has-session", "-t", self.TARGET, check=False).returncode == 0:
             # The dead pane (remain-on-exit) is reused: killing the last session would end
             # the server, and a new one could race the old one's exit for the socket.

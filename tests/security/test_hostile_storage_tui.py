@@ -7,6 +7,7 @@ window and the exit wait are made small in the app's config, so nothing waits se
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
 import sqlite3
@@ -79,6 +80,30 @@ async def test_a_lock_when_the_session_is_created_keeps_the_text_in_the_composer
         assert "Your message is back in the input." in notices(app)
         assert server.requests_for() == []
     assert stored(app) == []
+
+
+async def test_a_refused_text_never_overwrites_the_draft_typed_after_it(make_app, scripted):
+    """H7, Z1: the store refuses the message while a newer draft is in the composer: the
+    draft stays exactly as typed, and the message waits at the head of the queue, paused."""
+    server = scripted({"replies": [reply("never asked")]})
+    app = with_storage(make_app(server))
+    release = asyncio.Event()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.ready()
+        app.probes.send_hold = release.wait
+        with held_write_lock(app.db.path):
+            await send(pilot, "please fix the bug")
+            await wait_until(pilot, lambda: app.busy and not app.composer.text, what="the send")
+            await pilot.press(*"newer")
+            await wait_until(pilot, lambda: app.composer.text == "newer", what="the draft")
+            release.set()
+            await app.wait_for_turn()
+            await pilot.pause()
+        assert app.composer.text == "newer"
+        assert [item.text for item in app.input_queue.items] == ["please fix the bug"]
+        assert app.input_queue.paused
+        assert any("Your draft is kept" in n for n in notices(app)), notices(app)
+        assert server.requests_for() == []
 
 
 async def test_a_refused_text_comes_back_with_its_control_characters_shown(make_app, scripted):
