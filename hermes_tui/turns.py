@@ -154,7 +154,7 @@ class TurnController:
         """Start `work` on a thread worker: the app is busy until its end has been shown."""
         self._item = item
         self._idle.clear()
-        self.app.status.begin(text)
+        self.app.status.begin()
         transcript = self.app.transcript
         if kind is WorkKind.TURN:
             await transcript.add_user(text)
