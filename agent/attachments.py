@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.text_cuts import cut_at_line_end
 from agent.tools import paths
 from agent.tools.registry import ToolError
 
@@ -163,7 +164,7 @@ def _attach(
             return _refusal(rel, "file", "not UTF-8 text")
         text = data[: exc.start].decode("utf-8")
     full = max(stamp.size, len(text))
-    shown = _cut(text, share)
+    shown = cut_at_line_end(text, share)
     budget.spend(len(shown))
     truncated = len(shown) < len(text) or len(data) > share * 4
     lines = shown.count("\n") + (0 if shown.endswith("\n") or not shown else 1)
@@ -225,12 +226,3 @@ def _refused_block(rel: str, reason: str) -> str:
 def _attr(value: str) -> str:
     """A value for a quoted attribute of the blocks above."""
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("\n", " ")
-
-
-def _cut(text: str, cap: int) -> str:
-    """`text` within `cap` characters, cut at a line end where there is one near."""
-    if len(text) <= cap:
-        return text
-    head = text[:cap]
-    line_end = head.rfind("\n")
-    return head[: line_end + 1] if line_end > cap // 2 else head

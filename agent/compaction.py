@@ -15,12 +15,11 @@ reproduces exactly that list (D3).
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -71,47 +70,6 @@ SUMMARY_HEADER = "[Summary of the earlier conversation]"
 SUMMARY_FOOTER = "[End of summary; the conversation continues below]"
 SUMMARY_ATTEMPTS = 2
 """A summary cut off at its output limit is asked for once more, in half the words (C1)."""
-
-# -- logs carry the session id (C6) ---------------------------------------------------------
-session_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "hermes_session_id", default=None
-)
-_factory_lock = threading.Lock()
-_factory_installed = False
-
-
-def install_log_context() -> None:
-    """Stamp `record.session_id` on every log record from the current context (idempotent).
-
-    A record factory (not a handler filter) so the stamp is taken on the thread that logs:
-    the compaction helper runs in a copy of the caller's context and logs the same id.
-    """
-    global _factory_installed
-    with _factory_lock:
-        if _factory_installed:
-            return
-        previous = logging.getLogRecordFactory()
-
-        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-            record = previous(*args, **kwargs)
-            record.session_id = session_var.get() or "-"
-            return record
-
-        logging.setLogRecordFactory(factory)
-        _factory_installed = True
-
-
-@contextlib.contextmanager
-def log_session(session_id: str | None) -> Iterator[None]:
-    """Log records in this block carry `session_id`; the caller's value is restored after."""
-    token = session_var.set(session_id)
-    try:
-        yield
-    finally:
-        session_var.reset(token)
-
-
-install_log_context()
 
 
 def _model_visible(m: Message) -> bool:

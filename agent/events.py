@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from agent.kinds import CallPurpose, ErrorKind, TurnStatus
+from agent.kinds import CallPurpose, ErrorKind, ToolOutcome, TurnStatus
 
 # Events are NamedTuples: immutable like frozen dataclasses, but about ten times cheaper to
 # define (this module is on the app's start-up path) and cheaper to build per streamed chunk.
@@ -104,6 +104,11 @@ class ToolFinished(NamedTuple):
     declined: bool = False
     display: Mapping[str, Any] = MappingProxyType({})
     """What the transcript shows besides the output: a file change's diff (X1)."""
+
+    @property
+    def outcome(self) -> ToolOutcome:
+        """Ok, error or declined."""
+        return ToolOutcome.of(self.ok, self.declined)
 
 
 class UsageUpdated(NamedTuple):

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from agent.models import tokens_for_chars
+from agent.text_cuts import cut_at_line_end
 
 NAMES = ("AGENTS.md", "CLAUDE.md", ".hermes.md")
 """The instruction file of a directory: the first of these that exists."""
@@ -144,16 +145,7 @@ def read_instruction(path: Path, confine: Path | None, cap: int) -> tuple[str, t
     text = data.decode("utf-8", errors="replace")
     full = max(len(text), st.st_size) if len(data) > cap * 4 else len(text)
     stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    return _cut(text, cap), stamp, full
-
-
-def _cut(text: str, cap: int) -> str:
-    """`text` within `cap` characters, cut at a line end where there is one."""
-    if len(text) <= cap:
-        return text
-    head = text[:cap]
-    line_end = head.rfind("\n")
-    return head[: line_end + 1] if line_end > cap // 2 else head
+    return cut_at_line_end(text, cap), stamp, full
 
 
 class Instructions:

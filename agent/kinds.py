@@ -7,6 +7,7 @@ with plain strings are unchanged (`TurnStatus.OK == "ok"`).
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class TurnStatus(StrEnum):
@@ -93,3 +94,29 @@ class SandboxMode(StrEnum):
     AUTO = "auto"
     ON = "on"
     OFF = "off"
+
+
+class ToolOutcome(StrEnum):
+    """How a tool call ended: the one place that works it out, for the result the agent
+    keeps, the live `ToolFinished` event and a stored row read back on resume."""
+
+    OK = "ok"
+    ERROR = "error"
+    """The tool failed or refused, or the turn was stopped before the call ran."""
+    DECLINED = "declined"
+    """The user said no: nothing ran."""
+
+    @classmethod
+    def of(cls, ok: bool, declined: bool = False) -> ToolOutcome:
+        """The outcome of a result that is `ok` or not; a declined call is never ok."""
+        if declined:
+            return cls.DECLINED
+        return cls.OK if ok else cls.ERROR
+
+    @classmethod
+    def recorded(cls, metadata: Any) -> ToolOutcome | None:
+        """The outcome a stored tool row's `display_metadata` records; None when it records
+        none (a row kept before outcomes were)."""
+        if not isinstance(metadata, dict) or metadata.get("ok") is None:
+            return None
+        return cls.of(bool(metadata["ok"]), metadata.get("outcome") == cls.DECLINED)

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent import recovery
-from agent.compaction import CompactionResult, ContextCompressor, log_session
+from agent.compaction import CompactionResult, ContextCompressor
 from agent.config import Config, split_model_ref
 from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl
 from agent.inbox import Inbox
 from agent.kinds import CallPurpose, ErrorKind, Phase
 from agent.liveness import ActivityClock, CodeSkewGuard
+from agent.log_context import log_session
 from agent.messages import Message
 from agent.models import context_window_for
 from agent.ports import ApprovalPolicy, SessionStore

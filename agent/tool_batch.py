@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.control import TurnControl, TurnStopped
+from agent.kinds import ToolOutcome
 from agent.messages import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -103,7 +104,6 @@ class ToolBatch:
         output = self.redact(result.output)
         message = Message("tool", output, tool_call_id=call.id, name=call.name)
         declined = bool(getattr(result, "declined", False))
-        outcome = "declined" if declined else ("ok" if result.ok else "error")
         # Kept for the transcript of a resumed session (ok, error or declined, how long the
         # call itself took); providers only ever see the content (display metadata never
         # reaches a payload, D1).
@@ -111,7 +111,7 @@ class ToolBatch:
         display = _redacted(getattr(result, "display", None) or {}, self.redact)
         message.display_metadata = {
             "ok": bool(result.ok),
-            "outcome": outcome,
+            "outcome": ToolOutcome.of(result.ok, declined).value,
             "duration": round(duration, 3),
             **display,
         }

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import events as ev
 from agent import recovery
-from agent.compaction import ContextCompressor, session_var
+from agent.compaction import ContextCompressor
 from agent.config import Config
 from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
@@ -21,6 +21,7 @@ from agent.drafts import Draft
 from agent.inbox import Inbox
 from agent.kinds import ErrorKind, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard
+from agent.log_context import session_var
 from agent.messages import REQUEST_FAILED, Message, ToolCall
 from agent.model_call import call_model
 from agent.models import estimate_request

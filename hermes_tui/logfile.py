@@ -32,7 +32,7 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
 
 
 class _SessionField(logging.Filter):
-    """Gives every record a `session` field: the session id set by agent.compaction, or -."""
+    """Gives every record a `session` field: the session id agent.log_context stamped, or -."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.session = getattr(record, "session_id", "-")
@@ -64,8 +64,10 @@ def setup_logging(home: Path) -> Path | None:
         )
     except OSError:
         path, handler = None, logging.NullHandler()
+    from agent.log_context import install_log_context
     from agent.providers.errors import RedactingFilter
 
+    install_log_context()  # C6: each record names the session it was logged for
     handler.addFilter(RedactingFilter())  # K3: no key reaches the file either
     handler.addFilter(_SessionField())
     handler.setFormatter(logging.Formatter(FORMAT))

@@ -77,6 +77,8 @@ class Nearest256(LineFilter):
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         """The segments with their colours snapped."""
+        # LineFilter.apply's signature passes the background; a snap needs only each segment.
+        del background
         return [
             Segment(text, None if style is None else _style(style), control)
             for text, style, control in segments

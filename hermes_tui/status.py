@@ -81,9 +81,13 @@ class TurnState:
         if step is not None:
             step(self, event, now)
 
-    def _started(self, _event: Any, now: float) -> None:
+    def begin(self, now: float) -> None:
+        """A turn (or a compaction) starts at `now`: waiting for the first token."""
         self.phase, self.turn_started, self.since = "waiting", now, now
         self.last_chunk, self.streamed_chars, self.tool = now, 0, None
+
+    def _started(self, _event: ev.TurnStarted, now: float) -> None:
+        self.begin(now)
 
     def _waiting(self, _event: Any, now: float) -> None:
         self._enter("waiting", now)
@@ -335,10 +339,10 @@ class StatusPresenter:
         self._status.detail = detail
         self.refresh()
 
-    def begin(self, text: str) -> None:
+    def begin(self) -> None:
         """A turn (or a compaction) starts now, before its first event arrives."""
         clock = self.app.probes.clock
-        self.turn_state.apply(ev.TurnStarted("", text), clock())
+        self.turn_state.begin(clock())
         self.app.working_line.stop_key = self.app.keys.shown("turn.stop")
         self.app.working_line.start(self.activity, clock)
 

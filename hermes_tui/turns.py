@@ -174,7 +174,7 @@ class TurnController:
         """
         self._item = item
         self._idle.clear()
-        self.app.status.begin(text)
+        self.app.status.begin()
         transcript = self.app.transcript
         hold = self.app.probes.send_hold
         if hold is not None:

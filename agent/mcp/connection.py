@@ -25,6 +25,7 @@ from typing import Any
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, expand
 from agent.mcp.stdio import StderrTail, StdioCommand, stdio_transport
 from agent.models import tokens_for_chars
+from agent.text_cuts import cut_with_ellipsis
 
 log = logging.getLogger("hermes_tui.mcp")
 
@@ -364,7 +365,9 @@ class ServerConnection:
                 server=self.name,
                 name=tool.name,
                 wire=names[tool.name],
-                description=_cut(tool.description or tool.title or "", MAX_DESCRIPTION_CHARS),
+                description=cut_with_ellipsis(
+                    tool.description or tool.title or "", MAX_DESCRIPTION_CHARS
+                ),
                 schema=tool.input_schema,
                 annotations=_annotations(tool),
             )
@@ -383,7 +386,7 @@ class ServerConnection:
             McpPrompt(
                 server=self.name,
                 name=prompt.name,
-                description=_cut(prompt.description or "", MAX_DESCRIPTION_CHARS),
+                description=cut_with_ellipsis(prompt.description or "", MAX_DESCRIPTION_CHARS),
                 arguments=tuple((arg.name, bool(arg.required)) for arg in prompt.arguments or ()),
             )
             for prompt in listed[:MAX_TOOLS]
@@ -519,10 +522,6 @@ def _annotations(tool: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if isinstance(v, bool | str) and k != "title"}
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _connection_lost(exc: BaseException) -> bool:
     """The connection is gone (a closed stdio pipe, an HTTP server that went away)."""
     import httpx2
@@ -574,7 +573,7 @@ def describe_failure(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     name = type(exc).__name__
     if "Connect" in name or "connect" in text.lower():
-        return f"cannot connect: {_cut(text, 200)}"
+        return f"cannot connect: {cut_with_ellipsis(text, 200)}"
     if name in ("RuntimeError", "MCPError"):
-        return _cut(text, 300)
-    return f"{name}: {_cut(text, 300)}"
+        return cut_with_ellipsis(text, 300)
+    return f"{name}: {cut_with_ellipsis(text, 300)}"

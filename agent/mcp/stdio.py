@@ -38,6 +38,8 @@ import mcp_types as types
 from anyio.abc import Process
 from mcp.shared.message import SessionMessage
 
+from agent.text_cuts import cut_with_ellipsis
+
 log = logging.getLogger("hermes_tui.mcp")
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -87,8 +89,7 @@ class StderrTail:
         """The last non-empty line, cut to `width` characters ("" when there is none)."""
         for line in reversed(self.text().splitlines()):
             if line.strip():
-                line = line.strip()
-                return line if len(line) <= width else line[: width - 1] + "…"
+                return cut_with_ellipsis(line.strip(), width)
         return ""
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agent import outside_json
 from agent.kinds import ApprovalMode
 from agent.secrets import STANDARD_KEY_ENV
+from agent.text_cuts import cut_with_ellipsis
 from agent.tools.approvals import (
     AlwaysScope,
     ApprovalMemory,
@@ -170,10 +171,7 @@ def cap_text(text: str, cap: int) -> str:
 
 def one_line(text: str, width: int = SUMMARY_WIDTH) -> str:
     """Collapse whitespace to a single line and truncate it to `width` characters."""
-    flat = " ".join(str(text).split())
-    if len(flat) > width:
-        flat = flat[: width - 1] + "…"
-    return flat
+    return cut_with_ellipsis(" ".join(str(text).split()), width)
 
 
 def one_row(text: str, width: int = SUMMARY_WIDTH) -> str:
@@ -182,8 +180,7 @@ def one_row(text: str, width: int = SUMMARY_WIDTH) -> str:
     Unlike `one_line`, a newline, a tab or a run of spaces stays what it is: the UI shows
     each visibly (SPEC H1), so `a\\nb.txt` never reads as `a b.txt`.
     """
-    text = str(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut_with_ellipsis(str(text), width)
 
 
 _TYPE_NAMES = {

@@ -1,7 +1,5 @@
 """Slash commands: the table (registry.py) and the handlers that fill it."""
 
-from importlib import import_module
-
 from hermes_tui.commands.registry import (
     COMMANDS,
     CommandSource,
@@ -16,18 +14,19 @@ from hermes_tui.commands.registry import (
     table_of,
 )
 
-for _handlers in (
-    "turn",
-    "session",
-    "changes",
-    "project",
-    "mcp",
-    "ui",
-):  # registered, and so listed by /help, in this order
-    import_module(f"hermes_tui.commands.{_handlers}")
+# The handler modules register their commands as they are imported, and /help lists them in
+# that order: kept by hand, so the sorter stays out of this block.
+# isort: off
+from hermes_tui.commands import turn  # noqa: F401
+from hermes_tui.commands import session  # noqa: F401
+from hermes_tui.commands import changes  # noqa: F401
+from hermes_tui.commands import project  # noqa: F401
+from hermes_tui.commands import mcp  # noqa: F401
+from hermes_tui.commands import ui  # noqa: F401
+# isort: on
 
-from hermes_tui.commands.custom import CustomCommandSource, custom_table  # noqa: E402
-from hermes_tui.commands.mcp import McpPrompts  # noqa: E402 (after the handlers it joins)
+from hermes_tui.commands.custom import CustomCommandSource, custom_table
+from hermes_tui.commands.mcp import McpPrompts
 
 
 def table_for(app: object) -> CommandTable:

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from agent.text_cuts import cut_with_ellipsis
 from hermes_tui.safe_text import safe_line, safe_name
 
 ACTIONS = (
@@ -62,8 +63,7 @@ class RewindChoice:
 
 def one_line(text: str, width: int = TEXT_CHARS) -> str:
     """Outside text on one line, every hidden character shown, cut to `width`."""
-    line = " ".join(safe_line(text).split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut_with_ellipsis(" ".join(safe_line(text).split()), width)
 
 
 def short_name(name: str, width: int) -> str:

@@ -15,6 +15,7 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock
 
 from hermes_tui.safe_text import safe_text
+from hermes_tui.widgets.answer_chunks import block_parser
 
 # Token types that become a top-level block widget (Markdown._parse_markdown); any other
 # top-level token (an html block) is dropped by Textual, so it is skipped here as well.
@@ -118,7 +119,7 @@ class AnswerBlock(Markdown):
         await self.update(content)
 
     def _blocks_match(self, content: str) -> bool:
-        fresh = [_shape(token) for token in _block_parser().parse(content) if _is_block(token)]
+        fresh = [_shape(token) for token in block_parser().parse(content) if _is_block(token)]
         mounted = [
             _shape(b._token, b.source_range) for b in self.children if isinstance(b, MarkdownBlock)
         ]
@@ -222,17 +223,3 @@ def _shape(token: Token, source_range: tuple[int, int] | None = None) -> tuple:
 def _shared_parser() -> MarkdownIt:
     """Textual's own parser ("gfm-like"), built once: parsing leaves it as it was."""
     return MarkdownIt("gfm-like")
-
-
-@cache
-def _block_parser() -> MarkdownIt:
-    """Textual's parser ("gfm-like", as Markdown.update uses) without the inline passes.
-
-    Block structure comes from the block rules alone; inline parsing and linkify (the
-    costliest pass) only fill in the text, which the streamed blocks already show.
-    """
-    parser = MarkdownIt("gfm-like")
-    parser.core.ruler.disable(
-        ["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True
-    )
-    return parser

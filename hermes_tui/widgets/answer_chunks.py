@@ -45,7 +45,7 @@ def is_long(source: str) -> bool:
 def split(source: str, chunk_lines: int = CHUNK_LINES) -> list[Chunk]:
     """Cut `source` at top-level block boundaries into chunks of about `chunk_lines` lines."""
     lines = source.splitlines(keepends=True)
-    starts = sorted({token.map[0] for token in _block_parser().parse(source) if _top(token)})
+    starts = sorted({token.map[0] for token in block_parser().parse(source) if _top(token)})
     cuts = [0]
     for start in starts:
         if start - cuts[-1] >= chunk_lines:
@@ -59,8 +59,12 @@ def _top(token: object) -> bool:
 
 
 @cache
-def _block_parser() -> MarkdownIt:
-    """Textual's "gfm-like" parser with the block rules alone (no inline pass, no linkify)."""
+def block_parser() -> MarkdownIt:
+    """Textual's parser ("gfm-like", as Markdown.update uses) without the inline passes.
+
+    Block structure comes from the block rules alone; inline parsing and linkify (the
+    costliest pass) only fill in the text, which the streamed blocks already show.
+    """
     parser = MarkdownIt("gfm-like")
     parser.core.ruler.disable(
         ["inline", "linkify", "replacements", "smartquotes", "text_join"], ignoreInvalid=True

@@ -13,6 +13,7 @@ import pytest
 import agent.compaction as compaction
 from agent import events as ev
 from agent.compaction import SUMMARY_KEY, override_text
+from agent.log_context import install_log_context
 from agent.messages import model_visible, to_openai
 
 SUMMARY_RULE = {"system_contains": "You summarise a conversation"}
@@ -311,6 +312,7 @@ def test_failure_starts_the_cooldown_ladder_and_blocks_with_one_warning(harness)
 
 # -- C6 / C7: session id in logs, sticky routing key ------------------------------------------
 def test_logs_after_and_during_compaction_carry_the_session_id(harness, caplog):
+    install_log_context()  # what the app's log setup does (hermes_tui/logfile.py)
     caplog.set_level(logging.INFO, logger="hermes_tui")
     agent = start(harness, [summary_reply(), *turns(6)])
     sid = seed(agent, 4)

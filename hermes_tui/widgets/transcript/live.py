@@ -163,8 +163,7 @@ class LiveTurn:
     async def _tool_finished(self, event: ev.ToolFinished) -> None:
         block = self._tools.get(event.call_id)
         if block is not None:
-            state = "declined" if event.declined else ("ok" if event.ok else "error")
-            block.finish(state, event.output, event.duration, event.display)
+            block.finish(event.outcome, event.output, event.duration, event.display)
 
     # -- rows and lines ----------------------------------------------------------------------
     async def _display_row(self, event: ev.DisplayRow) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from textual.widget import Widget
 
+from agent.kinds import ToolOutcome
 from hermes_tui.widgets.markers import Marker, marker_text
 from hermes_tui.widgets.messages import UserMessage
 from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
@@ -161,12 +162,13 @@ class RowWidgets:
 
 def finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
     """A stored tool result: ok, error or declined and its duration when recorded, else done."""
-    outcome = row.get("display_metadata") or {}
-    ok = outcome.get("ok") if isinstance(outcome, dict) else None
-    state = "done" if ok is None else ("ok" if ok else "error")
-    if ok is not None and outcome.get("outcome") == "declined":
-        state = "declined"
-    duration = outcome.get("duration") if ok is not None else None
+    metadata = row.get("display_metadata")
+    outcome = ToolOutcome.recorded(metadata)
+    output = row.get("content") or ""
+    if outcome is None:
+        block.finish("done", output)
+        return
+    duration = metadata.get("duration")
     if not isinstance(duration, int | float):
         duration = None
-    block.finish(state, row.get("content") or "", duration, outcome if ok is not None else None)
+    block.finish(outcome, output, duration, metadata)

@@ -62,6 +62,17 @@ def test_library_records_and_tracebacks_reach_the_file_not_stderr(to_file, capfd
     assert "a library warning" in text
 
 
+def test_a_record_logged_for_a_session_names_it_in_the_file(to_file):
+    """C6: setting up the log file installs the session stamp (nothing does at import)."""
+    from agent.log_context import log_session
+
+    with log_session("sess-c6"):
+        logging.getLogger("hermes_tui.agent").warning("inside a turn")
+    logging.getLogger("hermes_tui.agent").warning("outside any turn")
+    text = to_file.read_text()
+    assert "[sess-c6] inside a turn" in text and "[-] outside any turn" in text
+
+
 def test_the_log_file_and_its_folder_are_private(to_file):
     logging.getLogger("hermes_tui").warning("hello")
     assert to_file.parent.name == "logs"
