@@ -190,6 +190,12 @@ class TurnFinished(NamedTuple):
     pending_steer: str | None = None
 
 
+def stopped_on_the_way() -> TurnFinished:
+    """The end of a turn stopped before it began (Z1): the event its worker sends, and the
+    one a front end shows when the worker was never started."""
+    return TurnFinished(TurnStatus.STOPPED, "")
+
+
 class CompactionStarted(NamedTuple):
     """Context compaction began (manual /compact or automatic)."""
 

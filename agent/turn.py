@@ -42,7 +42,6 @@ from agent.turn_endings import (
     cut_off_before_answer,
     ending_row,
     internal_error,
-    stopped_on_the_way,
     unanswered,
 )
 from agent.usage import estimated_usage
@@ -122,7 +121,7 @@ class Turn:
         if not host.control.begin_turn(expected=expected):
             # Stopped on its way here (Z1): no request, nothing written, no generation
             # opened; the typed text goes back to the user (a recovery note was never typed).
-            host.sink(stopped_on_the_way())
+            host.sink(ev.stopped_on_the_way())
             return TurnResult(TurnStatus.STOPPED, unsent=None if note_kind else shown or text)
         host.activity.reset()
         host.inbox.open_generation()

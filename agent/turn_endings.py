@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent import events as ev
 from agent.compaction import is_summary_row
 from agent.config import Config, ConfigError, ProviderConfig, split_model_ref
 from agent.kinds import ErrorKind, TurnStatus
@@ -122,9 +121,3 @@ def refusal(
         if problem is not None:
             return TurnResult(TurnStatus.ERROR, error=problem, error_kind=ErrorKind.CONFIG)
     return None
-
-
-def stopped_on_the_way() -> ev.TurnFinished:
-    """The end of a turn stopped before it began (Z1): the event its worker sends, and the
-    one a front end shows when the worker was never started."""
-    return ev.TurnFinished(TurnStatus.STOPPED, "")

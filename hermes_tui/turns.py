@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from agent import events as ev
 from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
-from agent.turn_endings import stopped_on_the_way
 from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.notes import RecoveryNote
 
@@ -200,7 +200,7 @@ class TurnController:
     async def _not_started(self, kind: WorkKind, text: str, item: QueuedInput | None) -> None:
         """The work was stopped before it started: no request, nothing written (Z1). It
         ends as a stopped turn ends, for the transcript and the status alike."""
-        await self.app.router.apply([stopped_on_the_way()])
+        await self.app.router.apply([ev.stopped_on_the_way()])
         if kind is WorkKind.TURN:
             await self._give_back(text, item, STOPPED_BEFORE)
         await self.run_next_or_idle()
