@@ -42,6 +42,27 @@ PRIVATE_HANDLERS: dict[tuple[str, str, str], str] = {
 """Textual's private handlers our widgets override (checked by the architecture test)."""
 
 
+class _Key(str):
+    """A key name as Textual's sequence table holds it (its parser reads `.value`)."""
+
+    @property
+    def value(self) -> str:
+        """The key's name."""
+        return str(self)
+
+
+def add_key_sequence(sequence: str, key: str) -> None:
+    """Make Textual's key parser read `sequence` as `key` (a sequence it knows is kept).
+
+    Uses `textual._ansi_sequences.ANSI_SEQUENCES_KEYS`, the parser's table of escape
+    sequences: there is no public way to name one it reads as another key.
+    """
+    from textual import _ansi_sequences
+
+    table = _ansi_sequences.ANSI_SEQUENCES_KEYS
+    table.setdefault(sequence, (_Key(key),))  # type: ignore[index]
+
+
 def add_line_filter(app: App[Any], line_filter: LineFilter) -> None:
     """Add a filter over every rendered line of `app`.
 
