@@ -26,6 +26,7 @@ import inspect
 import pkgutil
 import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -190,6 +191,7 @@ def file_violations(rel: str, tree: ast.AST, defined: Defined) -> list[str]:
     return found
 
 
+@cache
 def _sources(root: Path) -> dict[str, ast.AST]:
     return {
         path.relative_to(root).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
@@ -375,3 +377,22 @@ def test_a_planted_private_override_is_reported():
         "_on_blur",
         "_parse_markdown",
     ]
+
+
+# -- every dependency capped below its next major version ----------------------------------------
+
+
+def uncapped(requirements: list[str]) -> list[str]:
+    """The requirements without an upper bound (`<` or an exact `==` pin)."""
+    return [r for r in requirements if "<" not in r and "==" not in r]
+
+
+def test_every_dependency_is_capped_below_its_next_major():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        requirements += extra
+    assert uncapped(requirements) == [], "give each an upper bound below its next major"
+    assert uncapped(["openai>=3.50", "textual>=8,<9", "x==1.1.0"]) == ["openai>=3.50"]
