@@ -19,7 +19,7 @@ class Clip:
 
 def fence_under(widget: Widget | None) -> Widget | None:
     """The code block `widget` is part of (the mouse may be over its label), if any."""
-    from textual.widgets._markdown import MarkdownFence
+    from textual.widgets.markdown import MarkdownFence
 
     while widget is not None:
         if isinstance(widget, MarkdownFence):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import StrEnum
+
+from hermes_tui.textual_compat import add_key_sequence
 
 ALT_ENTER_SEQUENCES = ("\x1b\r", "\x1b\n")
 """What a terminal sends for alt+Enter (ESC CR; some send ESC LF)."""
@@ -23,19 +24,10 @@ _KITTY_TERMS = ("xterm-kitty", "xterm-ghostty", "foot", "foot-extra", "wezterm")
 _KITTY_PROGRAMS = ("kitty", "WezTerm", "ghostty")
 
 
-class _Key(StrEnum):
-    """Key names for Textual's sequence table (it reads each entry's `.value`)."""
-
-    ALT_ENTER = "alt+enter"
-
-
 def install() -> None:
     """Teach Textual's key parser the alt+Enter sequences (idempotent)."""
-    from textual import _ansi_sequences
-
-    table = _ansi_sequences.ANSI_SEQUENCES_KEYS
     for sequence in ALT_ENTER_SEQUENCES:
-        table.setdefault(sequence, (_Key.ALT_ENTER,))  # type: ignore[index]
+        add_key_sequence(sequence, "alt+enter")
 
 
 def reports_shift_enter(environ: Mapping[str, str] | None = None) -> bool:

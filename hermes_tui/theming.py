@@ -23,6 +23,7 @@ from textual.theme import Theme
 
 from agent.config import ConfigError, save_ui_theme
 from hermes_tui.safe_text import safe_text
+from hermes_tui.textual_compat import add_line_filter, refresh_ansi_theme
 from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
 
 if TYPE_CHECKING:
@@ -327,7 +328,7 @@ class AppThemes:
         if not app.is_headless and app.console.color_system == "256":
             from hermes_tui.palette256 import Nearest256
 
-            app._filters.append(Nearest256())  # Textual's own hook for line filters
+            add_line_filter(app, Nearest256())
 
     @property
     def current(self) -> str:
@@ -372,7 +373,7 @@ class AppThemes:
         app.add_class(f"-theme-{name}", update=False)
         app.set_class(dark, "-dark-mode", update=False)
         app.set_class(not dark, "-light-mode", update=False)
-        app._refresh_truecolor_filter(app.ansi_theme)
+        refresh_ansi_theme(app)
         app.stylesheet.set_variables(app.get_css_variables())
 
     def switch(self, name: str) -> bool:

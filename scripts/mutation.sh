@@ -26,17 +26,18 @@ case "$module" in
     tests=(tests/unit/storage/test_storage_accounting.py tests/unit/storage/test_storage_locking.py)
     ;;
   wire)
-    sources=(agent/providers/wire.py)
+    sources=(agent/providers/wire.py agent/httpx_compat.py)
     tests=(tests/unit/agent/providers/test_wire.py tests/integration/test_wire_slot.py
-           tests/integration/test_wire_abort_drain.py)
+           tests/integration/test_wire_abort_drain.py tests/unit/agent/test_httpx_compat.py)
     ;;
   sse)
     sources=(agent/providers/sse.py)
     tests=(tests/unit/agent/providers/test_sse_parse.py)
     ;;
   streaming)
-    sources=(agent/providers/streaming.py)
+    sources=(agent/providers/streaming.py agent/providers/sdk_compat.py)
     tests=(tests/unit/agent/providers/test_streaming.py tests/integration/test_wire_retries.py
+           tests/unit/agent/providers/test_sdk_compat.py
            tests/integration/test_wire_abort_drain.py
            tests/unit/agent/providers/test_server_errors.py tests/integration/test_server_limits.py)
     ;;

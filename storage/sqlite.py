@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import aiosqlite
 
+from .aiosqlite_compat import daemon_worker
 from .errors import StorageLockedError, is_busy
 from .files import private_dir, private_file, tighten_if_present
 
@@ -79,7 +80,7 @@ async def connect_async(path: Path) -> aiosqlite.Connection:
     # A daemon worker: a process that dies before close() (a crash, a failed test) still
     # exits instead of waiting forever on an idle connection thread. Every commit is already
     # durable (synchronous=FULL); nothing is lost by not joining it.
-    pending._thread.daemon = True
+    daemon_worker(pending)
     conn = await pending
     conn.row_factory = aiosqlite.Row
     try:

@@ -18,7 +18,8 @@ from agent.providers.base import (
     UsagePart,
 )
 from agent.providers.errors import ProviderError
-from agent.providers.streaming import RawStreamCall, SDKCall, merged_body
+from agent.providers.sdk_compat import RawStreamCall
+from agent.providers.streaming import SDKCall, merged_body
 
 DEFAULT_MAX_TOKENS = 8192
 _STOP = {

@@ -16,7 +16,8 @@ from agent.providers.base import (
     UsagePart,
 )
 from agent.providers.errors import ProviderError
-from agent.providers.streaming import RawStreamCall, SDKCall, merged_body
+from agent.providers.sdk_compat import RawStreamCall
+from agent.providers.streaming import SDKCall, merged_body
 
 _FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls"}
 

@@ -346,40 +346,6 @@ def _answers_json(http: Any) -> bool:
     return kind.startswith("application/json")
 
 
-class RawStreamCall:
-    """POST a JSON body through the SDK client; yields the unread, streamed httpx2 response.
-
-    `client.post(..., cast_to=httpx2.Response)` keeps the SDK's auth, default headers and
-    typed status errors, but skips its per-call parameter transformation, which is about a
-    quarter of a streamed call's cost on loopback. Used as a context manager by `stream()`.
-    """
-
-    # The SDKs' marker for "hand back the response unread" (their with_streaming_response).
-    _RAW_HEADER = {"X-Stainless-Raw-Response": "stream"}
-
-    def __init__(self, client: Any, path: str, body: dict[str, Any], options: dict[str, Any]):
-        self._client = client
-        self._path = path
-        self._body = body
-        self._options = options
-        self.http_response: Any = None
-
-    def __enter__(self) -> RawStreamCall:
-        import httpx2
-
-        options: dict[str, Any] = {"headers": dict(self._RAW_HEADER)}
-        if "timeout" in self._options:
-            options["timeout"] = self._options["timeout"]
-        self.http_response = self._client.post(
-            self._path, cast_to=httpx2.Response, body=self._body, options=options
-        )
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.http_response is not None:
-            self.http_response.close()
-
-
 def merged_body(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Request kwargs as the JSON body: `extra_body` merged in at the top level."""
     body = dict(kwargs)

@@ -27,6 +27,18 @@ from typing import Any
 import httpcore2
 import httpx2
 
+from agent.httpx_compat import (
+    client_transports,
+    environment_proxies,
+    inner_connection,
+    inner_stream,
+    network_stream,
+    pool_connections,
+    set_network_backend,
+    wrap_body,
+)
+from agent.providers.sdk_compat import sdk_http_client
+
 log = logging.getLogger("hermes_tui.wire")
 
 DRAIN_MAX_BYTES = 64 * 1024
@@ -183,11 +195,12 @@ class DrainingTransport(httpx2.HTTPTransport):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._pool._network_backend = _DrainBackend()
+        set_network_backend(self, _DrainBackend())
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
-        response.stream = _DrainingBody(response.stream, response.extensions.get("network_stream"))
+        network = response.extensions.get("network_stream")
+        wrap_body(response, lambda body: _DrainingBody(body, network))
         return response
 
 
@@ -198,17 +211,9 @@ def abandon(response: Any) -> None:
     for _ in range(4):
         if stream is None or isinstance(stream, _DrainingBody):
             break
-        stream = getattr(stream, "_stream", None)
+        stream = inner_stream(stream)
     if isinstance(stream, _DrainingBody):
         stream.skip_drain = True
-
-
-def _environment_proxies() -> dict[str, str | None]:
-    try:
-        from httpx2._utils import get_environment_proxies
-    except ImportError:  # pragma: no cover - layout change in httpx2
-        return {}
-    return get_environment_proxies()
 
 
 def build_http_client(
@@ -219,7 +224,7 @@ def build_http_client(
     limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=60)
     mounts: dict[str, Any] = {}
     if proxies:
-        for pattern, url in _environment_proxies().items():
+        for pattern, url in environment_proxies().items():
             # None: a NO_PROXY host, reached without the proxy.
             mounts[pattern] = (
                 None if url is None else DrainingTransport(verify=context, limits=limits, proxy=url)
@@ -236,16 +241,10 @@ def build_http_client(
 # -- the socket walk (W7) --------------------------------------------------------------------
 
 
-def _http_client_of(client: Any) -> Any:
-    """The httpx2 client under an SDK client (or the argument itself)."""
-    inner = getattr(client, "_client", None)
-    return inner if isinstance(inner, httpx2.Client) else client
-
-
 def _walk_connection(conn: Any, out: list[socket.socket], depth: int) -> None:
     if conn is None or depth > 8:
         return
-    stream = getattr(conn, "_network_stream", None)
+    stream = network_stream(conn)
     if stream is not None:
         try:
             sock = stream.get_extra_info("socket")
@@ -254,18 +253,16 @@ def _walk_connection(conn: Any, out: list[socket.socket], depth: int) -> None:
         if sock is not None and all(sock is not s for s in out):
             out.append(sock)
     # HTTPConnection, proxy tunnels, forwarders. The depth bound ends a cycle too.
-    _walk_connection(getattr(conn, "_connection", None), out, depth + 1)
+    _walk_connection(inner_connection(conn), out, depth + 1)
 
 
 def client_sockets(client: Any) -> list[socket.socket]:
     """Every socket of a client: default pool, proxy mounts, nested proxy connections (W7)."""
-    http = _http_client_of(client)
-    transports = [getattr(http, "_transport", None)]
-    transports += list((getattr(http, "_mounts", None) or {}).values())
+    transports = client_transports(sdk_http_client(client))
     out: list[socket.socket] = []
     for transport in transports:
         try:
-            connections = list(transport._pool.connections)
+            connections = pool_connections(transport)
         except Exception:  # no pool (a None mount of a NO_PROXY host), or one torn down
             connections = []
         for conn in connections:

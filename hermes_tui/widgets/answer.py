@@ -12,9 +12,10 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual.await_complete import AwaitComplete
 from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock
+from textual.widgets.markdown import MarkdownBlock
 
 from hermes_tui.safe_text import safe_text
+from hermes_tui.textual_compat import block_token, sharing_inline_styles
 from hermes_tui.widgets.answer_chunks import block_parser
 
 # Token types that become a top-level block widget (Markdown._parse_markdown); any other
@@ -34,52 +35,6 @@ _BLOCK_TOKENS = frozenset(
 )
 
 
-class SharedInlineStyles:
-    """Mixin for answer blocks: siblings share their inline styles (em, strong, s, code).
-
-    Textual computes a block's component styles by matching the whole stylesheet once per
-    component class for every block it mounts, and a long streamed answer mounts hundreds of
-    identical paragraphs: that was a fifth of the UI thread's time (bench ui). Blocks with the
-    same type, classes, pseudo-classes and parent get the same result from the same rules, so
-    the first one computes them and its siblings copy them, until the stylesheet is rebuilt
-    (a theme change makes a new rules map) or that first block leaves the DOM.
-    """
-
-    def _get_component_classes(self) -> frozenset[str]:
-        # Textual asks the node for its component classes just before computing their
-        # styles; an empty answer tells it there is nothing left to compute.
-        node: MarkdownBlock = self  # type: ignore[assignment]
-        classes = super()._get_component_classes()  # type: ignore[misc]
-        markdown = node._markdown_ref()
-        if not classes or markdown is None or not node.is_attached:
-            return classes
-        rules_map = node.app.stylesheet.rules_map
-        shared = markdown.__dict__.setdefault("_shared_inline_styles", {})
-        key = (type(node), node.classes, node._pseudo_classes_cache_key, id(node._parent))
-        entry = shared.get(key)
-        if entry is not None:
-            source, source_rules = entry
-            styles = source._component_styles
-            if (
-                source is not node
-                and source_rules is rules_map
-                and source._parent is node._parent
-                and styles.keys() == classes
-            ):
-                if node._component_styles != styles:
-                    node._component_styles = dict(styles)
-                    node.refresh()
-                return frozenset()
-        shared[key] = (node, rules_map)
-        return classes
-
-
-@cache
-def _sharing(block_class: type[MarkdownBlock]) -> type[MarkdownBlock]:
-    """`block_class` with shared inline styles, under the same name so CSS matches alike."""
-    return type(block_class.__name__, (SharedInlineStyles, block_class), {})
-
-
 class AnswerBlock(Markdown):
     """The assistant's visible answer, streamed then finalised as Markdown.
 
@@ -87,7 +42,7 @@ class AnswerBlock(Markdown):
     terminal-safe first, so `source`, and with it what the copy key copies, is safe too.
     """
 
-    BLOCKS = {name: _sharing(block) for name, block in Markdown.BLOCKS.items()}
+    BLOCKS = {name: sharing_inline_styles(block) for name, block in Markdown.BLOCKS.items()}
 
     def __init__(self, markdown: str | None = None, **kwargs: Any) -> None:
         # Textual builds a parser per append when given no factory: a new MarkdownIt compiles
@@ -120,9 +75,8 @@ class AnswerBlock(Markdown):
 
     def _blocks_match(self, content: str) -> bool:
         fresh = [_shape(token) for token in block_parser().parse(content) if _is_block(token)]
-        mounted = [
-            _shape(b._token, b.source_range) for b in self.children if isinstance(b, MarkdownBlock)
-        ]
+        blocks = [b for b in self.children if isinstance(b, MarkdownBlock)]
+        mounted = [_shape(block_token(b), b.source_range) for b in blocks]
         return fresh == mounted
 
 

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from hermes_tui.safe_text import safe_text
+from hermes_tui.textual_compat import markdown_blocks
 from hermes_tui.widgets.answer import AnswerBlock
 from hermes_tui.widgets.answer_chunks import Chunk, split
 
@@ -101,7 +102,7 @@ class LazyAnswer(AnswerBlock):
 
     def _blocks(self, chunk: Chunk, tokens: list[Token]) -> list[Any]:
         _count(self, chunk.text)
-        blocks = list(self._parse_markdown(tokens))
+        blocks = markdown_blocks(self, tokens)
         for block in blocks:
             start, end = block.source_range
             block.source_range = (start + chunk.first_line, end + chunk.first_line)

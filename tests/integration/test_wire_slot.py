@@ -22,6 +22,7 @@ from agent.providers import wire
 from agent.providers.base import Abort, ChatRequest, TextPart
 from agent.providers.errors import ProviderError
 from agent.providers.factory import make_provider
+from agent.providers.sdk_compat import sdk_http_client
 from agent.scripted import Script, ScriptedServer
 
 KEY = "sk-wire-test-key-0123456789"
@@ -192,7 +193,7 @@ def test_a_key_or_header_change_rebuilds_and_the_same_key_reuses(serve, tls_cert
     assert server.requests_for()[-1].headers["x-vision"] == "1"
     assert server.requests_for()[0].headers["user-agent"].startswith("hermes-tui/")
     # Rebuilds share one TLS context.
-    pool = wire._http_client_of(provider.slot.cached)._transport._pool
+    pool = sdk_http_client(provider.slot.cached)._transport._pool
     assert pool._ssl_context is wire.tls_context(tls_cert[0])
 
 
@@ -589,7 +590,7 @@ def test_the_abort_walk_finds_sockets_under_a_proxy_mount(
         assert text_of(call(provider)) == "through the proxy"
         assert proxy.tunnels == 1
         assert proxy.open_pipes == 2  # the kept connection's tunnel stays open
-        http = wire._http_client_of(provider.slot.cached)
+        http = sdk_http_client(provider.slot.cached)
         assert wire.client_sockets(http)  # the socket sits on the proxy mount
         assert not http._transport._pool.connections  # not on the default pool
         caplog.set_level(logging.WARNING, logger="hermes_tui.wire")

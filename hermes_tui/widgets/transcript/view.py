@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from agent import events as ev
+from hermes_tui.textual_compat import anchor_released
 from hermes_tui.widgets.messages import ErrorBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.transcript.live import LiveTurn
 from hermes_tui.widgets.transcript.rows import RowReader
@@ -60,7 +61,7 @@ class Transcript(VerticalScroll):
         """True while new content scrolls into view (the user has not scrolled away)."""
         # Textual's anchor: set by anchor(), released by the user's scrolling (and by any
         # scroll_to that does not say otherwise), taken again when the view reaches the end.
-        return self.is_anchored and not self._anchor_released
+        return self.is_anchored and not anchor_released(self)
 
     def anchor(self, anchor: bool = True) -> None:
         """Follow the bottom (or stop following it); following, nothing is new below."""

@@ -11,8 +11,8 @@ PACKAGE = Path(storage.__file__).parent
 
 # Private attributes reached on purpose, and why.
 ALLOWED = {
-    # aiosqlite has no public way to make its worker thread a daemon (see connect_async).
-    "sqlite.py: pending._thread",
+    # aiosqlite has no public way to make its worker thread a daemon (its compat module).
+    "aiosqlite_compat.py: pending._thread",
     # The exit drain reaches its own instance through a weak reference.
     "accounting.py: accounting._drain_at_exit",
 }

@@ -16,8 +16,9 @@ from agent.messages import Message
 from agent.providers.base import Abort, ChatRequest, FinishPart, TextPart, ToolCallPart
 from agent.providers.errors import ProviderError
 from agent.providers.factory import make_provider
+from agent.providers.sdk_compat import RawStreamCall, sdk_http_client
 from agent.providers.sse import MAX_SSE_LINE_BYTES
-from agent.providers.streaming import RawStreamCall, merged_body
+from agent.providers.streaming import merged_body
 from agent.scripted import Script, ScriptedServer
 from agent.version import USER_AGENT
 
@@ -412,11 +413,10 @@ def test_w1_complete_streams_share_one_client_and_one_connection(provider_for, w
 
 
 def test_w1_the_sdk_clients_http_client_has_the_same_timeouts(provider_for):
-    from agent.providers import wire
 
     provider = provider_for({"replies": [{"text": "ok"}]}, idle_timeout=33, timeout_seconds=77)
     list(provider.stream(REQUEST, Abort()))
-    http = wire._http_client_of(provider.slot.cached)
+    http = sdk_http_client(provider.slot.cached)
     assert (http.timeout.connect, http.timeout.read, http.timeout.write) == (15.0, 33, 77)
 
 

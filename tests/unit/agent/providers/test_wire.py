@@ -18,6 +18,7 @@ import httpx2
 import pytest
 
 from agent.providers import wire
+from agent.providers.sdk_compat import sdk_http_client
 from agent.providers.wire import ClientSlot, client_key, client_sockets, shutdown_sockets
 
 
@@ -447,8 +448,8 @@ def test_w7_an_sdk_client_is_walked_through_its_http_client():
         _client = http
 
     try:
-        assert wire._http_client_of(SDK()) is http
-        assert wire._http_client_of(http) is http
+        assert sdk_http_client(SDK()) is http
+        assert sdk_http_client(http) is http
     finally:
         http.close()
 

@@ -1,0 +1,155 @@
+"""Every use of Textual's private internals, in one place, each with why (no other module may).
+
+Textual has no public way to do these things; each function names the private it relies on,
+and tests/unit/hermes_tui/test_textual_compat.py checks each one against the installed
+Textual, so an upgrade that breaks one fails there, naming the function to fix.
+tests/unit/architecture/test_compat_seams.py keeps every other module off Textual's privates.
+Nothing here imports Textual's Markdown at import time (the first frame loads no parser).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+    from textual.app import App
+    from textual.strip import LineFilter
+    from textual.widget import Widget
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownBlock
+
+
+# Textual dispatches an event to `_on_<event>` then `on_<event>` along the class's MRO, and
+# keeps some widgets' own handling in the `_on_` one. These overrides rely on that: each
+# entry is (Textual module, class, method) -> who overrides it and why.
+PRIVATE_HANDLERS: dict[tuple[str, str, str], str] = {
+    ("textual.widgets", "TextArea", "_on_key"): (
+        "Composer: the completion picker and history keys run before TextArea's own keys"
+    ),
+    ("textual.widgets", "TextArea", "_on_paste"): (
+        "Composer: a large paste turns soft wrap off before TextArea inserts it"
+    ),
+    ("textual.widgets", "Markdown", "_on_mount"): (
+        "LazyAnswer: prevent_default() skips Markdown's mount, which parses the whole source"
+    ),
+    ("textual.widget", "Widget", "_on_mouse_scroll_up"): (
+        "Transcript: the wheel at the very top asks for older rows"
+    ),
+}
+"""Textual's private handlers our widgets override (checked by the architecture test)."""
+
+
+class _Key(str):
+    """A key name as Textual's sequence table holds it (its parser reads `.value`)."""
+
+    @property
+    def value(self) -> str:
+        """The key's name."""
+        return str(self)
+
+
+def add_key_sequence(sequence: str, key: str) -> None:
+    """Make Textual's key parser read `sequence` as `key` (a sequence it knows is kept).
+
+    Uses `textual._ansi_sequences.ANSI_SEQUENCES_KEYS`, the parser's table of escape
+    sequences: there is no public way to name one it reads as another key.
+    """
+    from textual import _ansi_sequences
+
+    table = _ansi_sequences.ANSI_SEQUENCES_KEYS
+    table.setdefault(sequence, (_Key(key),))  # type: ignore[index]
+
+
+def add_line_filter(app: App[Any], line_filter: LineFilter) -> None:
+    """Add a filter over every rendered line of `app`.
+
+    Uses `App._filters`, the list Textual builds its own filters into (no colour, dim,
+    truecolour) and applies to each line; there is no public way to add one.
+    """
+    app._filters.append(line_filter)
+
+
+def refresh_ansi_theme(app: App[Any]) -> None:
+    """Rebuild the truecolour filter for the app's ANSI theme, as setting `App.theme` does.
+
+    Uses `App._refresh_truecolor_filter`: the first theme is applied without setting
+    `App.theme` (which would queue a second full CSS parse before the first frame).
+    """
+    app._refresh_truecolor_filter(app.ansi_theme)
+
+
+def anchor_released(widget: Widget) -> bool:
+    """True when the user's scrolling released the widget's anchor (it stops following).
+
+    Uses `Widget._anchor_released`: `is_anchored` stays true after such a release, and the
+    release is what decides whether new content scrolls into view.
+    """
+    return widget._anchor_released
+
+
+def markdown_blocks(markdown: Markdown, tokens: Iterable[Token]) -> list[MarkdownBlock]:
+    """The block widgets `markdown` would mount for `tokens` (parsed by its parser).
+
+    Uses `Markdown._parse_markdown`: blocks built from tokens parsed off the UI thread.
+    """
+    return list(markdown._parse_markdown(tokens))
+
+
+def block_token(block: MarkdownBlock) -> Token:
+    """The markdown-it token a mounted block was built from.
+
+    Uses `MarkdownBlock._token`: its type and tag tell which widget a block is.
+    """
+    return block._token
+
+
+class SharedInlineStyles:
+    """Mixin for Markdown blocks: siblings share their inline styles (em, strong, s, code).
+
+    Textual computes a block's component styles by matching the whole stylesheet once per
+    component class for every block it mounts, and a long streamed answer mounts hundreds of
+    identical paragraphs: that was a fifth of the UI thread's time (bench ui). Blocks with the
+    same type, classes, pseudo-classes and parent get the same result from the same rules, so
+    the first one computes them and its siblings copy them, until the stylesheet is rebuilt
+    (a theme change makes a new rules map) or that first block leaves the DOM.
+
+    Uses `DOMNode._get_component_classes` (overridden: Textual asks it just before computing
+    component styles), `DOMNode._component_styles`, `DOMNode._pseudo_classes_cache_key`,
+    `DOMNode._parent` and `MarkdownBlock._markdown_ref`.
+    """
+
+    def _get_component_classes(self) -> frozenset[str]:
+        # An empty answer tells Textual there is nothing left to compute.
+        node: MarkdownBlock = self  # type: ignore[assignment]
+        classes = super()._get_component_classes()  # type: ignore[misc]
+        markdown = node._markdown_ref()
+        if not classes or markdown is None or not node.is_attached:
+            return classes
+        rules_map = node.app.stylesheet.rules_map
+        shared = markdown.__dict__.setdefault("_shared_inline_styles", {})
+        key = (type(node), node.classes, node._pseudo_classes_cache_key, id(node._parent))
+        entry = shared.get(key)
+        if entry is not None:
+            source, source_rules = entry
+            styles = source._component_styles
+            if (
+                source is not node
+                and source_rules is rules_map
+                and source._parent is node._parent
+                and styles.keys() == classes
+            ):
+                if node._component_styles != styles:
+                    node._component_styles = dict(styles)
+                    node.refresh()
+                return frozenset()
+        shared[key] = (node, rules_map)
+        return classes
+
+
+@cache
+def sharing_inline_styles(block_class: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """`block_class` with shared inline styles, under the same name so CSS matches alike."""
+    return type(block_class.__name__, (SharedInlineStyles, block_class), {})

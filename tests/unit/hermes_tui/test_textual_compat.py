@@ -1,0 +1,166 @@
+"""Each of hermes_tui/textual_compat.py's touches of Textual's internals still holds (#28).
+
+Small host apps through Textual's pilot. A failure here names the compat function that a
+Textual upgrade broke; the rest of the front end reaches Textual's internals only through
+it (test_compat_seams.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from markdown_it import MarkdownIt
+from rich.segment import Segment
+from textual import events
+from textual._xterm_parser import XTermParser
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.filter import ANSIToTruecolor, LineFilter
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from waits import wait_until
+
+from hermes_tui import textual_compat as compat
+
+
+class Host(App):
+    """A bare app around the widgets of one test."""
+
+    def __init__(self, *widgets: Widget) -> None:
+        super().__init__()
+        self.widgets = widgets
+
+    def compose(self) -> ComposeResult:
+        yield from self.widgets
+
+
+class Recording(LineFilter):
+    """A line filter that counts the lines it sees."""
+
+    lines = 0
+
+    def apply(self, segments: list[Segment], background) -> list[Segment]:
+        self.lines += 1
+        return segments
+
+
+async def test_add_line_filter_sees_every_rendered_line():
+    app = Host(Static("hello"))
+    recording = Recording()
+    async with app.run_test() as pilot:
+        compat.add_line_filter(app, recording)
+        app.refresh()
+        await wait_until(
+            pilot,
+            lambda: recording.lines > 0,
+            what="Textual no longer applies App._filters: fix textual_compat.add_line_filter",
+        )
+
+
+async def test_refresh_ansi_theme_rebuilds_the_truecolour_filter():
+    app = Host()
+    async with app.run_test():
+        before = [f for f in app._filters if isinstance(f, ANSIToTruecolor)]
+        compat.refresh_ansi_theme(app)
+        after = [f for f in app._filters if isinstance(f, ANSIToTruecolor)]
+        assert len(after) == 1 and after[0] is not before[0], (
+            "Textual keeps its truecolour filter elsewhere: fix textual_compat.refresh_ansi_theme"
+        )
+        assert after[0]._terminal_theme is app.ansi_theme
+
+
+async def test_anchor_released_follows_the_users_scrolling():
+    view = VerticalScroll(*[Static(f"line {i}") for i in range(60)])
+    app = Host(view)
+    async with app.run_test(size=(40, 10)) as pilot:
+        view.anchor()
+        await wait_until(pilot, lambda: view.scroll_y == view.max_scroll_y > 0)
+        assert not compat.anchor_released(view)
+        view.scroll_to(y=0, animate=False)  # as the wheel and the scroll bar do
+        await wait_until(
+            pilot,
+            lambda: compat.anchor_released(view),
+            what="scrolling up no longer releases the anchor: fix textual_compat.anchor_released",
+        )
+        assert view.is_anchored  # why the release is read: the anchor itself stays set
+
+
+async def test_markdown_blocks_and_block_token_build_blocks_from_tokens():
+    markdown = Markdown("")
+    app = Host(markdown)
+    async with app.run_test():
+        tokens = MarkdownIt("gfm-like").parse("# Title\n\nsome text\n")
+        blocks = compat.markdown_blocks(markdown, tokens)
+        types = [compat.block_token(block).type for block in blocks]
+        assert types == ["heading_open", "paragraph_open"], (
+            "fix textual_compat.markdown_blocks / textual_compat.block_token"
+        )
+
+
+class SharingMarkdown(Markdown):
+    BLOCKS = {name: compat.sharing_inline_styles(block) for name, block in Markdown.BLOCKS.items()}
+
+
+async def test_sibling_blocks_share_their_inline_styles():
+    markdown = SharingMarkdown("\n\n".join(f"para **{i}** `x`" for i in range(5)))
+    app = Host(markdown)
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: len(markdown.children) == 5)
+        await wait_until(
+            pilot,
+            lambda: markdown.__dict__.get("_shared_inline_styles"),
+            timeout=5,
+            what="Textual no longer asks _get_component_classes: fix SharedInlineStyles",
+        )
+        first, *rest = markdown.children
+        styles = first._component_styles
+        assert styles, "Textual computes component styles elsewhere: fix SharedInlineStyles"
+        for block in rest:
+            assert block._component_styles == styles, (
+                "siblings' inline styles are not shared: fix textual_compat.SharedInlineStyles"
+            )
+        # Copied styles render as computed ones: bold is bold in every paragraph.
+        strong = {b.get_component_rich_style("strong").bold for b in markdown.children}
+        assert strong == {True}
+
+
+class KeyCatcher(Widget, can_focus=True):
+    seen: list[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = []
+
+    async def _on_key(self, event: events.Key) -> None:
+        self.seen.append(event.key)
+
+
+async def test_textual_still_dispatches_private_handlers():
+    catcher = KeyCatcher()
+    app = Host(catcher)
+    async with app.run_test() as pilot:
+        catcher.focus()
+        await pilot.press("x")
+        await wait_until(
+            pilot,
+            lambda: catcher.seen == ["x"],
+            what="Textual no longer calls _on_<event> handlers: fix the PRIVATE_HANDLERS users",
+        )
+
+
+@pytest.mark.parametrize(("module", "cls", "name"), sorted(compat.PRIVATE_HANDLERS))
+def test_each_overridden_private_handler_still_exists(module, cls, name):
+    owner = getattr(importlib.import_module(module), cls)
+    assert callable(getattr(owner, name, None)), (
+        f"Textual's {cls}.{name} is gone: fix textual_compat.PRIVATE_HANDLERS and its user "
+        f"({compat.PRIVATE_HANDLERS[(module, cls, name)]})"
+    )
+
+
+def test_add_key_sequence_teaches_the_key_parser():
+    # The sequence the app teaches it (terminal_keys.install); adding it again changes nothing.
+    compat.add_key_sequence("\x1b\r", "alt+enter")
+    parser = XTermParser()
+    keys = [e.key for e in [*parser.feed("a\x1b\rb"), *parser.feed("")] if hasattr(e, "key")]
+    assert keys == ["a", "alt+enter", "b"], "fix textual_compat.add_key_sequence"
