@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx2
 
+from agent.httpx_compat import wrap_body
 from agent.mcp.stdio import MAX_LINE_BYTES, RESULT_TOO_LONG
 
 TOO_LONG = "the server sent a message over 16 MB"
@@ -88,7 +89,7 @@ def bounded_client(headers: dict[str, str], limit: int = MAX_LINE_BYTES) -> http
     async def bound(response: httpx2.Response) -> None:
         sse = response.headers.get("content-type", "").startswith("text/event-stream")
         request_id = _request_id(response.request)
-        response.stream = _BoundedStream(response.stream, limit, request_id, sse)
+        wrap_body(response, lambda body: _BoundedStream(body, limit, request_id, sse))
 
     return httpx2.AsyncClient(
         headers=headers,
