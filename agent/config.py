@@ -27,7 +27,7 @@ from agent.config_check import (
     scalar_text,
     settings,
 )
-from agent.config_source import ConfigError, read_yaml, where
+from agent.config_source import ConfigError, LineMapping, read_yaml, where
 from agent.credentials import header_problem, safe_url, unsendable_key
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
@@ -234,13 +234,16 @@ class SandboxSettings:
 
 
 def _named(providers: Any) -> Any:
-    """Each provider entry knows its name (the key it is under)."""
+    """Each provider entry knows its name (the key it is under); lines are kept."""
     if not isinstance(providers, dict):
         return providers
-    return {
-        name: {**entry, "name": name} if isinstance(entry, dict) and "name" not in entry else entry
+    named = {
+        name: LineMapping({**entry, "name": name}, getattr(entry, "lines", {}))
+        if isinstance(entry, dict) and "name" not in entry
+        else entry
         for name, entry in providers.items()
     }
+    return LineMapping(named, getattr(providers, "lines", {}))
 
 
 @settings
