@@ -29,11 +29,13 @@ from agent.config_check import (
 )
 from agent.config_source import ConfigError, LineMapping, read_yaml, where
 from agent.credentials import header_problem, safe_url, unsendable_key
+from agent.homes import default_home, platform_home, tilde
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
 from agent.pricing import PRICE_KEYS
 
-__all__ = ["ConfigError"]  # raised here, defined with the file reader
+# Defined where they belong, and part of what callers import from here.
+__all__ = ["ConfigError", "default_home", "platform_home", "tilde"]
 
 DEFAULT_MAX_ITERATIONS = 500
 LOOPBACK_URL_PREFIXES = ("://127.0.0.1", "://localhost", "://[::1]")
@@ -376,29 +378,6 @@ def unset_env_key(name: str) -> str | None:
     return NO_KEY.format(name=name, fix=f"set {variable} in the environment")
 
 
-def default_home() -> Path:
-    """$HERMES_TUI_HOME, else the platform's user config dir for hermes-tui."""
-    env = os.environ.get("HERMES_TUI_HOME")
-    if env:
-        return Path(env).expanduser()
-    return platform_home()
-
-
-def platform_home() -> Path:
-    """The platform's user config dir for hermes-tui (~/.config/hermes-tui on Linux)."""
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("hermes-tui"))
-
-
-def tilde(path: Path | str) -> str:
-    """`path` with the user's home shown as `~` (short, and the same on every machine)."""
-    text, home = str(path), str(Path.home())
-    if home not in ("", os.sep) and (text == home or text.startswith(home + os.sep)):
-        return "~" + text[len(home) :]
-    return text
-
-
 def split_model_ref(ref: str) -> tuple[str, str]:
     """ "provider:model" -> (provider, model); raises ConfigError when malformed."""
     provider, sep, model = ref.partition(":")
@@ -457,13 +436,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     raw = read_yaml(path)
     # No file (a first start, the demo): the defaults, without loading the checker.
     file = checked(ConfigFile, raw, path=path) if raw else ConfigFile()
-    for name, entry in (raw.get("providers") or {}).items():
-        if isinstance(entry, dict) and "name" in entry:
-            known = ", ".join(f for f in ProviderConfig.__dataclass_fields__ if f != "name")
-            raise ConfigError(
-                f"{where(path, raw, ('providers', name, 'name'))}: unknown key "
-                f"`providers.{name}.name` (known: {known})."
-            )
+    _refuse_written_names(path, raw)
     providers = _env_providers(file.providers)
     model = _configured_model(path, raw, file.model, providers)
     is_demo = demo or model is None or split_model_ref(model)[0] == DEMO_PROVIDER
@@ -471,11 +444,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         providers = {**providers, DEMO_PROVIDER: ProviderConfig(name=DEMO_PROVIDER, api_key="demo")}
         model = f"{DEMO_PROVIDER}:{DEMO_MODEL}"
     else:
-        # Before anything is sent or stored: a key from the environment that cannot go into
-        # a header is a sentence naming the variable, not an error deep in the HTTP client.
-        problem = unsendable_key(providers[split_model_ref(model)[0]])
-        if problem:
-            raise ConfigError(problem)
+        _refuse_unsendable_key(providers[split_model_ref(model)[0]])
     return Config(
         home=home,
         model=model,
@@ -494,6 +463,25 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         ui=raw.get("ui") or {},
         keys=raw.get("keys") or {},
     )
+
+
+def _refuse_written_names(path: Path, raw: dict[str, Any]) -> None:
+    """A provider's name is the key it is under: `providers.NAME.name` is not a setting."""
+    for name, entry in (raw.get("providers") or {}).items():
+        if isinstance(entry, dict) and "name" in entry:
+            known = ", ".join(f for f in ProviderConfig.__dataclass_fields__ if f != "name")
+            raise ConfigError(
+                f"{where(path, raw, ('providers', name, 'name'))}: unknown key "
+                f"`providers.{name}.name` (known: {known})."
+            )
+
+
+def _refuse_unsendable_key(provider: ProviderConfig) -> None:
+    """Before anything is sent or stored: a key from the environment that cannot go into a
+    header is a sentence naming the variable, not an error deep in the HTTP client."""
+    problem = unsendable_key(provider)
+    if problem:
+        raise ConfigError(problem)
 
 
 def _trimmed(places: tuple[str, ...]) -> tuple[str, ...]:
@@ -535,13 +523,9 @@ def _mcp_servers(path: Path, raw: dict[str, Any]) -> dict[str, McpServerConfig]:
 def _configured_model(
     path: Path, raw: dict[str, Any], model: str | None, providers: dict[str, ProviderConfig]
 ) -> str | None:
-    """The `model:` setting, checked to name a configured provider; without one, the first
-    usable provider's (else the first provider's, whose missing key the user then sees)."""
+    """The `model:` setting, checked to name a configured provider (else the default)."""
     if not model:
-        usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
-        chosen = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
-        candidates = sorted(usable) or sorted(providers)
-        return chosen or (f"{candidates[0]}:default" if candidates else None)
+        return _default_model(providers)
     here = where(path, raw, ("model",))
     try:
         provider_name, _ = split_model_ref(model)
@@ -557,3 +541,12 @@ def _configured_model(
             f"(configured: {known})."
         )
     return model
+
+
+def _default_model(providers: dict[str, ProviderConfig]) -> str | None:
+    """Without `model:`, the first usable provider's (else the first provider's, whose
+    missing key is then the sentence the user sees); None without providers (the demo)."""
+    usable = {n for n, p in providers.items() if p.resolved_key() or p.is_local}
+    chosen = next((m for name, m in _ENV_DEFAULT_MODELS if name in usable), None)
+    candidates = sorted(usable) or sorted(providers)
+    return chosen or (f"{candidates[0]}:default" if candidates else None)

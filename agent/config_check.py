@@ -123,15 +123,17 @@ def _prepared(hint: Any, data: Any) -> Any:
         data = convert.convert(data)
     bare = _bare(hint)
     if isinstance(data, dict) and (dataclasses.is_dataclass(bare) or get_origin(bare) is dict):
-        hints = _hints(bare) if dataclasses.is_dataclass(bare) else {}
-        default = get_args(bare)[1] if get_origin(bare) is dict else Any
-        out = {
-            k: _prepared(hints.get(str(k), default), v) for k, v in data.items() if v is not None
-        }
-        return LineMapping(out, data.lines) if isinstance(data, LineMapping) else out
+        return _prepared_mapping(bare, data)
     if isinstance(data, list) and get_origin(bare) in (tuple, list):
         return [_prepared(get_args(bare)[0], item) for item in data]
     return data
+
+
+def _prepared_mapping(bare: Any, data: dict[Any, Any]) -> dict[Any, Any]:
+    hints = _hints(bare) if dataclasses.is_dataclass(bare) else {}
+    default = get_args(bare)[1] if get_origin(bare) is dict else Any
+    out = {k: _prepared(hints.get(str(k), default), v) for k, v in data.items() if v is not None}
+    return LineMapping(out, data.lines) if isinstance(data, LineMapping) else out
 
 
 _NOUNS = {
@@ -151,51 +153,59 @@ _NOUNS = {
 
 def _sentence(error: Mapping[str, Any], cls: Any, data: Any, path: Path, at: tuple) -> str:
     """The one sentence for pydantic's `error` about `data` (read from `path`)."""
-    loc, kind = tuple(error["loc"]), error["type"]
-    if loc[-1:] == ("[key]",):  # a key outside a fixed set (price names)
-        loc, kind = loc[:-1], "unknown_key"
-    inside_list = bool(loc) and isinstance(loc[-1], int)
-    while loc and isinstance(loc[-1], int):  # a bad item: the sentence is about the list
-        loc = loc[:-1]
+    loc, kind, inside_list = _located(error)
     value, line = walk(data, loc)
     place = f"{path}, line {line}" if line else str(path)
     label = ".".join(str(part) for part in (*at, *loc))
     hint, owner = _declared(cls, loc)
-    if kind == "unknown_key":
-        known = _keys_of(_declared(cls, loc[:-1])[0])
-        return f"{place}: unknown key `{label}` (known: {', '.join(known)})."
-    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
-        known = _fields_of(owner)
+    if kind in ("unknown_key", "extra_forbidden", "unexpected_keyword_argument"):
+        known = _keys_of(_declared(cls, loc[:-1])[0]) if kind == "unknown_key" else owner
         return f"{place}: unknown key `{label}` (known: {', '.join(known)})."
     if kind == "config_check":
         return f"{place}: `{label}` {error['ctx']['phrase']}."
+    # A key's value is never echoed, not even a wrong one.
+    shown = "" if is_credential_name(str(loc[-1]) if loc else "") else f", got {value!r}"
+    return f"{place}: `{label}` must {_words(error, hint, inside_list)}{shown}."
+
+
+def _located(error: Mapping[str, Any]) -> tuple[tuple[Any, ...], str, bool]:
+    """Where the sentence points (a bad list item: the list), what went wrong, and whether
+    it was an item."""
+    loc, kind = tuple(error["loc"]), error["type"]
+    if loc[-1:] == ("[key]",):  # a key outside a fixed set (price names)
+        loc, kind = loc[:-1], "unknown_key"
+    inside_list = bool(loc) and isinstance(loc[-1], int)
+    while loc and isinstance(loc[-1], int):
+        loc = loc[:-1]
+    return loc, kind, inside_list
+
+
+def _words(error: Mapping[str, Any], hint: Any, inside_list: bool) -> str:
+    """What the setting must do (`be an integer`...), for pydantic's `error` about it."""
+    kind = error["type"]
     if kind == "greater_than_equal":
-        return f"{place}: `{label}` must be at least {error['ctx']['ge']:g}, got {value!r}."
+        return f"be at least {error['ctx']['ge']:g}"
     words = _must(hint)
     if words is None and kind in ("enum", "literal_error"):
         words = f"be one of {', '.join(_keys_of(hint))}"
     if words is None:
         noun = "a list of names" if inside_list else _NOUNS.get(kind)
         words = f"be {noun}" if noun else f"be valid ({error['msg'].lower()})"
-    # A key's value is never echoed, not even a wrong one.
-    shown = "" if is_credential_name(str(loc[-1]) if loc else "") else f", got {value!r}"
-    return f"{place}: `{label}` must {words}{shown}."
+    return words
 
 
-def _declared(cls: Any, loc: Sequence[str | int]) -> tuple[Any, Any]:
-    """The type declared at `loc` under `cls`, and the dataclass whose key `loc` ends with."""
+def _declared(cls: Any, loc: Sequence[str | int]) -> tuple[Any, list[str]]:
+    """The type declared at `loc` under `cls`, and the keys of the dataclass `loc` ends in."""
     hint, owner = cls, None
     for part in loc:
         bare = _bare(hint)
         if dataclasses.is_dataclass(bare):
             owner, hint = bare, _hints(bare).get(str(part), Any)
-        elif get_origin(bare) is dict:
-            owner, hint = None, get_args(bare)[1]
-        elif get_origin(bare) in (tuple, list):
-            owner, hint = None, get_args(bare)[0]
+        elif get_origin(bare) in (dict, tuple, list):
+            owner, hint = None, get_args(bare)[-1 if get_origin(bare) is dict else 0]
         else:
-            return Any, None
-    return hint, owner
+            return Any, []
+    return hint, _fields_of(owner)
 
 
 def _bare(hint: Any) -> Any:
