@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from agent.config_cache import cache_key, config_cache_path, read_cache, write_cache
 from agent.config_check import (
     NOT_IN_FILE,
     AtLeast,
@@ -27,7 +28,7 @@ from agent.config_check import (
     scalar_text,
     settings,
 )
-from agent.config_source import ConfigError, LineMapping, read_yaml, where
+from agent.config_source import ConfigError, LineMapping, parse_yaml, read_source, where
 from agent.credentials import header_problem, safe_url, unsendable_key
 from agent.homes import default_home, platform_home, tilde
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
@@ -417,13 +418,6 @@ _ENV_DEFAULT_MODELS = (
 )
 
 
-_ENV_DEFAULT_MODELS = (
-    ("openai", "openai:gpt-4.1"),
-    ("anthropic", "anthropic:claude-sonnet-4-5"),
-    ("openrouter", "openrouter:openai/gpt-4.1"),
-)
-
-
 def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     """Read $HERMES_TUI_HOME/config.yaml and the environment.
 
@@ -433,10 +427,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     """
     home = home or default_home()
     path = home / "config.yaml"
-    raw = read_yaml(path)
-    # No file (a first start, the demo): the defaults, without loading the checker.
-    file = checked(ConfigFile, raw, path=path) if raw else ConfigFile()
-    _refuse_written_names(path, raw)
+    raw, file = _read_file(path, home)
     providers = _env_providers(file.providers)
     model = _configured_model(path, raw, file.model, providers)
     is_demo = demo or model is None or split_model_ref(model)[0] == DEMO_PROVIDER
@@ -463,6 +454,26 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         ui=raw.get("ui") or {},
         keys=raw.get("keys") or {},
     )
+
+
+def _read_file(path: Path, home: Path) -> tuple[dict[str, Any], ConfigFile]:
+    """The file's YAML tree (lines kept) and its sections, checked; from the cache when this
+    very file was checked before (agent/config_cache.py), so pydantic stays unloaded."""
+    source = read_source(path)
+    if source is None:  # a first start, the demo: the defaults, without loading the checker
+        return {}, ConfigFile()
+    key = cache_key(source)
+    cache = config_cache_path(home)
+    hit = read_cache(cache, key, ConfigFile) if key is not None else None
+    if hit is not None:
+        raw, file = hit
+        return (parse_yaml(path, source) if raw is None else raw), file
+    raw = parse_yaml(path, source)
+    file = checked(ConfigFile, raw, path=path) if raw else ConfigFile()
+    _refuse_written_names(path, raw)
+    if key is not None:  # only a file that passed: a mistake is reported on every start
+        write_cache(cache, key, raw, file)
+    return raw, file
 
 
 def _refuse_written_names(path: Path, raw: dict[str, Any]) -> None:

@@ -121,7 +121,7 @@ def _prepared(hint: Any, data: Any) -> Any:
     out; mappings keep the lines they were read from."""
     for convert in _markers(hint, Before):
         data = convert.convert(data)
-    bare = _bare(hint)
+    bare = bare_type(hint)
     if isinstance(data, dict) and (dataclasses.is_dataclass(bare) or get_origin(bare) is dict):
         return _prepared_mapping(bare, data)
     if isinstance(data, list) and get_origin(bare) in (tuple, list):
@@ -130,7 +130,7 @@ def _prepared(hint: Any, data: Any) -> Any:
 
 
 def _prepared_mapping(bare: Any, data: dict[Any, Any]) -> dict[Any, Any]:
-    hints = _hints(bare) if dataclasses.is_dataclass(bare) else {}
+    hints = type_hints(bare) if dataclasses.is_dataclass(bare) else {}
     default = get_args(bare)[1] if get_origin(bare) is dict else Any
     out = {k: _prepared(hints.get(str(k), default), v) for k, v in data.items() if v is not None}
     return LineMapping(out, data.lines) if isinstance(data, LineMapping) else out
@@ -198,9 +198,9 @@ def _declared(cls: Any, loc: Sequence[str | int]) -> tuple[Any, list[str]]:
     """The type declared at `loc` under `cls`, and the keys of the dataclass `loc` ends in."""
     hint, owner = cls, None
     for part in loc:
-        bare = _bare(hint)
+        bare = bare_type(hint)
         if dataclasses.is_dataclass(bare):
-            owner, hint = bare, _hints(bare).get(str(part), Any)
+            owner, hint = bare, type_hints(bare).get(str(part), Any)
         elif get_origin(bare) in (dict, tuple, list):
             owner, hint = None, get_args(bare)[-1 if get_origin(bare) is dict else 0]
         else:
@@ -208,7 +208,7 @@ def _declared(cls: Any, loc: Sequence[str | int]) -> tuple[Any, list[str]]:
     return hint, _fields_of(owner)
 
 
-def _bare(hint: Any) -> Any:
+def bare_type(hint: Any) -> Any:
     """`hint` without `Annotated` and without `| None`."""
     while True:
         if get_origin(hint) is Annotated:
@@ -237,7 +237,8 @@ def _must(hint: Any) -> str | None:
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def type_hints(cls: type) -> dict[str, Any]:
+    """The declared types of a dataclass's fields, `Annotated` markers kept."""
     return get_type_hints(cls, include_extras=True)
 
 
@@ -250,9 +251,9 @@ def _fields_of(owner: Any) -> list[str]:
 
 def _keys_of(hint: Any) -> list[str]:
     """The choices of an enum or Literal, or of the keys of a mapping of them."""
-    bare = _bare(hint)
+    bare = bare_type(hint)
     if get_origin(bare) is dict:
-        bare = _bare(get_args(bare)[0])
+        bare = bare_type(get_args(bare)[0])
     if isinstance(bare, type) and issubclass(bare, Enum):
         return [str(member.value) for member in bare]
     if get_origin(bare) is Literal:

@@ -43,12 +43,28 @@ def line_loader() -> type:
 
 def read_yaml(path: Path) -> dict[str, Any]:
     """The settings in `path` ({} when it does not exist); broken YAML is a ConfigError."""
+    source = read_source(path)
+    return {} if source is None else parse_yaml(path, source)
+
+
+def read_source(path: Path) -> bytes | None:
+    """The bytes of `path`, None when it does not exist; an unreadable file is a ConfigError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+
+
+def parse_yaml(path: Path, source: bytes) -> dict[str, Any]:
+    """The settings `source` (read from `path`) holds; broken YAML is a ConfigError."""
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start + 1}); save it as UTF-8."
+        ) from None
     import yaml
 
     try:

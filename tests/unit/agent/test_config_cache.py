@@ -1,0 +1,210 @@
+"""A config file that was checked before is read back from $HERMES_TUI_HOME/cache without
+pydantic; a change, a corrupt cache or a mistake means a fresh check, and what the
+environment supplies is read on every start (agent/config_cache.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agent.config
+from agent.config import ConfigError, load_config
+from agent.config_cache import config_cache_path
+
+RICH = """\
+model: local:qwen
+providers:
+  local:
+    base_url: http://127.0.0.1:11434/v1
+    api_key_env: LOCAL_KEY
+    headers: {X-Team: 7}
+    pricing:
+      qwen: {input: 1, output: 2.5}
+  claude:
+    kind: anthropic
+    api_keys_env: CLAUDE_KEY
+agent:
+  max_iterations: 200
+  approval: ask
+  shell_env_passthrough: [GITHUB_TOKEN]
+compression: {threshold: 0.8}
+sandbox:
+  mode: on
+  hide: [~/secrets/]
+tools: {shell: {network: true}}
+mcp: {tool_search: auto, call_timeout_seconds: 60}
+mcp_servers:
+  files: {command: mcp-files, args: [--root, ~/work]}
+ui:
+  theme: textual-dark
+keys:
+  quit: ctrl+q
+"""
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def no_check(monkeypatch):
+    """Makes a fresh check fail the test: what follows must be a cache hit."""
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the file was checked again")
+
+    def arm() -> None:
+        monkeypatch.setattr(agent.config, "checked", refuse)
+
+    return arm
+
+
+def write(home: Path, text: str) -> None:
+    (home / "config.yaml").write_text(text)
+
+
+def test_a_hit_builds_the_same_config_as_a_check(home, no_check):
+    """Every section, type and line comes back as the check made it (lines: M1's sentences)."""
+    write(home, RICH)
+    fresh = load_config(home)
+    no_check()
+    again = load_config(home)
+    assert again == fresh
+    assert again.providers["local"].pricing == {"qwen": {"input": 1.0, "output": 2.5}}
+    assert type(again.providers["local"].pricing["qwen"]["input"]) is float
+    assert again.providers["local"].headers == {"X-Team": "7"}
+    assert again.agent.shell_env_passthrough == ("GITHUB_TOKEN",)
+    assert again.sandbox == fresh.sandbox and type(again.sandbox) is type(fresh.sandbox)
+    assert again.ui.lines == fresh.ui.lines and again.keys.lines == fresh.keys.lines
+
+
+def test_a_hit_does_not_import_pydantic_or_yaml(tmp_path):
+    """The point of the cache: a start with a checked file reaches its first frame without
+    the checker (about half a second) and without PyYAML."""
+    write(tmp_path, RICH)
+    code = (
+        "import sys\nfrom agent.config import load_config\n"
+        "config = load_config()\n"
+        "print(config.model, 'pydantic' in sys.modules, 'yaml' in sys.modules)\n"
+    )
+    env = {**os.environ, "HERMES_TUI_HOME": str(tmp_path)}
+
+    def start() -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return run.stdout.strip()
+
+    assert start() == "local:qwen True True"  # the first start checks and writes the cache
+    assert start() == "local:qwen False False"
+
+
+def test_the_cache_is_private(home):
+    """H5: files the app writes under HERMES_TUI_HOME are 0600 in 0700 folders (the tree may
+    hold an inline key, as the config itself may)."""
+    write(home, RICH)
+    load_config(home)
+    cache = config_cache_path(home)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.parent.stat().st_mode) == 0o700
+
+
+def test_a_changed_file_is_checked_again(home):
+    """A mistake written after a good start is reported, on every start (M1's sentences)."""
+    write(home, RICH)
+    load_config(home)
+    write(home, RICH.replace("max_iterations: 200", "max_iterations: 0"))
+    for _ in range(2):
+        with pytest.raises(
+            ConfigError, match=r"line 13: `agent\.max_iterations` must be at least 1"
+        ):
+            load_config(home)
+
+
+def test_a_mistake_is_never_cached(home):
+    """A file that fails its check leaves no cache, so the next start reports it again."""
+    write(home, "providers:\n  local:\n    name: other\n")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=r"unknown key `providers\.local\.name`"):
+            load_config(home)
+    assert not config_cache_path(home).exists()
+
+
+def _damaged_copies(cache: Path) -> list[str]:
+    good = json.loads(cache.read_text())
+    wrong_shape = {**good, "checked": {**good["checked"], "agent": {"nope": 1}}}
+    wrong_enum = {**good, "checked": {**good["checked"], "sandbox": {"mode": "sideways"}}}
+    wrong_tree = {**good, "raw": {"m": "not a mapping"}}
+    return [
+        "{not json",
+        cache.read_text()[:100],
+        json.dumps([1, 2]),
+        json.dumps(wrong_shape),
+        json.dumps(wrong_enum),
+        json.dumps(wrong_tree),
+    ]
+
+
+def test_a_corrupt_cache_is_ignored_and_rewritten(home):
+    """Garbage, a truncated file or data of the wrong shape under the right key: the file is
+    checked again and the cache written anew."""
+    write(home, RICH)
+    fresh = load_config(home)
+    cache = config_cache_path(home)
+    good = cache.read_text()
+    for damaged in _damaged_copies(cache):
+        cache.write_text(damaged)
+        assert load_config(home) == fresh, damaged
+        assert cache.read_text() == good
+
+
+def test_a_cache_that_cannot_be_read_is_ignored(home):
+    """A folder where the cache should be: the file is checked, every start."""
+    write(home, RICH)
+    config_cache_path(home).mkdir(parents=True)
+    assert load_config(home).model == "local:qwen"
+    assert load_config(home).model == "local:qwen"
+
+
+def test_environment_values_are_read_fresh_on_a_hit(home, monkeypatch, no_check):
+    """Only the file's text is cached: keys named by `api_key_env`, the providers the
+    environment implies and the model they make valid follow the environment of each start."""
+    write(home, "model: openai:gpt-4.1\nproviders:\n  local:\n    api_key_env: LOCAL_KEY\n")
+    monkeypatch.setenv("LOCAL_KEY", "first")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-first")
+    first = load_config(home)
+    assert first.providers["local"].resolved_key() == "first"
+    assert first.providers["openai"].resolved_key() == "sk-first"
+    no_check()
+    monkeypatch.setenv("LOCAL_KEY", "second")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-second")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.example/v1")
+    second = load_config(home)
+    assert second.providers["local"].resolved_key() == "second"
+    assert second.providers["openai"].base_url == "https://proxy.example/v1"
+    assert second.providers["openai"].resolved_key() == "sk-second"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ConfigError, match="set OPENAI_API_KEY in the environment"):
+        load_config(home)
+
+
+def test_a_tree_json_cannot_hold_still_skips_the_check(home, no_check):
+    """A date (or a key that is not text) in `ui:` cannot go into JSON as it is: a hit reads
+    the YAML again, and still does not check it."""
+    write(home, "ui:\n  since: 2024-01-02\n  7: seven\n")
+    fresh = load_config(home)
+    no_check()
+    again = load_config(home)
+    assert again.ui == fresh.ui and again.ui.lines == fresh.ui.lines
