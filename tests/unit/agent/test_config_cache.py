@@ -4,18 +4,23 @@ environment supplies is read on every start (agent/config_cache.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
 import subprocess
 import sys
+import types
+import typing
 from pathlib import Path
 
 import pytest
 
 import agent.config
+import agent.config_cache
 from agent.config import ConfigError, load_config
 from agent.config_cache import config_cache_path
+from agent.config_check import bare_type, type_hints
 
 RICH = """\
 model: local:qwen
@@ -208,3 +213,77 @@ def test_a_tree_json_cannot_hold_still_skips_the_check(home, no_check):
     no_check()
     again = load_config(home)
     assert again.ui == fresh.ui and again.ui.lines == fresh.ui.lines
+
+
+@pytest.fixture
+def checks(monkeypatch) -> list[int]:
+    """Counts the fresh checks of the file."""
+    count: list[int] = []
+    real = agent.config.checked
+
+    def counted(*args, **kwargs):
+        count.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(agent.config, "checked", counted)
+    return count
+
+
+def _new_app_version(monkeypatch, _tmp):
+    monkeypatch.setattr(agent.config_cache, "VERSION", "99.0.0")
+
+
+def _new_pydantic(monkeypatch, _tmp):
+    monkeypatch.setattr(agent.config_cache, "_pydantic_version", lambda: "pydantic-99.dist-info")
+
+
+def _new_schema(monkeypatch, tmp):
+    """A declaring module whose source changed (here: one more module, of new source)."""
+    module = tmp / "sections.py"
+    module.write_text("NEW = 1\n")
+    monkeypatch.setitem(sys.modules, "sections_under_test", types.SimpleNamespace(__file__=module))
+    monkeypatch.setattr(
+        agent.config_cache,
+        "SCHEMA_MODULES",
+        (*agent.config_cache.SCHEMA_MODULES, "sections_under_test"),
+    )
+
+
+@pytest.mark.parametrize("change", [_new_app_version, _new_pydantic, _new_schema])
+def test_a_cache_made_by_other_code_is_not_used(home, tmp_path, monkeypatch, checks, change):
+    """Another app version, another pydantic or changed declarations check the file anew."""
+    write(home, RICH)
+    load_config(home)
+    load_config(home)
+    assert len(checks) == 1
+    change(monkeypatch, tmp_path)
+    load_config(home)
+    load_config(home)
+    assert len(checks) == 2
+
+
+def _modules_of(hint, seen: set) -> set[str]:
+    """The modules of every type, converter and check reachable from `hint`."""
+    found: set[str] = set()
+    for marker in getattr(hint, "__metadata__", ()):
+        for part in (getattr(marker, "convert", None), getattr(marker, "problem", None)):
+            if part is not None:
+                found.add(part.__module__)
+    for arg in typing.get_args(hint):
+        found |= _modules_of(arg, seen)
+    bare = bare_type(hint)
+    if isinstance(bare, type) and bare.__module__ != "builtins" and bare not in seen:
+        seen.add(bare)
+        found.add(bare.__module__)
+        if dataclasses.is_dataclass(bare):
+            for field_hint in type_hints(bare).values():
+                found |= _modules_of(field_hint, seen)
+    return found
+
+
+def test_the_fingerprint_covers_every_module_that_declares_a_setting():
+    """A section, type, converter or check defined in a module outside SCHEMA_MODULES could
+    change without the cache noticing."""
+    found = _modules_of(agent.config.ConfigFile, set()) - {"typing", "enum"}
+    assert found <= set(agent.config_cache.SCHEMA_MODULES), found
+    assert {"agent.config", "agent.mcp.settings", "agent.kinds"} <= found
