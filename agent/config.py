@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from agent.config_cache import cache_key, config_cache_path, read_cache, write_cache
+from agent.config_cache import CheckedFile, cache_key, config_cache_path
 from agent.config_check import (
     NOT_IN_FILE,
     AtLeast,
@@ -299,6 +299,8 @@ class Config:
     """`ui:` as the file has it (lines kept), for the front end to check and read."""
     keys: Mapping[str, Any] = field(default_factory=dict)
     """`keys:` as the file has it (lines kept), for the front end to check and read."""
+    checked_file: CheckedFile | None = field(default=None, compare=False, repr=False)
+    """The file's cache, where the front end keeps its checked sections too."""
 
     @property
     def config_path(self) -> Path:
@@ -427,7 +429,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     """
     home = home or default_home()
     path = home / "config.yaml"
-    raw, file = _read_file(path, home)
+    raw, file, checked_file = _read_file(path, home)
     providers = _env_providers(file.providers)
     model = _configured_model(path, raw, file.model, providers)
     is_demo = demo or model is None or split_model_ref(model)[0] == DEMO_PROVIDER
@@ -453,27 +455,27 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         mcp_servers=_mcp_servers(path, raw),
         ui=raw.get("ui") or {},
         keys=raw.get("keys") or {},
+        checked_file=checked_file,
     )
 
 
-def _read_file(path: Path, home: Path) -> tuple[dict[str, Any], ConfigFile]:
-    """The file's YAML tree (lines kept) and its sections, checked; from the cache when this
-    very file was checked before (agent/config_cache.py), so pydantic stays unloaded."""
+def _read_file(path: Path, home: Path) -> tuple[dict[str, Any], ConfigFile, CheckedFile | None]:
+    """The file's YAML tree (lines kept), its sections checked, and its cache: when this very
+    file was checked before (agent/config_cache.py), pydantic and PyYAML stay unloaded."""
     source = read_source(path)
     if source is None:  # a first start, the demo: the defaults, without loading the checker
-        return {}, ConfigFile()
-    key = cache_key(source)
-    cache = config_cache_path(home)
-    hit = read_cache(cache, key, ConfigFile) if key is not None else None
-    if hit is not None:
-        raw, file = hit
-        return (parse_yaml(path, source) if raw is None else raw), file
+        return {}, ConfigFile(), None
+    cache = CheckedFile.read(config_cache_path(home), cache_key(source))
+    file = cache.get("file", ConfigFile)
+    if file is not None:
+        raw = cache.tree()
+        return (parse_yaml(path, source) if raw is None else raw), file, cache
     raw = parse_yaml(path, source)
     file = checked(ConfigFile, raw, path=path) if raw else ConfigFile()
     _refuse_written_names(path, raw)
-    if key is not None:  # only a file that passed: a mistake is reported on every start
-        write_cache(cache, key, raw, file)
-    return raw, file
+    cache = CheckedFile(cache.cache, cache.key)  # what the file said before is dropped
+    cache.put("file", ConfigFile, file, raw=raw)  # only a file that passed is stored
+    return raw, file, cache
 
 
 def _refuse_written_names(path: Path, raw: dict[str, Any]) -> None:

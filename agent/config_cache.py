@@ -2,10 +2,10 @@
 
 Checking the file needs pydantic (its import and the validator cost about half a second), yet
 the result depends only on the file's bytes and on the code that checks them. So the cache in
-`$HERMES_TUI_HOME/cache/config.json` is keyed by the sha256 of the file, the app's version,
-pydantic's installed version and a fingerprint of the modules that declare and check the
-settings; it holds the file's YAML tree (lines kept, so PyYAML stays unloaded too) and the
-checked sections as plain JSON. Only the file's text is in it: the environment (providers it
+`$HERMES_TUI_HOME/cache/config.json` is keyed by the sha256 of the file, the app's version
+and pydantic's installed version; it holds the file's YAML tree (lines kept, so PyYAML stays
+unloaded too) and each checked section as plain JSON beside a fingerprint of the source of
+the modules that declare and check it (the agent's `file`, the front end's `ui` and `keys`). Only the file's text is in it: the environment (providers it
 implies, `api_key_env`, `${VAR}`) and the file system (`sandbox.allow_read`) are read by the
 loader on every start. A mistake is never stored, so its sentence comes back on every start.
 """
@@ -13,18 +13,19 @@ loader on every start. A mistake is never stored, so its sentence comes back on 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.util
 import json
 import sys
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from agent.config_check import bare_type, type_hints
+from agent.config_check import bare_type, checked, type_hints
 from agent.config_source import LineMapping
 from agent.version import VERSION
-from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
 
 CACHE_VERSION = 1
 """Bump when the cached form changes."""
@@ -51,21 +52,9 @@ def config_cache_path(home: Path) -> Path:
     return home / "cache" / "config.json"
 
 
-def cache_key(source: bytes) -> str | None:
-    """What a cached check must have been made for; None when the code cannot be read."""
-    try:
-        schema = b"".join(
-            Path(sys.modules[name].__file__ or "").read_bytes() for name in SCHEMA_MODULES
-        )
-    except (KeyError, OSError):
-        return None  # not loaded from files (frozen, zipped): check every time
-    parts = [
-        str(CACHE_VERSION),
-        hashlib.sha256(source).hexdigest(),
-        VERSION,
-        _pydantic_version(),
-        hashlib.sha256(schema).hexdigest(),
-    ]
+def cache_key(source: bytes) -> str:
+    """What a cached check must have been made for: these bytes, this app and this pydantic."""
+    parts = [str(CACHE_VERSION), hashlib.sha256(source).hexdigest(), VERSION, _pydantic_version()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -89,35 +78,121 @@ def _pydantic_version() -> str:
         return "unknown"
 
 
-def read_cache(cache: Path, key: str, cls: type) -> tuple[dict[str, Any] | None, Any] | None:
-    """(the file's tree, or None if it was not cacheable; the checked `cls`) stored for `key`,
-    else None: missing, stale, corrupt or not ours means a fresh check."""
+def schema_fingerprint(hint: Any) -> str | None:
+    """The source of every module that decides what `hint` checks into (SCHEMA_MODULES and
+    the modules of its types, converters and checks), hashed; None when one cannot be read."""
+    names = sorted({*SCHEMA_MODULES, *declaring_modules(hint, set())})
     try:
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-        if stored["version"] != CACHE_VERSION or stored["key"] != key:
-            return None
-        raw = None if stored["raw"] is None else _decoded(stored["raw"])
-        if raw is not None and not isinstance(raw, dict):
-            return None
-        return raw, from_data(cls, stored["checked"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
-        return None
+        return hashlib.sha256("".join(_module_digest(name) for name in names).encode()).hexdigest()
+    except (KeyError, OSError, TypeError):
+        return None  # not loaded from files (frozen, zipped): check every time
 
 
-def write_cache(cache: Path, key: str, raw: dict[str, Any], checked: Any) -> None:
-    """Store the tree and the checked sections of a file that passed, atomically and private."""
-    try:
-        tree = _encoded(raw)
-    except _NotJson:
-        tree = None  # a hit parses the YAML again, but still skips the check
-    payload = json.dumps(
-        {"version": CACHE_VERSION, "key": key, "raw": tree, "checked": to_data(checked)}
-    )
-    try:
-        private_dir(cache.parent)
-        atomic_write(cache, payload, mode=PRIVATE_FILE_MODE)  # a reader never sees half a file
-    except OSError:
-        pass  # a cache that cannot be written only costs the next start a check
+@functools.cache
+def _module_digest(name: str) -> str:
+    return hashlib.sha256(Path(sys.modules[name].__file__).read_bytes()).hexdigest()
+
+
+def declaring_modules(hint: Any, seen: set[Any]) -> set[str]:
+    """The modules of every type, converter and check reachable from `hint`."""
+    found: set[str] = set()
+    for marker in getattr(hint, "__metadata__", ()):
+        for part in (getattr(marker, "convert", None), getattr(marker, "problem", None)):
+            if part is not None:
+                found.add(part.__module__)
+    for arg in get_args(hint):
+        found |= declaring_modules(arg, seen)
+    bare = bare_type(hint)
+    if isinstance(bare, type) and bare not in seen and bare.__module__ not in _PLAIN:
+        seen.add(bare)
+        found.add(bare.__module__)
+        if dataclasses.is_dataclass(bare):
+            for field_hint in type_hints(bare).values():
+                found |= declaring_modules(field_hint, seen)
+    return found
+
+
+_PLAIN = {"builtins", "typing", "enum"}
+
+
+class CheckedFile:
+    """The checked sections of one config file, read from and written to its cache.
+
+    A section is stored by name with the fingerprint of the code that checked it, so the
+    front end's sections (`ui:`, `keys:`) are kept beside the agent's and go stale on their own.
+    """
+
+    def __init__(self, cache: Path, key: str, raw: Any = None, sections: Any = None) -> None:
+        self.cache, self.key, self.raw = cache, key, raw
+        self.sections: dict[str, Any] = dict(sections or {})
+
+    @classmethod
+    def read(cls, cache: Path, key: str) -> CheckedFile:
+        """What the cache holds for `key`; empty when missing, stale, corrupt or not ours."""
+        try:
+            stored = json.loads(cache.read_text(encoding="utf-8"))
+            if stored["version"] == CACHE_VERSION and stored["key"] == key:
+                tree = None if stored["raw"] is None else _decoded(stored["raw"])
+                if isinstance(tree, dict | None) and isinstance(stored["sections"], dict):
+                    return cls(cache, key, stored["raw"], stored["sections"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+            pass
+        return cls(cache, key)
+
+    def get(self, name: str, hint: Any) -> Any:
+        """Section `name` as a `hint`, if it was checked by the same code; else None."""
+        entry = self.sections.get(name)
+        try:
+            if entry is None or entry["code"] != schema_fingerprint(hint):
+                return None
+            return from_data(hint, entry["data"])
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+            return None  # not the shape it should be: check it again
+
+    def put(self, name: str, hint: Any, value: Any, raw: dict[str, Any] | None = None) -> None:
+        """Store a section that passed its check (never a mistake), and write the cache."""
+        code = schema_fingerprint(hint)
+        if code is None:
+            return
+        if raw is not None:
+            try:
+                self.raw = _encoded(raw)
+            except _NotJson:
+                self.raw = None  # a hit parses the YAML again, but still skips the check
+        self.sections[name] = {"code": code, "data": to_data(value)}
+        self._write()
+
+    def _write(self) -> None:
+        # Here, not at the top: the storage package costs a hit a tenth of a second it need not pay.
+        from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
+
+        payload = {"version": CACHE_VERSION, "key": self.key, "raw": self.raw}
+        text = json.dumps({**payload, "sections": self.sections})
+        try:
+            private_dir(self.cache.parent)
+            atomic_write(self.cache, text, mode=PRIVATE_FILE_MODE)  # never half a file
+        except OSError:
+            pass  # a cache that cannot be written only costs the next start a check
+
+    def tree(self) -> dict[str, Any] | None:
+        """The file's YAML tree (lines kept), if the cache holds it."""
+        try:
+            return _decoded(self.raw) if self.raw is not None else None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+def checked_section(
+    file: CheckedFile | None, name: str, hint: Any, data: Any, *, path: Path, at: Sequence[str]
+) -> Any:
+    """`checked(hint, data, ...)`, from `file`'s cache when this very text was checked before."""
+    found = file.get(name, hint) if file is not None else None
+    if found is not None:
+        return found
+    value = checked(hint, data, path=path, at=at)
+    if file is not None:
+        file.put(name, hint, value)
+    return value
 
 
 def to_data(value: Any) -> Any:

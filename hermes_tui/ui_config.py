@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Annotated
 
 from agent.config import Config, ConfigError
-from agent.config_check import Before, Check, checked, scalar_text, settings
+from agent.config_cache import checked_section
+from agent.config_check import Before, Check, scalar_text, settings
 from agent.config_source import where
 
 
@@ -35,7 +36,8 @@ def ui_settings(config: Config) -> UISettings:
     """`ui:` of `config`'s file, checked: a mistake is a ConfigError naming its line."""
     if not config.ui:
         return UISettings()
-    return checked(UISettings, config.ui, path=config.config_path, at=("ui",))
+    file, path = config.checked_file, config.config_path
+    return checked_section(file, "ui", UISettings, config.ui, path=path, at=("ui",))
 
 
 def key_remaps(config: Config) -> dict[str, str]:
@@ -44,7 +46,8 @@ def key_remaps(config: Config) -> dict[str, str]:
 
     if not config.keys:
         return {}
-    remaps = checked(dict[str, KeyText], config.keys, path=config.config_path, at=("keys",))
+    file, path = config.checked_file, config.config_path
+    remaps = checked_section(file, "keys", dict[str, KeyText], config.keys, path=path, at=("keys",))
     known = known_binding_ids()
     for binding_id in remaps:
         if binding_id not in known:

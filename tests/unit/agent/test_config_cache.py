@@ -4,14 +4,12 @@ environment supplies is read on every start (agent/config_cache.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import stat
 import subprocess
 import sys
 import types
-import typing
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,8 @@ import pytest
 import agent.config
 import agent.config_cache
 from agent.config import ConfigError, load_config
-from agent.config_cache import config_cache_path
-from agent.config_check import bare_type, type_hints
+from agent.config_cache import config_cache_path, declaring_modules
+from hermes_tui.ui_config import KeyText, UISettings, key_remaps, ui_settings
 
 RICH = """\
 model: local:qwen
@@ -49,7 +47,7 @@ mcp_servers:
 ui:
   theme: textual-dark
 keys:
-  quit: ctrl+q
+  app.quit: ctrl+q
 """
 
 
@@ -96,7 +94,8 @@ def test_a_hit_does_not_import_pydantic_or_yaml(tmp_path):
     write(tmp_path, RICH)
     code = (
         "import sys\nfrom agent.config import load_config\n"
-        "config = load_config()\n"
+        "from hermes_tui.ui_config import key_remaps, ui_settings\n"
+        "config = load_config()\nui_settings(config)\nkey_remaps(config)\n"
         "print(config.model, 'pydantic' in sys.modules, 'yaml' in sys.modules)\n"
     )
     env = {**os.environ, "HERMES_TUI_HOME": str(tmp_path)}
@@ -149,8 +148,14 @@ def test_a_mistake_is_never_cached(home):
 
 def _damaged_copies(cache: Path) -> list[str]:
     good = json.loads(cache.read_text())
-    wrong_shape = {**good, "checked": {**good["checked"], "agent": {"nope": 1}}}
-    wrong_enum = {**good, "checked": {**good["checked"], "sandbox": {"mode": "sideways"}}}
+    file = good["sections"]["file"]
+
+    def with_file(**changes) -> dict:
+        data = {**file["data"], **changes}
+        return {**good, "sections": {**good["sections"], "file": {**file, "data": data}}}
+
+    wrong_shape = with_file(agent={"nope": 1})
+    wrong_enum = with_file(sandbox={"mode": "sideways"})
     wrong_tree = {**good, "raw": {"m": "not a mapping"}}
     return [
         "{not json",
@@ -262,28 +267,25 @@ def test_a_cache_made_by_other_code_is_not_used(home, tmp_path, monkeypatch, che
     assert len(checks) == 2
 
 
-def _modules_of(hint, seen: set) -> set[str]:
-    """The modules of every type, converter and check reachable from `hint`."""
-    found: set[str] = set()
-    for marker in getattr(hint, "__metadata__", ()):
-        for part in (getattr(marker, "convert", None), getattr(marker, "problem", None)):
-            if part is not None:
-                found.add(part.__module__)
-    for arg in typing.get_args(hint):
-        found |= _modules_of(arg, seen)
-    bare = bare_type(hint)
-    if isinstance(bare, type) and bare.__module__ != "builtins" and bare not in seen:
-        seen.add(bare)
-        found.add(bare.__module__)
-        if dataclasses.is_dataclass(bare):
-            for field_hint in type_hints(bare).values():
-                found |= _modules_of(field_hint, seen)
-    return found
-
-
 def test_the_fingerprint_covers_every_module_that_declares_a_setting():
-    """A section, type, converter or check defined in a module outside SCHEMA_MODULES could
-    change without the cache noticing."""
-    found = _modules_of(agent.config.ConfigFile, set()) - {"typing", "enum"}
-    assert found <= set(agent.config_cache.SCHEMA_MODULES), found
-    assert {"agent.config", "agent.mcp.settings", "agent.kinds"} <= found
+    """The sections, types, converters and checks of a section are found where they are
+    defined, the front end's too: a change to any of them means a fresh check."""
+    found = declaring_modules(agent.config.ConfigFile, set())
+    assert {"agent.config", "agent.config_check", "agent.mcp.settings", "agent.kinds"} <= found
+    assert declaring_modules(UISettings, set()) == {"hermes_tui.ui_config"}
+    assert declaring_modules(dict[str, KeyText], set()) >= {"hermes_tui.ui_config"}
+
+
+def test_the_front_ends_sections_are_cached_and_their_mistakes_are_not(home, monkeypatch):
+    """`ui:` and `keys:` are checked once per file; a mistake in them comes back every start."""
+    write(home, RICH)
+    ui_settings(load_config(home))
+    key_remaps(load_config(home))
+    monkeypatch.setattr(agent.config_cache, "checked", None)  # a hit must not check
+    assert ui_settings(load_config(home)).theme == "textual-dark"
+    assert key_remaps(load_config(home)) == {"app.quit": "ctrl+q"}
+    monkeypatch.undo()
+    write(home, RICH.replace("theme: textual-dark", "show_reasoning: maybe"))
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=r"`ui\.show_reasoning` must be true or false"):
+            ui_settings(load_config(home))
