@@ -5,9 +5,10 @@ the result depends only on the file's bytes and on the code that checks them. So
 `$HERMES_TUI_HOME/cache/config.json` is keyed by the sha256 of the file, the app's version
 and pydantic's installed version; it holds the file's YAML tree (lines kept, so PyYAML stays
 unloaded too) and each checked section as plain JSON beside a fingerprint of the source of
-the modules that declare and check it (the agent's `file`, the front end's `ui` and `keys`). Only the file's text is in it: the environment (providers it
-implies, `api_key_env`, `${VAR}`) and the file system (`sandbox.allow_read`) are read by the
-loader on every start. A mistake is never stored, so its sentence comes back on every start.
+the modules that declare and check it (the agent's `file`, the front end's `ui` and `keys`).
+Only the file's text is in it: the environment (providers it implies, `api_key_env`,
+`${VAR}`) and the file system (`sandbox.allow_read`) are read by the loader on every start.
+A mistake is never stored, so its sentence comes back on every start.
 """
 
 from __future__ import annotations
