@@ -13,8 +13,8 @@ import logging
 from dataclasses import dataclass
 
 from agent.config import ProviderConfig
+from agent.credentials import safe_url
 from agent.providers.discovery import SERVERS, ServerFacts, model_listed
-from agent.secrets import safe_url
 
 log = logging.getLogger("hermes_tui.agent")
 

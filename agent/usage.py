@@ -15,11 +15,11 @@ from typing import Any
 from agent import events as ev
 from agent.config import ProviderConfig
 from agent.context_gauge import prompt_tokens
+from agent.credentials import safe_url
 from agent.kinds import CallPurpose
 from agent.models import tokens_for_chars
 from agent.pricing import call_cost, prices_for
 from agent.providers.base import UsagePart
-from agent.secrets import safe_url
 from agent.session_writer import SessionWriter
 
 CONTEXT_KEY = "context_tokens"

@@ -22,7 +22,7 @@ from hermes_tui import terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
-from hermes_tui.keys import KEY_BINDINGS, KeyMap, checked_keymap
+from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
@@ -30,6 +30,7 @@ from hermes_tui.sending import SendLine
 from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
 from hermes_tui.turns import TurnController, WorkEnded
+from hermes_tui.ui_config import key_remaps, ui_settings
 from hermes_tui.widgets.centre import Centre
 from hermes_tui.widgets.completion import CompletionPopup
 from hermes_tui.widgets.composer import Composer
@@ -69,6 +70,7 @@ class HermesApp(KeyActions, App[int]):
     ) -> None:
         super().__init__()
         self.config = config
+        self.ui_settings = ui_settings(config)  # `ui:` and `keys:` are the front end's to check
         self.probes = probes or Probes()
         self.resume_ref = resume
         self.workspace = Path(workspace or Path.cwd()).resolve()
@@ -80,7 +82,7 @@ class HermesApp(KeyActions, App[int]):
         terminal_keys.install()
         # The newline key the key bar shows is one this terminal can send (the user's wins).
         newline = {"composer.newline": terminal_keys.newline_keys()}
-        remap = {**newline, **checked_keymap(config.keys, config.config_path)}
+        remap = {**newline, **key_remaps(config)}
         self.set_keymap(remap)
         self.keys = KeyMap(self, remap)
         self.turns = TurnController(self)
@@ -124,7 +126,7 @@ class HermesApp(KeyActions, App[int]):
         with Horizontal(id="main"):
             yield SessionsPanel(id="sessions")
             with Centre(id="centre"):
-                yield Transcript(id="transcript", show_reasoning=self.config.ui.show_reasoning)
+                yield Transcript(id="transcript", show_reasoning=self.ui_settings.show_reasoning)
                 yield WorkingLine(id="working")
                 yield NewBelowLine(id="new-below")
                 yield StallBanner(id="stall")

@@ -7,7 +7,6 @@ that names it and lists the ids there are, like any other unknown key in config.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -75,24 +74,6 @@ def known_binding_ids() -> list[str]:
     owners = (KEY_BINDINGS, Composer.BINDINGS, QueueList.BINDINGS, ApprovalScreen.BINDINGS)
     ids = [b.id for bindings in (*owners, HelpScreen.BINDINGS) for b in bindings]
     return [binding_id for binding_id in ids if isinstance(binding_id, str)]
-
-
-def checked_keymap(keys: Mapping[str, str], config_path: Path) -> dict[str, str]:
-    """`keys:` from config.yaml, every id checked; raises ConfigError naming an unknown one."""
-    from agent.config import ConfigError
-
-    if not keys:
-        return {}
-    known = known_binding_ids()
-    for binding_id, key in keys.items():
-        if binding_id not in known:
-            raise ConfigError(
-                f"{config_path}: unknown key binding `keys.{binding_id}` "
-                f"(known: {', '.join(sorted(known))})."
-            )
-        if not key.strip():
-            raise ConfigError(f"{config_path}: `keys.{binding_id}` names no key.")
-    return dict(keys)
 
 
 class KeyMap:

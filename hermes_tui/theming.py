@@ -21,9 +21,10 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from agent.config import ConfigError, save_ui_theme
+from agent.config import ConfigError
 from hermes_tui.safe_text import safe_text
 from hermes_tui.textual_compat import add_line_filter, refresh_ansi_theme
+from hermes_tui.ui_config import save_ui_theme
 from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
 
 if TYPE_CHECKING:
@@ -318,7 +319,7 @@ class AppThemes:
 
     def __init__(self, app: HermesApp) -> None:
         self.app = app
-        self._saved = app.config.ui.theme
+        self._saved = app.ui_settings.theme
 
     def attach(self) -> None:
         """Once mounted: remember every theme switch, and on a 256-colour terminal show each
@@ -345,7 +346,7 @@ class AppThemes:
         notices = [problem.message for problem in catalog.problems]
         for theme in catalog.themes.values():
             app.register_theme(theme)
-        wanted = self.app.config.ui.theme
+        wanted = self.app.ui_settings.theme
         if wanted not in catalog.themes:
             notices.append(
                 f"Theme {wanted!r} (ui.theme in {self.app.config.config_path}) is not installed; "

@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from agent.config_check import AtLeast, Must, settings
 
 PROJECT_FILE = ".mcp.json"
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -57,17 +59,20 @@ class ToolSearch(StrEnum):
     NEVER = "never"
 
 
-@dataclass(frozen=True)
+Seconds = Annotated[float, AtLeast(0)]
+
+
+@settings
 class McpSettings:
     """The `mcp:` section: timeouts and the schema budget of every server."""
 
-    max_schema_tokens: int | None = None
+    max_schema_tokens: Annotated[int, AtLeast(0), Must("be a whole number of tokens")] | None = None
     """Above this many tokens of MCP schemas, tools go behind tool search (None: 5 % of the
     model's window)."""
     tool_search: ToolSearch = ToolSearch.AUTO
-    call_timeout_seconds: float = 120.0
-    startup_timeout_seconds: float = 30.0
-    turn_wait_seconds: float = 5.0
+    call_timeout_seconds: Seconds = 120.0
+    startup_timeout_seconds: Seconds = 30.0
+    turn_wait_seconds: Seconds = 5.0
     """How long a turn waits for servers that are still starting before it goes on without."""
 
 

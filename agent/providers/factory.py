@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agent.config import ProviderConfig, missing_key
+from agent.credentials import unsendable_key
 from agent.kinds import ErrorKind
 from agent.providers.base import Provider
 from agent.providers.errors import ProviderError
-from agent.secrets import unsendable_key
 
 
 def make_provider(config: ProviderConfig, *, idle_timeout: float) -> Provider:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent.config import ProviderConfig
+from agent.credentials import safe_url, url_secrets
 from agent.kinds import ErrorKind
 from agent.providers.base import Abort, ChatRequest, StreamPart, ToolCallPart
 from agent.providers.bounds import ToolCallBounds
@@ -26,7 +27,6 @@ from agent.providers.errors import (
 )
 from agent.providers.sse import SSELimitError, iter_sse
 from agent.providers.wire import ClientSlot, abandon, build_http_client
-from agent.secrets import safe_url, url_secrets
 from agent.version import USER_AGENT
 
 log = logging.getLogger("hermes_tui.providers")

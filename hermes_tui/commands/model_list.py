@@ -22,8 +22,8 @@ def _one_line(text: str) -> str:
 
 
 def _where(provider: ProviderConfig | None) -> str:
+    from agent.credentials import safe_url
     from agent.providers.discovery import base_url
-    from agent.secrets import safe_url
 
     return _one_line(safe_url(base_url(provider))) if provider is not None else ""
 

@@ -12,7 +12,7 @@ import yaml
 from textual.filter import ANSIToTruecolor
 from waits import wait_until
 
-from agent.config import load_config, save_ui_theme
+from agent.config import load_config
 from hermes_tui.app import HermesApp
 from hermes_tui.probes import Probes
 from hermes_tui.theming import (
@@ -24,6 +24,7 @@ from hermes_tui.theming import (
     read_theme_file,
     theme_cache_path,
 )
+from hermes_tui.ui_config import save_ui_theme, ui_settings
 from hermes_tui.widgets.messages import NoticeLine
 
 
@@ -116,7 +117,7 @@ async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, herm
     text = config.read_text()
     assert text.startswith(original) or text.replace("ui:\n  theme: hermes-light\n", "") == original
     assert "# my settings" in text and "app.help: f10  # mine" in text
-    assert load_config().ui.theme == "hermes-light"
+    assert ui_settings(load_config()).theme == "hermes-light"
     restarted = HermesApp(load_config(), probes=Probes(cursor_blink=False))
     async with restarted.run_test(size=(120, 36)):
         assert restarted.theme == "hermes-light"
@@ -165,7 +166,9 @@ async def test_the_palette_choice_is_remembered(make_app, hermes_home: Path):
         await app.ready()
         assert set(app.available_themes) == set(load_themes(hermes_home).themes)
         app.theme = "hermes-nord"  # what the palette's theme picker does
-        await wait_until(pilot, lambda: load_config().ui.theme == "hermes-nord", what="saved")
+        await wait_until(
+            pilot, lambda: ui_settings(load_config()).theme == "hermes-nord", what="saved"
+        )
 
 
 def test_save_ui_theme_keeps_the_rest_of_the_file(tmp_path: Path):

@@ -1,4 +1,4 @@
-"""agent/secrets.py: key variables, key values, URL credentials, header-safe keys (SPEC H5)."""
+"""agent/secrets.py, agent/credentials.py: key variables and values, URL credentials (H5)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,16 @@ import pytest
 import yaml
 
 from agent.config import ConfigError, ProviderConfig, load_config
-from agent.providers.errors import ProviderError, redact
-from agent.providers.factory import make_provider
-from agent.secrets import (
-    STANDARD_KEY_ENV,
-    Secrets,
+from agent.credentials import (
     header_problem,
     is_credential_name,
     safe_url,
     unsendable_key,
     url_secrets,
 )
+from agent.providers.errors import ProviderError, redact
+from agent.providers.factory import make_provider
+from agent.secrets import STANDARD_KEY_ENV, Secrets
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,10 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from agent.config import Config, ProviderConfig
+from agent.credentials import safe_url, url_secrets
 from agent.providers.errors import MIN_SECRET_LENGTH, REDACTED, redact, register_secret
 from agent.providers.secret_forms import encoded_forms
-from agent.secrets import Secrets, safe_url, url_secrets
+from agent.secrets import Secrets
 
 KEY = "sk-live-0123456789abcdef"
 
