@@ -18,6 +18,8 @@ PIECE = 16 * 1024
 _CHUNK = 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,'
 MAX_BLOCKS = 300
 """Markdown blocks mounted at most: a few screens' worth (a full build is tens of thousands)."""
+MAX_MOUNTED_CHARS = 512 * 1024
+"""Answer text held by mounted blocks at most: a few screens' worth, not the megabytes."""
 
 
 def endless_line(total: int) -> dict:
@@ -44,6 +46,25 @@ def mounted(app) -> int:
     return len(app.transcript.query(MarkdownBlock)) + len(app.transcript.query(PlainChunk))
 
 
+def mounted_chars(app) -> int:
+    """Answer text the mounted top-level blocks and plain pieces show."""
+    total = 0
+    for answer in app.transcript.query(AnswerBlock):
+        for child in answer.children:
+            if isinstance(child, PlainChunk):
+                total += len(child.chunk.text)
+            elif isinstance(child, MarkdownBlock):
+                start, end = child.source_range
+                total += len("".join(answer.source.splitlines(keepends=True)[start:end]))
+    return total
+
+
+def bounded(app) -> None:
+    """H10: what is mounted is a few screens' worth, however long the answer."""
+    assert mounted(app) <= MAX_BLOCKS, mounted(app)
+    assert mounted_chars(app) <= MAX_MOUNTED_CHARS, mounted_chars(app)
+
+
 def in_view(app, widget) -> bool:
     view, region = app.transcript.region, widget.region
     return bool(region.height) and region.y < view.bottom and region.bottom > view.y
@@ -53,8 +74,8 @@ def pending_in_view(app) -> list[PendingChunk]:
     return [chunk for chunk in app.transcript.query(PendingChunk) if in_view(app, chunk)]
 
 
-async def streamed_then_checked(app, pilot, total: int, *, tail: str) -> None:
-    """Mid-stream: the live answer is bounded and its tail (ending in `tail`) is in view."""
+async def streamed_then_checked(app, pilot, total: int) -> None:
+    """Mid-stream: the live answer is bounded and the end of what arrived is in view."""
     await app.submit("go")
     await wait_until(
         pilot,
@@ -62,8 +83,13 @@ async def streamed_then_checked(app, pilot, total: int, *, tail: str) -> None:
         timeout=60,
         what=f"{total} characters streamed",
     )
-    assert mounted(app) <= MAX_BLOCKS, mounted(app)
+    bounded(app)
     assert app.transcript.following
+    await wait_until(
+        pilot,
+        lambda: the_answer(app).children and in_view(app, the_answer(app).children[-1]),
+        what="the streamed tail in view",
+    )
 
 
 async def scrolled_home(app, pilot) -> None:
@@ -83,14 +109,14 @@ async def test_a_hostile_4_mb_line_streams_bounded_and_ends_lazy(make_app, scrip
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.ready()
-        await streamed_then_checked(app, pilot, MB, tail="x")
+        await streamed_then_checked(app, pilot, MB)
         await app.wait_for_turn(timeout=120)
         await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
         answer = the_answer(app)
         assert isinstance(answer, LazyAnswer)
         assert len(answer.source) == 4 * MB
         assert answer.chunks == split(answer.source)  # what a resumed session shows
-        assert mounted(app) <= MAX_BLOCKS, mounted(app)
+        bounded(app)
         pieces = [piece for piece in app.transcript.query(PlainChunk) if in_view(app, piece)]
         assert pieces and pieces[-1].chunk.text.endswith("x")  # the tail is what is seen
         assert not pending_in_view(app)
@@ -100,7 +126,7 @@ async def test_a_hostile_4_mb_line_streams_bounded_and_ends_lazy(make_app, scrip
         first = [piece for piece in app.transcript.query(PlainChunk) if in_view(app, piece)]
         assert first and first[0].chunk is answer.chunks[0]
         assert not pending_in_view(app)
-        assert mounted(app) <= MAX_BLOCKS, mounted(app)
+        bounded(app)
 
 
 async def test_a_streamed_2_mb_markdown_answer_keeps_few_blocks_and_builds_on_scroll(
@@ -114,13 +140,13 @@ async def test_a_streamed_2_mb_markdown_answer_keeps_few_blocks_and_builds_on_sc
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.ready()
-        await streamed_then_checked(app, pilot, MB, tail="")
+        await streamed_then_checked(app, pilot, MB)
         await app.wait_for_turn(timeout=120)
         await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
         answer = the_answer(app)
         assert isinstance(answer, LazyAnswer) and answer.source == text
         assert answer.chunks == split(text)
-        assert mounted(app) <= MAX_BLOCKS, mounted(app)
+        bounded(app)
         shown = [b for b in app.transcript.query(MarkdownBlock) if in_view(app, b)]
         assert shown and shown[-1].source.rstrip().endswith("The last line.")
         assert not pending_in_view(app)
@@ -129,7 +155,7 @@ async def test_a_streamed_2_mb_markdown_answer_keeps_few_blocks_and_builds_on_sc
         await scrolled_home(app, pilot)
         shown = [b for b in app.transcript.query(MarkdownBlock) if in_view(app, b)]
         assert shown and shown[0].source.startswith("## Part 1 of answer 0")
-        assert mounted(app) <= MAX_BLOCKS, mounted(app)
+        bounded(app)
 
 
 async def test_a_small_streamed_answer_is_one_markdown_block_as_before(make_app, scripted):
