@@ -127,6 +127,14 @@ async def test_a_hostile_4_mb_line_streams_bounded_and_ends_lazy(make_app, scrip
         assert first and first[0].chunk is answer.chunks[0]
         assert not pending_in_view(app)
         bounded(app)
+        # Resumed, the stored 4 MB line is the same chunks, as bounded (no widget of 4 MB).
+        chunks, session_id = answer.chunks, app.agent.session_id
+        await app.run_command("/new")
+        await app.resume_session(session_id)
+        await wait_until(pilot, lambda: not app.transcript.filling, what="the resumed view")
+        resumed = the_answer(app)
+        assert isinstance(resumed, LazyAnswer) and resumed.chunks == chunks
+        bounded(app)
 
 
 async def test_a_streamed_2_mb_markdown_answer_keeps_few_blocks_and_builds_on_scroll(
