@@ -17,6 +17,13 @@ CHUNK_LINES = 24
 """Source lines gathered into one chunk (a chunk is built whole, when it nears the view)."""
 LAZY_LINES = 2 * CHUNK_LINES
 """An answer longer than this (in source lines) is built chunk by chunk; a shorter one whole."""
+LAZY_CHARS = 64 * 1024
+"""An answer longer than this (in characters) is built chunk by chunk too, however few lines."""
+MAX_BLOCK_CHARS = 64 * 1024
+"""A top-level block longer than this is shown as its plain text in pieces, not as Markdown:
+one widget would hold all of it (a hostile answer is one 4 MB line or an unclosed fence)."""
+PIECE_CHARS = 16 * 1024
+"""About how long a plain piece of an oversized block is (cut at a line end when near one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +33,8 @@ class Chunk:
     text: str
     first_line: int
     """The answer's source line this chunk's first line is."""
+    plain: bool = False
+    """A piece of an oversized block: built as its plain text, not as Markdown."""
 
     def estimated_height(self, width: int) -> int:
         """About how many rows the chunk takes at `width` columns once built as Markdown."""
@@ -39,19 +48,55 @@ class Chunk:
 
 def is_long(source: str) -> bool:
     """True when `source` is long enough to be built chunk by chunk."""
-    return source.count("\n") > LAZY_LINES
+    return len(source) > LAZY_CHARS or source.count("\n") > LAZY_LINES
 
 
-def split(source: str, chunk_lines: int = CHUNK_LINES) -> list[Chunk]:
-    """Cut `source` at top-level block boundaries into chunks of about `chunk_lines` lines."""
+def split(source: str, chunk_lines: int = CHUNK_LINES, first_line: int = 0) -> list[Chunk]:
+    """Cut `source` at top-level block boundaries into chunks of about `chunk_lines` lines;
+    a block over MAX_BLOCK_CHARS becomes plain pieces of its own. `first_line` is the line
+    of the answer `source` starts at (a streamed answer's unfinished rest)."""
     lines = source.splitlines(keepends=True)
     starts = sorted({token.map[0] for token in block_parser().parse(source) if _top(token)})
-    cuts = [0]
-    for start in starts:
-        if start - cuts[-1] >= chunk_lines:
-            cuts.append(start)
-    cuts.append(len(lines))
-    return [Chunk("".join(lines[begin:end]), begin) for begin, end in pairwise(cuts) if begin < end]
+    ends = [0]
+    for line in lines:
+        ends.append(ends[-1] + len(line))
+    bounds = [0, *(start for start in starts if 0 < start < len(lines)), len(lines)]
+    chunks: list[Chunk] = []
+    begin = 0
+    for start, end in pairwise(bounds):
+        if ends[end] - ends[start] > MAX_BLOCK_CHARS:
+            if start > begin:
+                chunks.append(Chunk("".join(lines[begin:start]), first_line + begin))
+            chunks.extend(_pieces("".join(lines[start:end]), first_line + start))
+            begin = end
+        elif start - begin >= chunk_lines:
+            chunks.append(Chunk("".join(lines[begin:start]), first_line + begin))
+            begin = start
+    if begin < len(lines):
+        chunks.append(Chunk("".join(lines[begin:]), first_line + begin))
+    return chunks
+
+
+def line_breaks(text: str) -> int:
+    """How many line breaks `text` holds (as `str.splitlines` counts them)."""
+    return len((text + "x").splitlines()) - 1
+
+
+def _pieces(block: str, first_line: int) -> list[Chunk]:
+    """An oversized block cut into plain pieces of about PIECE_CHARS, at a line end when one
+    is in the piece's second half (the same cuts for the same text, streamed or stored)."""
+    pieces: list[Chunk] = []
+    position = 0
+    while position < len(block):
+        end = min(len(block), position + PIECE_CHARS)
+        if end < len(block):
+            newline = block.rfind("\n", position + PIECE_CHARS // 2, end)
+            end = newline + 1 if newline >= 0 else end
+        piece = block[position:end]
+        pieces.append(Chunk(piece, first_line, plain=True))
+        first_line += line_breaks(piece)
+        position = end
+    return pieces
 
 
 def _top(token: object) -> bool:

@@ -40,8 +40,21 @@ class PendingChunk(Static):
             self.styles.height = height
 
 
+class PlainChunk(Static):
+    """A built piece of an oversized block (answer_chunks.MAX_BLOCK_CHARS): its plain text."""
+
+    DEFAULT_CSS = "PlainChunk { width: 1fr; height: auto; }"
+
+    def __init__(self, chunk: Chunk) -> None:
+        super().__init__(chunk.text.rstrip("\n"), markup=False)
+        self.chunk = chunk
+
+
 class LazyAnswer(AnswerBlock):
     """A long answer shown as Markdown where it is seen, blank rows of its size elsewhere."""
+
+    releases = False
+    """True when built chunks far from the view go back to blank rows (a streamed answer)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -91,8 +104,8 @@ class LazyAnswer(AnswerBlock):
 
     async def build(self, pending: Sequence[PendingChunk]) -> None:
         """Build `pending` chunks as Markdown in their places (parsed off the UI thread)."""
-        texts = [placeholder.chunk.text for placeholder in pending]
-        parsed = await asyncio.to_thread(lambda: [parse(text) for text in texts])
+        chunks = [placeholder.chunk for placeholder in pending]
+        parsed = await asyncio.to_thread(lambda: [chunk_tokens(chunk) for chunk in chunks])
         with self.app.batch_update():
             for placeholder, tokens in zip(pending, parsed, strict=True):
                 if placeholder.parent is not self:
@@ -101,12 +114,43 @@ class LazyAnswer(AnswerBlock):
                 await placeholder.remove()
 
     def _blocks(self, chunk: Chunk, tokens: list[Token]) -> list[Any]:
-        _count(self, chunk.text)
-        blocks = markdown_blocks(self, tokens)
+        """The widgets of a built chunk, each tagged with it (`built_chunks`, `release`)."""
+        if chunk.plain:
+            blocks: list[Any] = [PlainChunk(chunk)]
+        else:
+            _count(self, chunk.text)
+            blocks = markdown_blocks(self, tokens)
+            for block in blocks:
+                start, end = block.source_range
+                block.source_range = (start + chunk.first_line, end + chunk.first_line)
         for block in blocks:
-            start, end = block.source_range
-            block.source_range = (start + chunk.first_line, end + chunk.first_line)
+            block.lazy_chunk = chunk
         return blocks
+
+    def built_chunks(self) -> list[list[Widget]]:
+        """The widgets of each built chunk, top to bottom (the live tail is no chunk yet)."""
+        groups: list[list[Widget]] = []
+        for child in self.children:
+            chunk = getattr(child, "lazy_chunk", None)
+            if chunk is None:
+                continue
+            if groups and groups[-1][0].lazy_chunk is chunk:  # type: ignore[attr-defined]
+                groups[-1].append(child)
+            else:
+                groups.append([child])
+        return groups
+
+    async def release(self, groups: Sequence[list[Widget]]) -> None:
+        """Turn built chunks back into blank rows of the height they took (far from view)."""
+        with self.app.batch_update():
+            for widgets in groups:
+                if widgets[0].parent is not self:
+                    continue
+                chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]
+                height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
+                blank = PendingChunk(chunk, max(1, height))
+                await self.mount(blank, before=widgets[0])
+                await self.remove_children(widgets)
 
 
 def _count(widget: Widget, text: str) -> None:
@@ -115,6 +159,11 @@ def _count(widget: Widget, text: str) -> None:
     if probes is not None:
         probes.markdown_builds += 1
         probes.markdown_built_chars += len(text)
+
+
+def chunk_tokens(chunk: Chunk) -> list[Token]:
+    """A chunk's tokens (none for a plain piece, which is shown as its text)."""
+    return [] if chunk.plain else parse(chunk.text)
 
 
 def parse(text: str) -> list[Token]:

@@ -49,34 +49,53 @@ class ViewFill:
         self._running = True
         try:
             near = self.near_view()
-            if near:
-                await self._keep_in_place(lambda: _build(near))
+            far = self.far_from_view()
+            if near or far:
+                await self._keep_in_place(lambda: _build(near, far))
         finally:
             self._running = False
-        if near:
+        if near or far:
             self.request()  # heights changed: more may have come near
 
     def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
         """Each long answer's pending chunks within a screen of the view."""
-        lazy = sys.modules.get("hermes_tui.widgets.lazy_answer")
-        if lazy is None:
-            # No long answer was ever mounted (an empty session's first frame): nothing to
-            # build, and the Markdown parser stays unloaded until one is (Z2).
-            return {}
-        LazyAnswer = lazy.LazyAnswer
-
-        view = self.transcript.region
-        if not view.height:
-            return {}
-        reach = Region(view.x, view.y - view.height, view.width, view.height * 3)
+        reach = self._reach()
         near: dict[LazyAnswer, list[PendingChunk]] = {}
-        for row in self.transcript.children:
-            if not isinstance(row, LazyAnswer) or not _overlaps(row, reach):
+        for row in self._lazy_rows():
+            if reach is None or not _overlaps(row, reach):
                 continue
             pending = [chunk for chunk in row.pending if _overlaps(chunk, reach)]
             if pending:
                 near[row] = pending
         return near
+
+    def far_from_view(self) -> dict[LazyAnswer, list[list[Widget]]]:
+        """Each streamed long answer's built chunks beyond a screen of the view (H10: a
+        followed stream passes every chunk through the view; only those near it stay built)."""
+        reach = self._reach()
+        far: dict[LazyAnswer, list[list[Widget]]] = {}
+        for row in self._lazy_rows():
+            if reach is None or not row.releases:
+                continue
+            groups = [g for g in row.built_chunks() if not any(_overlaps(w, reach) for w in g)]
+            if groups:
+                far[row] = groups
+        return far
+
+    def _lazy_rows(self) -> list[LazyAnswer]:
+        lazy = sys.modules.get("hermes_tui.widgets.lazy_answer")
+        if lazy is None:
+            # No long answer was ever mounted (an empty session's first frame): nothing to
+            # build, and the Markdown parser stays unloaded until one is (Z2).
+            return []
+        return [row for row in self.transcript.children if isinstance(row, lazy.LazyAnswer)]
+
+    def _reach(self) -> Region | None:
+        """The view and a screen above and below it (None before the first layout)."""
+        view = self.transcript.region
+        if not view.height:
+            return None
+        return Region(view.x, view.y - view.height, view.width, view.height * 3)
 
 
 def _overlaps(widget: Widget, reach: Region) -> bool:
@@ -84,6 +103,10 @@ def _overlaps(widget: Widget, reach: Region) -> bool:
     return bool(region.height) and region.y < reach.bottom and region.bottom > reach.y
 
 
-async def _build(near: dict[LazyAnswer, list[PendingChunk]]) -> None:
+async def _build(
+    near: dict[LazyAnswer, list[PendingChunk]], far: dict[LazyAnswer, list[list[Widget]]]
+) -> None:
+    for answer, groups in far.items():
+        await answer.release(groups)
     for answer, pending in near.items():
         await answer.build(pending)

@@ -13,16 +13,17 @@ from hermes_tui.widgets.transcript.rows import answer_block
 
 if TYPE_CHECKING:
     from hermes_tui.widgets.answer import AnswerBlock, AnswerStream
+    from hermes_tui.widgets.live_answer import LiveFeed
     from hermes_tui.widgets.transcript.view import Transcript
 
 Handler = Callable[[Any], Awaitable[None]]
 
 
-def answer_stream(answer: AnswerBlock) -> AnswerStream:
+def answer_stream(answer: LiveFeed) -> AnswerStream:
     """A started stream that paces the live answer's updates to what they cost to show."""
     from hermes_tui.widgets.answer import AnswerStream
 
-    stream = AnswerStream(answer)
+    stream = AnswerStream(answer)  # type: ignore[arg-type]  # a feed appends like a Markdown
     stream.start()
     return stream
 
@@ -40,6 +41,7 @@ class LiveTurn:
         self._reasoning: ReasoningBlock | None = None
         self._answer: AnswerBlock | None = None
         self._stream: AnswerStream | None = None
+        self._feed: LiveFeed | None = None
         self._answer_text: list[str] = []
         self._tools: dict[str, ToolBlock] = {}
         self._routes = dict(self.routes())
@@ -101,7 +103,7 @@ class LiveTurn:
         if self._answer is None:
             self._answer = answer_block()
             await self.transcript.add(self._answer)
-            self._stream = answer_stream(self._answer)
+            self._stream = answer_stream(self._live_feed(self._answer))
         self._answer_text.append(event.text)
         assert self._stream is not None
         await self._stream.write(event.text)
@@ -117,17 +119,26 @@ class LiveTurn:
             self._answer = answer_block()
             await self.transcript.add(self._answer)
         if self._answer is not None:
+            feed = self._feed or self._live_feed(self._answer)
             if content:
-                await self._answer.finalize(content)
+                await feed.finalize(content)
             else:
-                await self._answer.remove()
+                await feed.widget.remove()
         self._reset_message()
+
+    def _live_feed(self, answer: AnswerBlock) -> LiveFeed:
+        """The stream's target: the answer, made lazy past a size (H10, live_answer.py)."""
+        from hermes_tui.widgets.live_answer import LiveFeed
+
+        self._feed = LiveFeed(answer, self.transcript.replace)
+        return self._feed
 
     async def _discard_partial(self) -> None:
         """A retry replaces the failed attempt's partial answer and reasoning."""
         if self._stream is not None:
             await self._stream.stop()
-        for widget in (self._reasoning, self._answer):
+        answer = self._feed.widget if self._feed is not None else self._answer
+        for widget in (self._reasoning, answer):
             if widget is not None:
                 await widget.remove()
         self._reset_message()
@@ -142,6 +153,7 @@ class LiveTurn:
         self._reasoning = None
         self._answer = None
         self._stream = None
+        self._feed = None
         self._answer_text = []
 
     # -- tools -------------------------------------------------------------------------------

@@ -50,6 +50,10 @@ class Transcript(VerticalScroll):
     def on_resize(self) -> None:
         self.window.fill.request()
 
+    def on_live_lazy_answer_changed(self) -> None:
+        # A long streamed answer finished chunks (live_answer.py): build and release them.
+        self.window.fill.request()
+
     @property
     def filling(self) -> bool:
         """True while long answers near the view are still being built (Z2)."""
@@ -93,6 +97,15 @@ class Transcript(VerticalScroll):
         await self.window.before_live(widgets)
         await self.mount_all(widgets)
         self.arrived()
+
+    async def replace(self, old: Widget, new: Widget) -> None:
+        """Put live row `new` where live row `old` is (a streamed answer turned lazy)."""
+        self.window.replace_live(old, new)
+        await self.mount(new, before=old)
+        if self._selected is old:
+            self._selected = new
+            new.add_class("-selected")
+        await old.remove()
 
     async def add_user(self, text: str) -> None:
         """Show what the user sent and follow the bottom again."""

@@ -86,6 +86,10 @@ class HistoryWindow:
         if self.history is not None:
             self._live.extend(widgets)
 
+    def replace_live(self, old: Widget, new: Widget) -> None:
+        """A live row was replaced by another (it is sealed with the turn in its place)."""
+        self._live = [new if widget is old else widget for widget in self._live]
+
     async def open(self) -> None:
         """Show the newest page of the stored session; older pages load on scrolling up."""
         transcript = self.transcript

@@ -1,0 +1,171 @@
+"""A streamed answer that grows past what one Markdown widget should hold (H10, Z2).
+
+The live answer starts as a plain `AnswerBlock` (the common case, unchanged). Once its text
+passes LIVE_CHARS or LIVE_LINES, `LiveFeed` swaps it for a `LiveLazyAnswer` of the text so
+far: the chunks more text can no longer change (answer_chunks.py) are finished, blank rows
+of their size like a stored `LazyAnswer`'s unless near the view, and only the unfinished
+rest (a chunk or two) is re-parsed and re-mounted on each update. The transcript's fill
+builds finished chunks as they near the view and releases those far from it, so the widget
+tree holds what is near the view whatever the answer's size. When the stream ends the
+answer is the chunked block a resumed session shows (checked against a fresh cut).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual import events
+from textual.await_complete import AwaitComplete
+from textual.message import Message
+from textual.widget import Widget
+
+from hermes_tui.safe_text import safe_text
+from hermes_tui.textual_compat import markdown_blocks
+from hermes_tui.widgets.answer import AnswerBlock
+from hermes_tui.widgets.answer_chunks import Chunk, line_breaks, split
+from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk, PlainChunk, chunk_tokens
+
+LIVE_CHARS = 256 * 1024
+"""A streamed answer longer than this (characters) stops growing one Markdown widget."""
+LIVE_LINES = 2000
+"""A streamed answer longer than this (lines) stops growing one Markdown widget."""
+BUILT_FINISHED = 2
+"""Chunks finished by one update that are built at once (the ones just above the tail)."""
+
+Swap = Callable[[Widget, Widget], Awaitable[None]]
+
+
+class LiveLazyAnswer(LazyAnswer):
+    """A long streamed answer: finished chunks built near the view, blank elsewhere; the
+    unfinished rest re-parsed on each update."""
+
+    releases = True
+
+    class Changed(Message):
+        """The answer's chunks changed: the transcript builds and releases near the view."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._done = 0  # characters of the source in finished chunks
+        self._done_line = 0  # the source line the unfinished rest starts on
+        self._finished: list[Chunk] = []
+        self._tail: list[Widget] = []
+
+    async def _on_mount(self, event: events.Mount) -> None:
+        # Neither Markdown's mount (the whole source at once) nor LazyAnswer's (all pending).
+        event.prevent_default()
+        self._theme = self.app.theme
+        await self._relayout(final=False)
+
+    def append(self, markdown: str) -> AwaitComplete:
+        """Append a streamed piece (made terminal-safe): only the unfinished rest is rebuilt."""
+        self._markdown = self.source + safe_text(markdown)
+        return AwaitComplete(self._relayout(final=False))
+
+    async def finalize(self, content: str) -> None:
+        """End the stream: every chunk finished, the same chunks a stored answer is cut into."""
+        content = safe_text(content)
+        if content != self.source:
+            await self._restart(content)
+        await self._relayout(final=True)
+        whole = await asyncio.to_thread(split, content)
+        if whole != self._finished:  # a cut taken mid-stream moved: cut the whole again
+            await self._restart(content)
+            await self._relayout(final=True)
+        self._chunks = list(self._finished)
+
+    async def _restart(self, content: str) -> None:
+        async with self.lock:
+            self._markdown = content
+            self._done = self._done_line = 0
+            self._finished = []
+            self._tail = []
+            await self.remove_children()
+
+    async def _relayout(self, *, final: bool) -> None:
+        """Finish the chunks of the rest that more text cannot change; re-mount the rest."""
+        async with self.lock:
+            rest = self.source[self._done :]
+            chunks = split(rest, first_line=self._done_line) if rest else []
+            finished, tail = (chunks, []) if final else (chunks[:-1], chunks[-1:])
+            if finished and tail and not tail[0].plain and _partial_line_alone(rest, tail[0]):
+                # A block starting on a line still being written may yet join the one above.
+                tail.insert(0, finished.pop())
+            width = self.content_region.width or self._width
+            built_from = len(finished) - BUILT_FINISHED
+            widgets: list[Widget] = []
+            for index, chunk in enumerate(finished):
+                if index >= built_from:
+                    widgets.extend(self._blocks(chunk, chunk_tokens(chunk)))
+                else:
+                    widgets.append(PendingChunk(chunk, chunk.estimated_height(width)))
+            live = [widget for chunk in tail for widget in self._live_blocks(chunk)]
+            with self.app.batch_update():
+                if self._tail:
+                    await self.remove_children(self._tail)
+                if widgets or live:
+                    await self.mount_all([*widgets, *live])
+            self._tail = live
+            if finished:
+                self._finished.extend(finished)
+                self._done += sum(len(chunk.text) for chunk in finished)
+                last = finished[-1]
+                self._done_line = last.first_line + line_breaks(last.text)
+        self.post_message(self.Changed())
+
+    def _live_blocks(self, chunk: Chunk) -> list[Any]:
+        """The unfinished rest's widgets (not chunks yet: never released)."""
+        if chunk.plain:
+            return [PlainChunk(chunk)]
+        blocks = markdown_blocks(self, chunk_tokens(chunk))
+        for block in blocks:
+            start, end = block.source_range
+            block.source_range = (start + chunk.first_line, end + chunk.first_line)
+        return blocks
+
+
+def _partial_line_alone(rest: str, tail: Chunk) -> bool:
+    """True when the tail chunk is only the line still being written."""
+    return not rest.endswith("\n") and "\n" not in tail.text
+
+
+class LiveFeed:
+    """What the answer stream writes to: the live `AnswerBlock`, swapped (by `swap`) for a
+    `LiveLazyAnswer` once the text passes LIVE_CHARS or LIVE_LINES."""
+
+    def __init__(self, answer: AnswerBlock, swap: Swap) -> None:
+        self.widget: AnswerBlock = answer
+        self._swap = swap
+        self._chars = len(answer.source)
+        self._lines = answer.source.count("\n")
+
+    def append(self, text: str) -> Awaitable[Any]:
+        """Show a streamed piece."""
+        self._chars += len(text)
+        self._lines += text.count("\n")
+        if isinstance(self.widget, LiveLazyAnswer) or not self._passed():
+            return self.widget.append(text)
+        return self._go_lazy(self.widget.source + safe_text(text))
+
+    def wait_for_refresh(self) -> Awaitable[Any]:
+        """Wait for the repaint that shows the last update."""
+        return self.widget.wait_for_refresh()
+
+    async def finalize(self, content: str) -> None:
+        """End the stream with `content`, the whole answer."""
+        if not isinstance(self.widget, LiveLazyAnswer):
+            self._chars, self._lines = len(content), content.count("\n")
+            if not self._passed():
+                await self.widget.finalize(content)
+                return
+            await self._go_lazy(safe_text(content))
+        await self.widget.finalize(content)
+
+    def _passed(self) -> bool:
+        return self._chars > LIVE_CHARS or self._lines > LIVE_LINES
+
+    async def _go_lazy(self, text: str) -> None:
+        old, self.widget = self.widget, LiveLazyAnswer(text)
+        await self._swap(old, self.widget)
