@@ -74,7 +74,8 @@ def test_a_planted_module_missing_from_the_map_is_reported(tmp_path: Path) -> No
     """A module the map does not name is reported; one it names, or names by path, is not.
 
     `sessions.py` under storage/ is listed there, so it passes; the same name planted in
-    agent/ is reported although another folder's block names it.
+    agent/ is reported although another folder's block names it, and `agent/files.py` is
+    reported although its subfolder tools/ lists a `files.py`.
     """
     (tmp_path / "docs").mkdir()
     (tmp_path / MAP).write_text(
@@ -93,6 +94,7 @@ def test_a_planted_module_missing_from_the_map_is_reported(tmp_path: Path) -> No
         "agent/__init__.py",
         "agent/__main__.py",
         "agent/loop.py",
+        "agent/files.py",
         "agent/sessions.py",
         "agent/tools/registry.py",
         "agent/tools/files.py",
@@ -106,6 +108,7 @@ def test_a_planted_module_missing_from_the_map_is_reported(tmp_path: Path) -> No
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text('"""A module."""\n', encoding="utf-8")
     assert unmapped(tmp_path) == [
+        "agent/files.py",
         "agent/sessions.py",
         "agent/tools/shell.py",
         "hermes_tui/widgets/registry.py",
