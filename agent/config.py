@@ -259,7 +259,7 @@ def _named(providers: Any) -> Any:
 
 @settings
 class ConfigFile:
-    """config.yaml as written: every top-level key, in the order the README gives them."""
+    """config.yaml as written: every top-level key, in docs/configuration.md's order."""
 
     model: Annotated[str, Must("be provider:model")] | None = None
     providers: Annotated[dict[str, ProviderConfig], Before(_named)] = field(default_factory=dict)

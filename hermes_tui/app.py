@@ -1,6 +1,6 @@
 """HermesApp: the layout, start-up and shutdown, and the wiring between the app's parts.
 
-Each concern has a module of its own (see the README's Layout); they reach each other here.
+Each concern has a module of its own (see docs/modules.md); they reach each other here.
 """
 
 from __future__ import annotations

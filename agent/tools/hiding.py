@@ -36,7 +36,7 @@ CREDENTIAL_PLACES = (
     "~/.config/chromium", "~/.config/BraveSoftware", "~/.config/microsoft-edge",
 )  # fmt: skip
 """The usual places of keys, tokens, keyrings and browser profiles: hidden from sandboxed
-commands wherever they exist. The one list: the README, /help and the status panel read it."""
+commands wherever they exist. The one list: docs/sandbox.md, /help and the status panel read it."""
 
 
 @dataclass(frozen=True)

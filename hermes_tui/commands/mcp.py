@@ -19,7 +19,7 @@ from hermes_tui.safe_text import safe_line
 
 NONE_CONFIGURED = (
     "No MCP servers: add them under `mcp_servers:` in {config}, or in the project's "
-    ".mcp.json (see the README)."
+    ".mcp.json (see docs/mcp.md)."
 )
 VERBS = ("restart", "disable", "allow", "stderr")
 
