@@ -26,6 +26,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .deltas import (
     DELTA_FIELDS,
@@ -67,7 +68,7 @@ class TokenAccounting:
         # Called (on the writer's thread) when a stopping writer starts waiting on a lock.
         self.on_exit_wait = on_exit_wait
         # Deltas, or the raw (session_id, fields) of queue_token_counts (see as_delta).
-        self._queue: deque[Delta | tuple[str, dict]] = deque()
+        self._queue: deque[Delta | tuple[str, dict[str, Any]]] = deque()
         # Flushers and drains wait on _cond for the writer; the writer itself sleeps on
         # _wakeup, a Lock used as a binary semaphore: released (by a queue call that sees
         # _sleeping, or by stop_writer) = one pending wake-up. A release is one C call on
@@ -140,14 +141,14 @@ class TokenAccounting:
 
     # ------------------------------------------------------------------ public API
 
-    def update_token_counts(self, session_id: str, **fields) -> None:
+    def update_token_counts(self, session_id: str, **fields: Any) -> None:
         """Apply one delta now, on the caller's thread; raises StorageError on failure."""
         delta = make_delta(session_id, **fields)
         failed = self._apply_batch([delta])
         if failed:
             raise failed[0][1]
 
-    def queue_token_counts(self, session_id: str, **fields) -> None:
+    def queue_token_counts(self, session_id: str, **fields: Any) -> None:
         """Same arguments as update_token_counts; the caller pays an append and a wake-up.
 
         The arguments are queued raw: a missing session id or a wrong keyword raises here,
@@ -209,7 +210,8 @@ class TokenAccounting:
         with self._cond:
             seen = self._lock_error
             while self._queue or self._busy:
-                if self._lock_error is not seen:
+                # Once set, _lock_error is never reset: "not seen" means a new error.
+                if self._lock_error is not None and self._lock_error is not seen:
                     raise self._lock_error
                 if self._writer_alive() or self._busy:
                     # The writer (or another flusher draining) will notify when it is done;
@@ -233,7 +235,7 @@ class TokenAccounting:
                 self._busy = False
                 self._cond.notify_all()
         with self._cond:
-            if self._lock_error is not seen and self._queue:
+            if self._lock_error is not None and self._lock_error is not seen and self._queue:
                 raise self._lock_error
 
     def close(self, give_up_at: float | None = None) -> None:
@@ -301,7 +303,7 @@ class TokenAccounting:
     def _writer_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _pop_batch(self) -> list[Delta | tuple[str, dict]]:
+    def _pop_batch(self) -> list[Delta | tuple[str, dict[str, Any]]]:
         batch = list(self._queue)
         self._queue.clear()
         return batch
@@ -361,7 +363,9 @@ class TokenAccounting:
             log.warning("token accounting: %d delta(s) not saved", lost)
         self._lost_error = self._lock_error
 
-    def _apply_popped(self, batch: list[Delta | tuple[str, dict]], *, requeue: bool) -> bool:
+    def _apply_popped(
+        self, batch: list[Delta | tuple[str, dict[str, Any]]], *, requeue: bool
+    ) -> bool:
         """Normalise, coalesce and apply a popped batch. Returns True when a held lock won.
 
         Failures are logged and reported, never raised: a delta that fails on its own is

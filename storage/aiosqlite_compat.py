@@ -9,6 +9,14 @@ tests/unit/architecture/test_compat_seams.py keeps every other module off its pr
 from __future__ import annotations
 
 import aiosqlite
+from aiosqlite.context import Result
+
+PendingCursor = Result[aiosqlite.Cursor]
+"""What `Connection.execute` returns: await it for the cursor, or `async with` it.
+
+aiosqlite exports no name for it (`aiosqlite.context.Result` is a public module's class,
+just not re-exported), so the store's type annotations name it here, once.
+"""
 
 
 def daemon_worker(pending: aiosqlite.Connection) -> None:

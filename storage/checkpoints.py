@@ -90,7 +90,8 @@ class Checkpoints:
             " :created_at)",
             {**values, "session_id": session_id},
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # a successful INSERT always sets it
+        return cur.lastrowid
 
     async def update_tx(self, key: str, values: dict[str, Any]) -> None:
         """Set checked fields of the checkpoint `key` inside an open transaction."""

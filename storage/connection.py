@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from .aiosqlite_compat import PendingCursor
 from .errors import StorageClosedError, StorageError, StorageIndexCorruptError, translate
 from .search_index import rebuild_search_index
 from .sqlite import LockWindow, connect_async, retry_locked
@@ -44,7 +45,7 @@ class StoreConnection:
 
     # ------------------------------------------------------------------ statements
 
-    def execute(self, sql: str, params: Params = ()) -> aiosqlite.Cursor:
+    def execute(self, sql: str, params: Params = ()) -> PendingCursor:
         """Run one statement: await it for the cursor, or `async with` it to read rows."""
         return self._conn.execute(sql, params)
 

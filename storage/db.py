@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -223,7 +223,7 @@ class SessionDB:
         workspace: str,
         title: str = "",
         session_id: str | None = None,
-        metadata: dict | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> SessionRow:
         """Create a session (id: 12 hex chars from uuid4 unless given) and return its row."""
         self._conn.check_open()
@@ -266,7 +266,7 @@ class SessionDB:
 
     # ------------------------------------------------------------------ messages
 
-    async def add_message(self, session_id: str, row: dict) -> int:
+    async def add_message(self, session_id: str, row: dict[str, Any]) -> int:
         """Append a message (seq = next in session), bump updated_at, return the message id."""
         self._conn.check_open()
         values = encode_message(row)
@@ -305,8 +305,8 @@ class SessionDB:
         *,
         compacted_ids: list[int],
         before_id: int | None,
-        rows: list[dict],
-        merge: tuple[int, str, dict] | None = None,
+        rows: list[dict[str, Any]],
+        merge: tuple[int, str, dict[str, Any]] | None = None,
     ) -> list[int]:
         """Record a compaction in one transaction; return the ids of the inserted rows.
 
@@ -332,7 +332,9 @@ class SessionDB:
 
     # ------------------------------------------------------------------ checkpoints and branches
 
-    def enqueue_checkpoint(self, session_id: str, row: dict) -> concurrent.futures.Future[int]:
+    def enqueue_checkpoint(
+        self, session_id: str, row: dict[str, Any]
+    ) -> concurrent.futures.Future[int]:
         """Queue a checkpoint row from any thread (behind the messages queued before it)."""
         return self._enqueue("checkpoint", session_id, lambda: checkpoint_values(row))
 
@@ -420,7 +422,9 @@ class SessionDB:
 
     # ------------------------------------------------------------------ queued writes
 
-    def enqueue_message(self, session_id: str, row: dict) -> concurrent.futures.Future[int]:
+    def enqueue_message(
+        self, session_id: str, row: dict[str, Any]
+    ) -> concurrent.futures.Future[int]:
         """Queue add_message from any thread; the Future resolves to the message id."""
         return self._enqueue("message", session_id, lambda: encode_message(row))
 
@@ -432,8 +436,8 @@ class SessionDB:
 
     def _enqueue(
         self, kind: str, session_id: str, prepare: Callable[[], Any]
-    ) -> concurrent.futures.Future:
-        fut: concurrent.futures.Future = concurrent.futures.Future()
+    ) -> concurrent.futures.Future[Any]:
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         try:
             self._writer.submit(Op(kind, session_id, prepare(), fut))
         except Exception as exc:
@@ -479,7 +483,11 @@ class SessionDB:
             self.accounting.flush_token_counts(timeout)
 
     def call(
-        self, coro_fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float = 30, **kwargs: Any
+        self,
+        coro_fn: Callable[..., Coroutine[Any, Any, _T]],
+        *args: Any,
+        timeout: float = 30,
+        **kwargs: Any,
     ) -> _T:
         """Run an async method of this db on the owning loop from another thread; return it."""
         return self._owner.run(coro_fn, args, kwargs, timeout)

@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, final
 
 from .errors import StorageError, UnknownSessionError, translate
 from .schema import USAGE_COUNTERS
@@ -25,6 +26,7 @@ log = logging.getLogger("hermes_tui.storage")
 _COSTS = ("estimated_cost_usd", "actual_cost_usd")
 
 
+@final  # never subclassed: as_delta tells a Delta by its exact type
 @dataclass(slots=True)
 class Delta:
     """One token/cost delta for one session and route; `absolute` sets instead of adds."""
@@ -98,7 +100,7 @@ REQUIRED_FIELDS = frozenset({"model", "provider"})
 """The keywords every delta must name."""
 
 
-def as_delta(item: Delta | tuple[str, dict]) -> Delta:
+def as_delta(item: Delta | tuple[str, dict[str, Any]]) -> Delta:
     """A queued item as a Delta: either one already, or raw (session_id, fields)."""
     if type(item) is Delta:
         return item
@@ -106,7 +108,7 @@ def as_delta(item: Delta | tuple[str, dict]) -> Delta:
     return make_delta(session_id, **fields)
 
 
-def normalise(batch: Iterable[Delta | tuple[str, dict]]) -> list[Delta]:
+def normalise(batch: Iterable[Delta | tuple[str, dict[str, Any]]]) -> list[Delta]:
     """Queued items as Deltas; one whose values make_delta cannot convert is logged and dropped."""
     deltas = []
     for item in batch:
@@ -210,7 +212,7 @@ USAGE_SET_SQL = _USAGE_INSERT + ", ".join(
 # pragma: no mutate end
 
 
-def _params(delta: Delta) -> dict:
+def _params(delta: Delta) -> dict[str, Any]:
     return {
         "session_id": delta.session_id,
         "model": delta.model,

@@ -53,6 +53,7 @@ async def _bring_up_to_date(conn: StoreConnection) -> None:
 async def _user_version(conn: StoreConnection) -> int:
     async with conn.execute("PRAGMA user_version") as cur:
         row = await cur.fetchone()
+    assert row is not None  # PRAGMA user_version always answers one row
     return int(row[0])
 
 

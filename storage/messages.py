@@ -44,7 +44,8 @@ class Messages:
 
     async def _insert(self, session_id: str, values: MessageValues, *, seq: int | None) -> int:
         cur = await self._conn.execute(_INSERT, {**values, "session_id": session_id, "seq": seq})
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # a successful INSERT always sets it
+        return cur.lastrowid
 
     async def load(self, session_id: str, *, include_compacted: bool = True) -> list[MessageRow]:
         """The session's messages in seq order."""
@@ -65,6 +66,7 @@ class Messages:
     ) -> list[MessageRow]:
         """Up to `limit` messages in seq order: the newest before `before_seq`, the oldest
         after `after_seq`, or the newest of the session with neither (a transcript window)."""
+        params: tuple[str | int, ...]
         if after_seq is not None:
             where, order, params = " AND seq > ?", "ASC", (session_id, after_seq, limit)
         elif before_seq is not None:

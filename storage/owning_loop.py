@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from .errors import StorageError
@@ -44,9 +44,9 @@ class OwningLoop:
 
     def run(
         self,
-        coro_fn: Callable[..., Awaitable[_T]],
-        args: tuple,
-        kwargs: dict,
+        coro_fn: Callable[..., Coroutine[Any, Any, _T]],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
         timeout: float,
     ) -> _T:
         """Run coro_fn(*args, **kwargs) on the loop from another thread and return its result."""

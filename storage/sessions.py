@@ -31,7 +31,7 @@ class Sessions:
         workspace: str,
         title: str = "",
         session_id: str | None = None,
-        metadata: dict | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> SessionRow:
         """Insert a session (id: 12 hex chars from uuid4 unless given); return its row."""
         sid = session_id or uuid.uuid4().hex[:12]

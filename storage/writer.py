@@ -42,15 +42,15 @@ class Op:
     kind: str
     session_id: str
     payload: Any
-    future: concurrent.futures.Future | asyncio.Future
+    future: concurrent.futures.Future[Any] | asyncio.Future[Any]
 
 
-def _resolve(fut: concurrent.futures.Future | asyncio.Future, value: Any) -> None:
+def _resolve(fut: concurrent.futures.Future[Any] | asyncio.Future[Any], value: Any) -> None:
     if not fut.done():
         fut.set_result(value)
 
 
-def _fail(fut: concurrent.futures.Future | asyncio.Future, exc: BaseException) -> None:
+def _fail(fut: concurrent.futures.Future[Any] | asyncio.Future[Any], exc: BaseException) -> None:
     if fut.done():
         return
     fut.set_exception(exc)
@@ -87,7 +87,7 @@ class Writer:
         self._lock = threading.Lock()
         self._wake = asyncio.Event()
         self._notify_pending = False
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._stopping = False
         self._finished = False
@@ -146,7 +146,7 @@ class Writer:
         """Wait until every op queued before this call has been applied (or has failed)."""
         if self.idle:
             return
-        barrier: asyncio.Future = self._loop.create_future()
+        barrier: asyncio.Future[None] = self._loop.create_future()
         self.submit(Op(BARRIER, "", None, barrier))
         await barrier
 
