@@ -74,8 +74,7 @@ def probe(binary: str | None = None) -> Probe:
     found = binary or shutil.which("bwrap")
     if found is None:
         return Probe(False, None, f"bubblewrap is not installed: {INSTALL_HINT}")
-    trial = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]  # fmt: skip
+    trial = trial_command(found)
     try:
         done = subprocess.run(trial, capture_output=True, timeout=PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -89,6 +88,12 @@ def probe(binary: str | None = None) -> Probe:
             f"bubblewrap is installed but cannot run here ({why}); it needs user namespaces",
         )
     return Probe(True, found, filters=_filter_works(trial))
+
+
+def trial_command(binary: str) -> list[str]:
+    """The trial run: `true` under `binary` with the namespaces run_shell asks for."""
+    return [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]  # fmt: skip
 
 
 def _filter_works(trial: list[str]) -> bool:
@@ -260,14 +265,14 @@ class Sandbox:
         return [*args, "--chdir", ws, "--", *argv]
 
 
-def guarded_paths(workspace: Path) -> set[str]:
+def guarded_paths(workspace: Path, *, limit: int = SCAN_ENTRIES) -> set[str]:
     """Workspace-relative paths of the READ_ONLY_NAMES that exist, at any depth: a walk
-    nearest first that follows no link, skips SCAN_SKIPPED folders and the guarded ones
-    themselves, and reads at most SCAN_ENTRIES entries."""
+    nearest first that follows no link, skips SCAN_SKIPPED folders, the guarded ones
+    themselves and folders it cannot read, and reads at most `limit` entries."""
     found: set[str] = set()
     names = set(READ_ONLY_NAMES)
     folders: deque[str] = deque([""])
-    budget = SCAN_ENTRIES
+    budget = limit
     while folders and budget > 0:
         folder = folders.popleft()
         try:
