@@ -232,3 +232,69 @@ def test_the_default_limit_is_twenty_thousand_entries(tmp_path):
     finally:
         os.close(fd)
     assert guarded_paths(ws) == set()
+
+
+# -- what the model and the status panel are told ------------------------------------------
+
+
+def test_the_tool_description_says_exactly_what_holds():
+    """X3: the run_shell description is the truth about the network and the host's sockets."""
+    confined = (
+        "Commands run in a sandbox: the filesystem is read-only except the workspace and a "
+        "private /tmp, every .git in the workspace is read-only, the app's own home and the "
+        "user's credential folders (~/.ssh, ~/.aws, ...) are empty, and "
+    )
+    closed = Sandbox(SandboxMode.AUTO, False, FAKE)
+    assert closed.describe() == confined + (
+        "no Unix socket can be opened, so no host service (docker, the session bus, ssh and "
+        "gpg agents) can be reached. There is no network access (only a private loopback)."
+    )
+    opened = Sandbox(SandboxMode.ON, True, FAKE, unix_sockets=True)
+    assert opened.describe() == confined + (
+        "host services listening on Unix sockets outside /run may be reachable. "
+        "The network is available."
+    )
+    missing = Probe(False, None, "bubblewrap is not installed")
+    assert Sandbox(SandboxMode.ON, False, missing).describe() == (
+        "Shell commands are refused: the required sandbox is not available."
+    )
+    assert Sandbox(SandboxMode.AUTO, False, missing).describe() == (
+        "Commands run unconfined, with the user's permissions."
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "state", "network", "sockets", "label"),
+    [
+        (SandboxMode.AUTO, FAKE, False, False, "bwrap"),
+        (SandboxMode.AUTO, FAKE, True, False, "bwrap + net"),
+        (SandboxMode.ON, FAKE, False, True, "bwrap + sockets"),
+        (SandboxMode.ON, FAKE, True, True, "bwrap + net + sockets"),
+        (SandboxMode.OFF, FAKE, True, True, ""),
+        (SandboxMode.ON, Probe(False, None, "no"), False, False, "refusing shell"),
+        (SandboxMode.AUTO, Probe(False, None, "no"), False, False, "unconfined"),
+    ],
+)
+def test_the_panel_label_names_what_is_open(mode, state, network, sockets, label):
+    assert Sandbox(mode, network, state, sockets).panel_label() == label
+
+
+def test_the_hidden_places_are_told_only_when_commands_are_confined(tmp_path):
+    """H9: the status panel counts what commands do not see; nothing when they run free."""
+    hiding = Hiding((tmp_path / "app",), hide=("~/notes",))
+    box = Sandbox(SandboxMode.AUTO, False, FAKE, hiding=hiding)
+    places = hiding.places(Path.home())
+    assert box.hidden_places() == places and places[-1] == "~/notes"
+    assert box.hidden_label() == f"home + {len(places)} credential places hidden"
+    for free in (Sandbox(SandboxMode.OFF, False, FAKE, hiding=hiding),
+                 Sandbox(SandboxMode.AUTO, False, Probe(False), hiding=hiding)):  # fmt: skip
+        assert free.hidden_places() == () and free.hidden_label() == ""
+
+
+def test_a_workspace_inside_the_apps_home_is_not_confined(tmp_path):
+    """H9: there commands see and write the app's home, so they do not count as confined."""
+    app = tmp_path / "app"
+    box = Sandbox(SandboxMode.AUTO, False, FAKE, hiding=Hiding((app,)))
+    assert not box.confines(app) and not box.confines(app / "proj")
+    assert box.confines(tmp_path / "proj") and box.confines(tmp_path)
+    assert not Sandbox(SandboxMode.OFF, False, FAKE).confines(tmp_path)
