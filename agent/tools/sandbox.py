@@ -51,6 +51,8 @@ SOCKET_FOLDERS = ("/run", "/var/run")
 """Where the daemons' sockets live (docker, the system and session buses, systemd, ssh and
 gpg agents): a read-only mount does not stop a connect(), so these are empty folders inside.
 """
+RESOLVER = "/etc/resolv.conf"
+"""The resolver's configuration: bound back when it lives in a hidden socket folder."""
 SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO")
 """Left out of a sandboxed command's environment (`confined_env`): they point at those sockets."""
 
@@ -276,13 +278,15 @@ def guarded_paths(workspace: Path, *, limit: int = SCAN_ENTRIES) -> set[str]:
     while folders and budget > 0:
         folder = folders.popleft()
         try:
-            with os.scandir(workspace / folder if folder else workspace) as entries:
+            with os.scandir(workspace / folder) as entries:  # `workspace / ""` is workspace
                 for entry in entries:
                     budget -= 1
                     rel = f"{folder}/{entry.name}" if folder else entry.name
                     if entry.name in names:
                         found.add(rel)
-                    elif entry.name not in SCAN_SKIPPED and entry.is_dir(follow_symlinks=False):
+                    elif (
+                        entry.name not in SCAN_SKIPPED and not entry.is_symlink() and entry.is_dir()
+                    ):
                         folders.append(rel)
                     if budget <= 0:
                         break
@@ -299,7 +303,7 @@ def _hidden_sockets(network: bool) -> list[str]:
     if os.path.isabs(runtime) and os.path.isdir(runtime) and not runtime.startswith("/run/"):
         folders.append(runtime)
     args = [part for folder in folders for part in ("--tmpfs", folder)]
-    resolver = os.path.realpath("/etc/resolv.conf")
+    resolver = os.path.realpath(RESOLVER)
     if network and any(resolver.startswith(f"{folder}/") for folder in folders):
         args += ["--ro-bind-try", resolver, resolver]
     return args

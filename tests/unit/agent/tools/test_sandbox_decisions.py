@@ -298,3 +298,62 @@ def test_a_workspace_inside_the_apps_home_is_not_confined(tmp_path):
     assert not box.confines(app) and not box.confines(app / "proj")
     assert box.confines(tmp_path / "proj") and box.confines(tmp_path)
     assert not Sandbox(SandboxMode.OFF, False, FAKE).confines(tmp_path)
+
+
+def test_a_workspace_named_through_a_link_keeps_its_guarded_paths(tmp_path):
+    """X3: `.git` of a workspace reached through a link is mounted read-only as named."""
+    real = tmp_path / "real"
+    (real / ".git").mkdir(parents=True)
+    linked = tmp_path / "linked"
+    linked.symlink_to(real)
+    argv = Sandbox(SandboxMode.AUTO, False, FAKE).wrap(["true"], linked)
+    assert _read_only(argv) == [str(linked / ".git")]
+
+
+# -- the host's sockets: empty folders, the resolver brought back with the network ---------
+
+
+def _after_tmp(argv: list[str]) -> list[str]:
+    """The arguments after the private /tmp: the socket folders come first there."""
+    return argv[argv.index("/tmp") + 1 :]
+
+
+@pytest.fixture
+def sockets(tmp_path: Path, monkeypatch) -> Path:
+    """A socket folder of the host's (and a link to it, which is not one), a runtime folder,
+    and the resolver's configuration living in the socket folder (as systemd-resolved's)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "resolv.conf").write_text("nameserver 127.0.0.53\n")
+    (tmp_path / "var-run").symlink_to(run)
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "resolv.conf").symlink_to(run / "resolv.conf")
+    (tmp_path / "runtime").mkdir()
+    folders = (str(run), str(tmp_path / "var-run"), str(tmp_path / "missing"))
+    monkeypatch.setattr(sandbox_module, "SOCKET_FOLDERS", folders)
+    monkeypatch.setattr(sandbox_module, "RESOLVER", str(tmp_path / "etc" / "resolv.conf"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+    return tmp_path
+
+
+def test_the_hosts_socket_folders_are_empty_and_dns_stays_with_the_network(sockets):
+    """X3: no daemon's socket is reachable; with the network on, the resolver still is."""
+    run, runtime = str(sockets / "run"), str(sockets / "runtime")
+    resolver = str(sockets / "run" / "resolv.conf")
+    closed = Sandbox(SandboxMode.AUTO, False, FAKE).wrap(["true"], sockets / "ws", guarded=set())
+    opened = Sandbox(SandboxMode.AUTO, True, FAKE).wrap(["true"], sockets / "ws", guarded=set())
+    hidden = ["--tmpfs", run, "--tmpfs", runtime]
+    assert _after_tmp(closed)[:5] == [*hidden, "--bind"]
+    assert _after_tmp(opened)[:8] == [*hidden, "--ro-bind-try", resolver, resolver, "--bind"]
+
+
+@pytest.mark.parametrize("runtime", ["relative/runtime", "missing", "/run/"])
+def test_a_runtime_folder_is_hidden_only_when_it_is_a_folder_outside_run(
+    sockets, monkeypatch, runtime
+):
+    """Under /run it is hidden with /run already; a relative or missing one names nothing."""
+    if runtime == "/run/" and not os.path.isdir("/run"):
+        pytest.skip("no /run here")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime if runtime != "missing" else str(sockets / "x"))
+    argv = Sandbox(SandboxMode.AUTO, False, FAKE).wrap(["true"], sockets / "ws", guarded=set())
+    assert _after_tmp(argv)[:3] == ["--tmpfs", str(sockets / "run"), "--bind"]
