@@ -72,7 +72,8 @@ case "$module" in
   restore)
     sources=(agent/checkpoints/restore.py agent/checkpoints/session.py)
     tests=(tests/unit/agent/test_restore_plans.py tests/integration/test_checkpoints.py
-           tests/security/test_hostile_checkpoints.py tests/integration/test_mcp_checkpoints.py)
+           tests/security/test_hostile_checkpoints.py tests/integration/test_mcp_checkpoints.py
+           tests/ui/test_tui_rewind.py)
     ;;
   *)
     echo "usage: scripts/mutation.sh inbox|accounting|wire|sse|streaming|paths|protected|safe_text|secrets|sandbox|restore" >&2

@@ -207,12 +207,12 @@ def test_a_file_over_the_cap_is_left_out_and_said_once(harness):
 
 def test_without_git_the_user_is_told_once_there_are_no_checkpoints(tmp_path, monkeypatch):
     from agent import events as ev
-    from agent.checkpoints import shadow as shadow_module
+    from agent import gitsafe
     from agent.config import load_config
     from agent.confinement import NO_GIT
     from agent.loop import Agent
 
-    monkeypatch.setattr(shadow_module.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(gitsafe.shutil, "which", lambda _name: None)
     (tmp_path / "home").mkdir()
     seen: list = []
     agent = Agent(load_config(tmp_path / "home", demo=True), sink=seen.append, workspace=tmp_path)
