@@ -8,6 +8,7 @@ on a machine without user namespaces (tests/security/test_hostile_sandbox.py).
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -218,9 +219,16 @@ def test_the_walk_stops_inside_a_folder_at_its_limit(tmp_path):
     assert guarded_paths(ws, limit=2 + before) == {"a/.git"}
 
 
-def test_the_default_limit_is_twenty_thousand_entries(tmp_path):
-    """X3: a workspace of SCAN_ENTRIES entries is read whole, one more hides what is below."""
+def test_the_walk_reads_twenty_thousand_entries_unless_told_otherwise():
+    """X3: the default limit (the tree that reaches it is the slow test below)."""
     assert SCAN_ENTRIES == 20_000
+    assert inspect.signature(guarded_paths).parameters["limit"].default == SCAN_ENTRIES
+
+
+@pytest.mark.slow
+def test_the_default_limit_is_twenty_thousand_entries(tmp_path):
+    """X3: a workspace of SCAN_ENTRIES entries is read whole, one more hides what is below
+    (slow: 20,000 files take seconds to make on a busy machine)."""
     ws = tmp_path / "ws"
     (ws / "sub" / ".git").mkdir(parents=True)
     fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
