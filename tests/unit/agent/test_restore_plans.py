@@ -146,3 +146,48 @@ def test_undo_touches_only_the_paths_its_turn_changed(repo, tmp_path):
     assert not (ws / "b.txt").exists()
     assert (ws / "user.txt").read_text() == "the user's\n"
     assert undone == [two["key"]] and recorded[0]["kind"] == "restore"
+
+
+class _Snapshots:
+    """The one part of the checkpointer /diff uses: a snapshot of the workspace now."""
+
+    def __init__(self, repo: ShadowRepo) -> None:
+        self.repo = repo
+
+    def snapshot_now(self, why: str) -> str:
+        return snap(self.repo)
+
+
+def test_diff_shows_every_change_since_the_sessions_first_checkpoint(repo):
+    """X1: /diff: an edit, a new file and a removed one, each as its diff and counts."""
+    put(repo, "gone.txt", "old\n")
+    first = snap(repo)
+    put(repo, "keep.txt", "keep\nmore\n")
+    put(repo, "new.txt", "fresh\n")
+    (repo.workspace / "gone.txt").unlink()
+    diffs = {d.path: d for d in changes.session_diff(_Snapshots(repo), [{"before_ref": first}])}
+    assert sorted(diffs) == ["gone.txt", "keep.txt", "new.txt"]
+    assert (diffs["keep.txt"].added, diffs["keep.txt"].removed) == (1, 0)
+    assert "+more" in diffs["keep.txt"].text
+    assert (diffs["new.txt"].added, diffs["new.txt"].removed) == (1, 0)
+    assert "+fresh" in diffs["new.txt"].text
+    assert (diffs["gone.txt"].added, diffs["gone.txt"].removed) == (0, 1)
+    assert "-old" in diffs["gone.txt"].text
+    assert changes.session_diff(_Snapshots(repo), []) == []
+
+
+def test_diff_names_a_binary_change_instead_of_showing_it(repo):
+    """X1: a NUL in the first 8 KiB, or bytes that are not UTF-8, make a file binary; a NUL
+    later on does not (the text is shown as it is)."""
+    first = snap(repo)
+    (repo.workspace / "nul.bin").write_bytes(b"x" * 8191 + b"\0")
+    (repo.workspace / "latin.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    (repo.workspace / "late.txt").write_bytes(b"x" * 8192 + b"\0\n")
+    diffs = {d.path: d for d in changes.session_diff(_Snapshots(repo), [{"before_ref": first}])}
+    for path in ("nul.bin", "latin.txt"):
+        assert (diffs[path].text, diffs[path].added, diffs[path].removed) == (
+            "(a binary file changed)\n",
+            0,
+            0,
+        )
+    assert diffs["late.txt"].added == 1 and "binary" not in diffs["late.txt"].text
