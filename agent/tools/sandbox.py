@@ -107,7 +107,11 @@ def _filter_works(trial: list[str]) -> bool:
                 return False
             command = [*trial[:-1], "--seccomp", str(fd), trial[-1]]
             done = subprocess.run(
-                command, capture_output=True, timeout=PROBE_TIMEOUT, check=False, pass_fds=(fd,)
+                command,
+                capture_output=True,  # bubblewrap's complaint is not for the terminal
+                timeout=PROBE_TIMEOUT,
+                check=False,  # pragma: no mutate (the default: the exit code is read below)
+                pass_fds=(fd,),
             )
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -299,8 +303,13 @@ def _hidden_sockets(network: bool) -> list[str]:
     """Empty folders over the host's sockets (a command without network could otherwise ask
     a daemon, say docker or systemd, to run something outside); DNS stays with the network."""
     folders = [f for f in SOCKET_FOLDERS if os.path.isdir(f) and not os.path.islink(f)]
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime) and os.path.isdir(runtime) and not runtime.startswith("/run/"):
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if (
+        runtime is not None
+        and os.path.isabs(runtime)
+        and os.path.isdir(runtime)
+        and not runtime.startswith("/run/")  # under /run: hidden with it already
+    ):
         folders.append(runtime)
     args = [part for folder in folders for part in ("--tmpfs", folder)]
     resolver = os.path.realpath(RESOLVER)

@@ -106,6 +106,12 @@ def test_the_trial_gets_the_filter_before_its_command():
     assert _filter_works(["sh", "-c", script, "last"])
 
 
+def test_the_trial_says_nothing_on_the_terminal(capfd):
+    """A failing trial's complaint is read, not printed over the full-screen app."""
+    assert not _filter_works(["sh", "-c", "echo said; echo complained >&2; exit 1", "last"])
+    assert capfd.readouterr() == ("", "")
+
+
 def test_no_filter_program_means_no_filter(monkeypatch):
     monkeypatch.setattr(sandbox_module, "unix_socket_filter", lambda: None)
     assert not _filter_works(["true", "last"])
@@ -355,13 +361,17 @@ def test_the_hosts_socket_folders_are_empty_and_dns_stays_with_the_network(socke
     assert _after_tmp(opened)[:8] == [*hidden, "--ro-bind-try", resolver, resolver, "--bind"]
 
 
-@pytest.mark.parametrize("runtime", ["relative/runtime", "missing", "/run/"])
+@pytest.mark.parametrize("runtime", ["relative/runtime", "missing", "/run/", None])
 def test_a_runtime_folder_is_hidden_only_when_it_is_a_folder_outside_run(
     sockets, monkeypatch, runtime
 ):
     """Under /run it is hidden with /run already; a relative or missing one names nothing."""
     if runtime == "/run/" and not os.path.isdir("/run"):
         pytest.skip("no /run here")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime if runtime != "missing" else str(sockets / "x"))
+    if runtime is None:
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+    else:
+        named = str(sockets / "x") if runtime == "missing" else runtime
+        monkeypatch.setenv("XDG_RUNTIME_DIR", named)
     argv = Sandbox(SandboxMode.AUTO, False, FAKE).wrap(["true"], sockets / "ws", guarded=set())
     assert _after_tmp(argv)[:3] == ["--tmpfs", str(sockets / "run"), "--bind"]
