@@ -134,9 +134,10 @@ def test_undo_touches_only_the_paths_its_turn_changed(repo, tmp_path):
 
     cp = Checkpointer(repo)
     rewind = changes.last_turn([one, two])
-    assert rewind is not None and rewind.chain == [two]
+    assert rewind is not None and rewind.chain == [two] and rewind.undo
     plan = changes.plan(cp, rewind)
     assert sorted(c.path for c in plan.restore) == ["b.txt", "keep.txt"]
+    assert not plan.conflicts  # user.txt is not the turn's: not even asked about
     recorded, undone = [], []
     changes.apply(cp, rewind, plan, overwrite=False, record=recorded.append,
                   mark_undone=undone.append)  # fmt: skip
@@ -191,3 +192,55 @@ def test_diff_names_a_binary_change_instead_of_showing_it(repo):
             0,
         )
     assert diffs["late.txt"].added == 1 and "binary" not in diffs["late.txt"].text
+
+
+def test_the_turns_to_rewind_and_undo_are_found_among_every_row():
+    """X1, X2: rows older than the kind column count as turns; a restore's row or an undone
+    turn is never the one /undo takes, nor where /rewind starts."""
+    rows = [
+        {"key": "a", "message_id": 1},
+        {"key": "b", "kind": "turn", "message_id": 3},
+        {"key": "c", "kind": "restore", "message_id": 5},
+        {"key": "d", "kind": "turn", "message_id": 7, "undone": True},
+        {"key": "e", "kind": "restore"},
+    ]
+    assert [r["key"] for r in changes.rewind_to_message(rows, 1).chain] == list("abcde")
+    assert [r["key"] for r in changes.rewind_to_message(rows, 2).chain] == list("bcde")
+    assert [r["key"] for r in changes.rewind_to_message(rows, 4).chain] == list("de")
+    assert changes.rewind_to_message(rows, 8) is None
+    assert changes.rewind_to_message([{"key": "x"}], 1) is None  # no message linked
+    undo = changes.last_turn(rows)
+    assert undo is not None and undo.undo and [r["key"] for r in undo.chain] == list("bcde")
+    assert changes.last_turn(rows[:1]).chain == rows[:1]
+    assert changes.last_turn([rows[2], rows[3]]) is None and changes.last_turn([]) is None
+    assert [r["key"] for r in changes.turn_rows(rows)] == list("abd")
+
+
+def test_a_restore_that_cannot_write_names_the_path_and_why(repo):
+    """X2: a path that now goes through a link, or that is no longer a file, is reported
+    with its name and left alone; the rest is restored."""
+    ws = repo.workspace
+    (ws / "sub").mkdir()
+    put(repo, "sub/a.txt", "a\n")
+    before = snap(repo)
+    (ws / "sub" / "a.txt").unlink()
+    (ws / "sub").rmdir()
+    (ws / "real").mkdir()
+    (ws / "sub").symlink_to("real")  # the write back would go through it
+    (ws / "d").mkdir()
+    for rel in ("d/f.txt", "x.txt", "plain.txt"):
+        put(repo, rel, "made by the turn\n")
+    now = snap(repo)
+    (ws / "d").rename(ws / "d2")
+    (ws / "d").symlink_to("d2")  # the removal would go through it
+    (ws / "x.txt").unlink()
+    (ws / "x.txt").mkdir()  # no longer a file
+    restore = [c for c in repo.changes(now, before) if c.path != "sub"]
+    result = apply_changes(repo, ws, restore)
+    failed = dict(result.failed)
+    assert sorted(failed) == ["d/f.txt", "sub/a.txt", "x.txt"]
+    assert "Refused: sub/a.txt goes through a symbolic link" in failed["sub/a.txt"]
+    assert "Refused: d/f.txt goes through a symbolic link" in failed["d/f.txt"]
+    assert failed["x.txt"] == "x.txt is no longer a regular file; it was left as it is."
+    assert result.restored == ["plain.txt"] and not (ws / "plain.txt").exists()
+    assert (ws / "d2" / "f.txt").exists() and (ws / "x.txt").is_dir()
