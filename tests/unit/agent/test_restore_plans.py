@@ -244,3 +244,35 @@ def test_a_restore_that_cannot_write_names_the_path_and_why(repo):
     assert failed["x.txt"] == "x.txt is no longer a regular file; it was left as it is."
     assert result.restored == ["plain.txt"] and not (ws / "plain.txt").exists()
     assert (ws / "d2" / "f.txt").exists() and (ws / "x.txt").is_dir()
+
+
+def test_a_restore_is_recorded_as_a_checkpoint_of_its_own(repo):
+    """X2: the row a restore records says what it wrote, so a later rewind counts those
+    writes as the agent's; a confirmed conflict is written, an unconfirmed one kept."""
+    turn = file_turn(repo, {"a.txt": "agent\n", "b.txt": "agent\n"})
+    put(repo, "b.txt", "the user's edit\n")
+    cp = _Snapshots(repo)
+    rewind = changes.Rewind([turn])
+    for overwrite in (False, True):
+        plan = changes.plan(cp, rewind)
+        recorded, undone = [], []
+        result = changes.apply(cp, rewind, plan, overwrite=overwrite, record=recorded.append,
+                               mark_undone=undone.append)  # fmt: skip
+        [row] = recorded
+        written = {c.path: c.new_blob for c in plan.restore + plan.conflicts * overwrite}
+        assert row == {"key": row["key"], "kind": "restore", "before_ref": plan.now,
+                       "after_ref": result.after, "paths": written,
+                       "workspace": str(repo.workspace)}  # fmt: skip
+        assert len(row["key"]) == 32 and result.before == plan.now and undone == [turn["key"]]
+        assert result.kept == ([] if overwrite else ["b.txt"])
+        assert sorted(result.restored) == (["a.txt", "b.txt"] if overwrite else ["a.txt"])
+        put(repo, "a.txt", "agent\n")  # the turn's write again, for the second round
+    assert not (repo.workspace / "b.txt").exists()
+
+
+def test_diff_names_a_file_that_was_binary_before(repo):
+    (repo.workspace / "was.bin").write_bytes(b"\0\1\2")
+    first = snap(repo)
+    put(repo, "was.bin", "text now\n")
+    [diff] = changes.session_diff(_Snapshots(repo), [{"before_ref": first}])
+    assert diff.text == "(a binary file changed)\n"
