@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Mutation score of one module: scripts/mutation.sh inbox|accounting|wire|sse|streaming|paths
+# Mutation score of one module:
+#   scripts/mutation.sh inbox|accounting|wire|sse|streaming|paths|protected|safe_text|secrets|
+#                       sandbox|restore
 #
 # Runs mutmut 3 (every generated mutant, nothing sampled) over the module's source files with
 # the module's own test files, in a copy of the working tree in a temporary folder: mutmut's
@@ -47,8 +49,35 @@ case "$module" in
     tests=(tests/unit/agent/tools/test_tools_paths.py tests/integration/test_checkpoints.py
            tests/security/test_hostile_checkpoints.py tests/unit/agent/test_checkpointer_links.py)
     ;;
+  protected)
+    sources=(agent/tools/protected.py)
+    tests=(tests/unit/agent/tools/test_tools_protected.py tests/unit/test_security_tables.py
+           tests/security/test_hostile_protected_paths.py tests/security/test_hostile_app_home.py)
+    ;;
+  safe_text)
+    sources=(hermes_tui/safe_text.py)
+    tests=(tests/security/test_safe_text.py tests/unit/test_security_tables.py
+           tests/security/test_hostile_names.py)
+    ;;
+  secrets)
+    sources=(agent/secrets.py agent/providers/secret_forms.py)
+    tests=(tests/unit/agent/test_secrets.py tests/unit/agent/providers/test_secret_forms.py
+           tests/unit/agent/tools/test_tools_shell_env.py tests/security/test_hostile_secrets.py)
+    ;;
+  sandbox)
+    sources=(agent/tools/sandbox.py agent/tools/hiding.py)
+    tests=(tests/unit/agent/tools/test_sandbox_decisions.py
+           tests/unit/agent/tools/test_hiding_mounts.py tests/unit/test_security_tables.py
+           tests/security/test_hostile_sandbox.py tests/security/test_hostile_sandbox_secrets.py)
+    ;;
+  restore)
+    sources=(agent/checkpoints/restore.py agent/checkpoints/session.py)
+    tests=(tests/unit/agent/test_restore_plans.py tests/integration/test_checkpoints.py
+           tests/security/test_hostile_checkpoints.py tests/integration/test_mcp_checkpoints.py
+           tests/ui/test_tui_rewind.py)
+    ;;
   *)
-    echo "usage: scripts/mutation.sh inbox|accounting|wire|sse|streaming|paths" >&2
+    echo "usage: scripts/mutation.sh inbox|accounting|wire|sse|streaming|paths|protected|safe_text|secrets|sandbox|restore" >&2
     exit 2
     ;;
 esac

@@ -43,7 +43,7 @@ def rewind_to_message(rows: Sequence[dict[str, Any]], message_id: int) -> Rewind
 
 def last_turn(rows: Sequence[dict[str, Any]]) -> Rewind | None:
     """The last turn that changed something and is not undone yet, for /undo."""
-    for index in range(len(rows) - 1, -1, -1):
+    for index in reversed(range(len(rows))):
         row = rows[index]
         if row.get("kind", "turn") == "turn" and not row.get("undone"):
             return Rewind(list(rows[index:]), undo=True)
@@ -52,7 +52,9 @@ def last_turn(rows: Sequence[dict[str, Any]]) -> Rewind | None:
 
 def plan(checkpointer: Checkpointer, rewind: Rewind) -> RestorePlan:
     """What restoring would do now (a /undo: only to what its turn changed)."""
-    now = checkpointer.snapshot_now("before a restore")
+    now = checkpointer.snapshot_now(
+        "before a restore"  # pragma: no mutate (a label in the shadow's log)
+    )
     repo = checkpointer.repo
     only: Sequence[str] = rewind.only
     if rewind.undo:
@@ -80,7 +82,9 @@ def apply(
     result.kept = [] if overwrite else [c.path for c in restore_plan.conflicts]
     result.kept += [c.path for c in restore_plan.unsupported]
     result.before = restore_plan.now
-    result.after = checkpointer.snapshot_now("after a restore")
+    result.after = checkpointer.snapshot_now(
+        "after a restore"  # pragma: no mutate (a label in the shadow's log)
+    )
     written = {c.path: c.new_blob for c in changes if c.path in set(result.restored)}
     record(
         {"key": uuid.uuid4().hex, "kind": "restore", "before_ref": restore_plan.now,
@@ -98,28 +102,40 @@ def session_diff(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> 
     if not rows:
         return []
     repo = checkpointer.repo
-    now = checkpointer.snapshot_now("for /diff")
+    now = checkpointer.snapshot_now(
+        "for /diff"  # pragma: no mutate (a label in the shadow's log)
+    )
     changes = repo.changes(rows[0]["before_ref"], now)
     blobs = repo.read_blobs(
         blob for change in changes for blob in (change.old_blob, change.new_blob) if blob
     )
     return [
-        _diff(change.path, blobs.get(change.old_blob or ""), blobs.get(change.new_blob or ""))
+        _diff(change.path, _blob(blobs, change.old_blob), _blob(blobs, change.new_blob))
         for change in changes
     ]
 
 
+def _blob(blobs: dict[str, bytes], name: str | None) -> bytes | None:
+    """A side's content; None for the side where the file does not exist."""
+    return blobs[name] if name else None  # read_blobs has each or raises
+
+
 def _diff(path: str, old: bytes | None, new: bytes | None) -> FileDiff:
     """A file's diff; a binary or undecodable side is named, not shown."""
-    texts = []
-    for data in (old, new):
-        if data is None:
-            texts.append("")
-            continue
-        try:
-            if b"\0" in data[:8192]:
-                raise UnicodeDecodeError("utf-8", b"", 0, 1, "binary")
-            texts.append(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            return FileDiff(path, "(a binary file changed)\n", 0, 0)
+    texts = [_text(data) for data in (old, new)]
+    if texts[0] is None or texts[1] is None:
+        return FileDiff(path, "(a binary file changed)\n", 0, 0)
     return file_diff(texts[0], texts[1], path)
+
+
+def _text(data: bytes | None) -> str | None:
+    """A side as text ("" where the file does not exist); None for a binary one (a NUL in
+    its first 8 KiB, or not UTF-8)."""
+    if data is None:
+        return ""
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode()  # UTF-8
+    except UnicodeDecodeError:
+        return None

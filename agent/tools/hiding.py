@@ -59,14 +59,12 @@ class Hiding:
         """bubblewrap arguments: (before the workspace's bind, after its guarded paths)."""
         homes = [_real(h) for h in self.app_homes]
         allowed = [_real(_expand(p, user_home)) for p in self.allow_read]
-        hidden: dict[Path, bool] = {h: True for h in homes}  # path -> may allow_read skip it
-        for place in self.places(user_home):
-            hidden.setdefault(_real(_expand(place, user_home)), False)
+        places = {_real(_expand(place, user_home)) for place in self.places(user_home)}
         before: list[str] = []
         after: list[str] = []
         folders: list[Path] = []
-        for path, is_home in sorted(hidden.items()):
-            if not is_home and _within(path, allowed):
+        for path in sorted({*homes, *places}):
+            if path not in homes and _within(path, allowed):
                 continue  # brought back whole (`allow_read: [~/.config]` shows gh's folder too)
             if not os.path.lexists(path):
                 continue  # nothing there to read, and nothing to mount over

@@ -51,6 +51,8 @@ SOCKET_FOLDERS = ("/run", "/var/run")
 """Where the daemons' sockets live (docker, the system and session buses, systemd, ssh and
 gpg agents): a read-only mount does not stop a connect(), so these are empty folders inside.
 """
+RESOLVER = "/etc/resolv.conf"
+"""The resolver's configuration: bound back when it lives in a hidden socket folder."""
 SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "GPG_AGENT_INFO")
 """Left out of a sandboxed command's environment (`confined_env`): they point at those sockets."""
 
@@ -74,8 +76,7 @@ def probe(binary: str | None = None) -> Probe:
     found = binary or shutil.which("bwrap")
     if found is None:
         return Probe(False, None, f"bubblewrap is not installed: {INSTALL_HINT}")
-    trial = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]  # fmt: skip
+    trial = trial_command(found)
     try:
         done = subprocess.run(trial, capture_output=True, timeout=PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -91,6 +92,12 @@ def probe(binary: str | None = None) -> Probe:
     return Probe(True, found, filters=_filter_works(trial))
 
 
+def trial_command(binary: str) -> list[str]:
+    """The trial run: `true` under `binary` with the namespaces run_shell asks for."""
+    return [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]  # fmt: skip
+
+
 def _filter_works(trial: list[str]) -> bool:
     """Whether bubblewrap installs the Unix-socket filter here (a kernel without seccomp
     would fail every command)."""
@@ -100,7 +107,11 @@ def _filter_works(trial: list[str]) -> bool:
                 return False
             command = [*trial[:-1], "--seccomp", str(fd), trial[-1]]
             done = subprocess.run(
-                command, capture_output=True, timeout=PROBE_TIMEOUT, check=False, pass_fds=(fd,)
+                command,
+                capture_output=True,  # bubblewrap's complaint is not for the terminal
+                timeout=PROBE_TIMEOUT,
+                check=False,  # pragma: no mutate (the default: the exit code is read below)
+                pass_fds=(fd,),
             )
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -260,24 +271,26 @@ class Sandbox:
         return [*args, "--chdir", ws, "--", *argv]
 
 
-def guarded_paths(workspace: Path) -> set[str]:
+def guarded_paths(workspace: Path, *, limit: int = SCAN_ENTRIES) -> set[str]:
     """Workspace-relative paths of the READ_ONLY_NAMES that exist, at any depth: a walk
-    nearest first that follows no link, skips SCAN_SKIPPED folders and the guarded ones
-    themselves, and reads at most SCAN_ENTRIES entries."""
+    nearest first that follows no link, skips SCAN_SKIPPED folders, the guarded ones
+    themselves and folders it cannot read, and reads at most `limit` entries."""
     found: set[str] = set()
     names = set(READ_ONLY_NAMES)
     folders: deque[str] = deque([""])
-    budget = SCAN_ENTRIES
+    budget = limit
     while folders and budget > 0:
         folder = folders.popleft()
         try:
-            with os.scandir(workspace / folder if folder else workspace) as entries:
+            with os.scandir(workspace / folder) as entries:  # `workspace / ""` is workspace
                 for entry in entries:
                     budget -= 1
                     rel = f"{folder}/{entry.name}" if folder else entry.name
                     if entry.name in names:
                         found.add(rel)
-                    elif entry.name not in SCAN_SKIPPED and entry.is_dir(follow_symlinks=False):
+                    elif (
+                        entry.name not in SCAN_SKIPPED and not entry.is_symlink() and entry.is_dir()
+                    ):
                         folders.append(rel)
                     if budget <= 0:
                         break
@@ -290,11 +303,16 @@ def _hidden_sockets(network: bool) -> list[str]:
     """Empty folders over the host's sockets (a command without network could otherwise ask
     a daemon, say docker or systemd, to run something outside); DNS stays with the network."""
     folders = [f for f in SOCKET_FOLDERS if os.path.isdir(f) and not os.path.islink(f)]
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime) and os.path.isdir(runtime) and not runtime.startswith("/run/"):
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if (
+        runtime is not None
+        and os.path.isabs(runtime)
+        and os.path.isdir(runtime)
+        and not runtime.startswith("/run/")  # under /run: hidden with it already
+    ):
         folders.append(runtime)
     args = [part for folder in folders for part in ("--tmpfs", folder)]
-    resolver = os.path.realpath("/etc/resolv.conf")
+    resolver = os.path.realpath(RESOLVER)
     if network and any(resolver.startswith(f"{folder}/") for folder in folders):
         args += ["--ro-bind-try", resolver, resolver]
     return args

@@ -283,6 +283,17 @@ def test_probe_result_is_a_sentence():
     assert REAL.works or REAL.reason.endswith(("namespaces", ")")) or "not installed" in REAL.reason
 
 
+def _needs_the_filter(box: Sandbox) -> None:
+    """Skip where this machine or kernel has no seccomp filter; elsewhere the filter must be
+    on (a trial run that wrongly fails would otherwise skip these tests, not fail them)."""
+    from agent.tools.seccomp import unix_socket_filter
+
+    status = Path("/proc/self/status")
+    if unix_socket_filter() is None or "Seccomp:" not in status.read_text():
+        pytest.skip("no seccomp filter for this machine or kernel")
+    assert box.filters_sockets, "bubblewrap works and seccomp is there, but the filter is off"
+
+
 def _listening(path: Path) -> socket.socket:
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
@@ -294,8 +305,7 @@ def _listening(path: Path) -> socket.socket:
 def test_no_unix_socket_anywhere_can_be_opened(workspace, box):
     """An ssh `ControlPath` in the home folder, gpg's agent, a socket in the workspace: a
     read-only mount leaves connect() open, so the sandbox closes socket(AF_UNIX) itself."""
-    if not box.filters_sockets:
-        pytest.skip("bubblewrap cannot install a seccomp filter here")
+    _needs_the_filter(box)
     home = Path(tempfile.mkdtemp(prefix="hermes-home-", dir="/var/tmp"))
     sockets = [home / ".ssh" / "cm-git@host:22", workspace / "daemon.sock"]
     (home / ".ssh").mkdir()
@@ -327,8 +337,7 @@ def test_no_unix_socket_anywhere_can_be_opened(workspace, box):
 @needs_bwrap
 def test_io_uring_is_not_available_in_the_sandbox(workspace, box):
     """A ring can open sockets without the socket() call the filter sees."""
-    if not box.filters_sockets:
-        pytest.skip("bubblewrap cannot install a seccomp filter here")
+    _needs_the_filter(box)
     script = (
         "import ctypes, errno\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"

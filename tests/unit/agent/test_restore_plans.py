@@ -134,9 +134,10 @@ def test_undo_touches_only_the_paths_its_turn_changed(repo, tmp_path):
 
     cp = Checkpointer(repo)
     rewind = changes.last_turn([one, two])
-    assert rewind is not None and rewind.chain == [two]
+    assert rewind is not None and rewind.chain == [two] and rewind.undo
     plan = changes.plan(cp, rewind)
     assert sorted(c.path for c in plan.restore) == ["b.txt", "keep.txt"]
+    assert not plan.conflicts  # user.txt is not the turn's: not even asked about
     recorded, undone = [], []
     changes.apply(cp, rewind, plan, overwrite=False, record=recorded.append,
                   mark_undone=undone.append)  # fmt: skip
@@ -146,3 +147,132 @@ def test_undo_touches_only_the_paths_its_turn_changed(repo, tmp_path):
     assert not (ws / "b.txt").exists()
     assert (ws / "user.txt").read_text() == "the user's\n"
     assert undone == [two["key"]] and recorded[0]["kind"] == "restore"
+
+
+class _Snapshots:
+    """The one part of the checkpointer /diff uses: a snapshot of the workspace now."""
+
+    def __init__(self, repo: ShadowRepo) -> None:
+        self.repo = repo
+
+    def snapshot_now(self, why: str) -> str:
+        return snap(self.repo)
+
+
+def test_diff_shows_every_change_since_the_sessions_first_checkpoint(repo):
+    """X1: /diff: an edit, a new file and a removed one, each as its diff and counts."""
+    put(repo, "gone.txt", "old\n")
+    first = snap(repo)
+    put(repo, "keep.txt", "keep\nmore\n")
+    put(repo, "new.txt", "fresh\n")
+    (repo.workspace / "gone.txt").unlink()
+    diffs = {d.path: d for d in changes.session_diff(_Snapshots(repo), [{"before_ref": first}])}
+    assert sorted(diffs) == ["gone.txt", "keep.txt", "new.txt"]
+    assert (diffs["keep.txt"].added, diffs["keep.txt"].removed) == (1, 0)
+    assert "+more" in diffs["keep.txt"].text
+    assert (diffs["new.txt"].added, diffs["new.txt"].removed) == (1, 0)
+    assert "+fresh" in diffs["new.txt"].text
+    assert (diffs["gone.txt"].added, diffs["gone.txt"].removed) == (0, 1)
+    assert "-old" in diffs["gone.txt"].text
+    assert changes.session_diff(_Snapshots(repo), []) == []
+
+
+def test_diff_names_a_binary_change_instead_of_showing_it(repo):
+    """X1: a NUL in the first 8 KiB, or bytes that are not UTF-8, make a file binary; a NUL
+    later on does not (the text is shown as it is)."""
+    first = snap(repo)
+    (repo.workspace / "nul.bin").write_bytes(b"x" * 8191 + b"\0")
+    (repo.workspace / "latin.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    (repo.workspace / "late.txt").write_bytes(b"x" * 8192 + b"\0\n")
+    diffs = {d.path: d for d in changes.session_diff(_Snapshots(repo), [{"before_ref": first}])}
+    for path in ("nul.bin", "latin.txt"):
+        assert (diffs[path].text, diffs[path].added, diffs[path].removed) == (
+            "(a binary file changed)\n",
+            0,
+            0,
+        )
+    assert diffs["late.txt"].added == 1 and "binary" not in diffs["late.txt"].text
+
+
+def test_the_turns_to_rewind_and_undo_are_found_among_every_row():
+    """X1, X2: rows older than the kind column count as turns; a restore's row or an undone
+    turn is never the one /undo takes, nor where /rewind starts."""
+    rows = [
+        {"key": "a", "message_id": 1},
+        {"key": "b", "kind": "turn", "message_id": 3},
+        {"key": "c", "kind": "restore", "message_id": 5},
+        {"key": "d", "kind": "turn", "message_id": 7, "undone": True},
+        {"key": "e", "kind": "restore"},
+    ]
+    assert [r["key"] for r in changes.rewind_to_message(rows, 1).chain] == list("abcde")
+    assert [r["key"] for r in changes.rewind_to_message(rows, 2).chain] == list("bcde")
+    assert [r["key"] for r in changes.rewind_to_message(rows, 4).chain] == list("de")
+    assert changes.rewind_to_message(rows, 8) is None
+    assert changes.rewind_to_message([{"key": "x"}], 1) is None  # no message linked
+    undo = changes.last_turn(rows)
+    assert undo is not None and undo.undo and [r["key"] for r in undo.chain] == list("bcde")
+    assert changes.last_turn(rows[:1]).chain == rows[:1]
+    assert changes.last_turn([rows[2], rows[3]]) is None and changes.last_turn([]) is None
+    assert [r["key"] for r in changes.turn_rows(rows)] == list("abd")
+
+
+def test_a_restore_that_cannot_write_names_the_path_and_why(repo):
+    """X2: a path that now goes through a link, or that is no longer a file, is reported
+    with its name and left alone; the rest is restored."""
+    ws = repo.workspace
+    (ws / "sub").mkdir()
+    put(repo, "sub/a.txt", "a\n")
+    before = snap(repo)
+    (ws / "sub" / "a.txt").unlink()
+    (ws / "sub").rmdir()
+    (ws / "real").mkdir()
+    (ws / "sub").symlink_to("real")  # the write back would go through it
+    (ws / "d").mkdir()
+    for rel in ("d/f.txt", "x.txt", "plain.txt"):
+        put(repo, rel, "made by the turn\n")
+    now = snap(repo)
+    (ws / "d").rename(ws / "d2")
+    (ws / "d").symlink_to("d2")  # the removal would go through it
+    (ws / "x.txt").unlink()
+    (ws / "x.txt").mkdir()  # no longer a file
+    restore = [c for c in repo.changes(now, before) if c.path != "sub"]
+    result = apply_changes(repo, ws, restore)
+    failed = dict(result.failed)
+    assert sorted(failed) == ["d/f.txt", "sub/a.txt", "x.txt"]
+    assert "Refused: sub/a.txt goes through a symbolic link" in failed["sub/a.txt"]
+    assert "Refused: d/f.txt goes through a symbolic link" in failed["d/f.txt"]
+    assert failed["x.txt"] == "x.txt is no longer a regular file; it was left as it is."
+    assert result.restored == ["plain.txt"] and not (ws / "plain.txt").exists()
+    assert (ws / "d2" / "f.txt").exists() and (ws / "x.txt").is_dir()
+
+
+def test_a_restore_is_recorded_as_a_checkpoint_of_its_own(repo):
+    """X2: the row a restore records says what it wrote, so a later rewind counts those
+    writes as the agent's; a confirmed conflict is written, an unconfirmed one kept."""
+    turn = file_turn(repo, {"a.txt": "agent\n", "b.txt": "agent\n"})
+    put(repo, "b.txt", "the user's edit\n")
+    cp = _Snapshots(repo)
+    rewind = changes.Rewind([turn])
+    for overwrite in (False, True):
+        plan = changes.plan(cp, rewind)
+        recorded, undone = [], []
+        result = changes.apply(cp, rewind, plan, overwrite=overwrite, record=recorded.append,
+                               mark_undone=undone.append)  # fmt: skip
+        [row] = recorded
+        written = {c.path: c.new_blob for c in plan.restore + plan.conflicts * overwrite}
+        assert row == {"key": row["key"], "kind": "restore", "before_ref": plan.now,
+                       "after_ref": result.after, "paths": written,
+                       "workspace": str(repo.workspace)}  # fmt: skip
+        assert len(row["key"]) == 32 and result.before == plan.now and undone == [turn["key"]]
+        assert result.kept == ([] if overwrite else ["b.txt"])
+        assert sorted(result.restored) == (["a.txt", "b.txt"] if overwrite else ["a.txt"])
+        put(repo, "a.txt", "agent\n")  # the turn's write again, for the second round
+    assert not (repo.workspace / "b.txt").exists()
+
+
+def test_diff_names_a_file_that_was_binary_before(repo):
+    (repo.workspace / "was.bin").write_bytes(b"\0\1\2")
+    first = snap(repo)
+    put(repo, "was.bin", "text now\n")
+    [diff] = changes.session_diff(_Snapshots(repo), [{"before_ref": first}])
+    assert diff.text == "(a binary file changed)\n"
