@@ -81,37 +81,7 @@ def parse_sse(
     data: list[str] = []
     # Characters in `data`, counted once it holds more than one line (set before its first use).
     data_size = 0  # pragma: no mutate
-    pending: list[bytes] = []  # the start of a line whose end has not arrived yet
-    pending_size = 0
-    # The last chunk ended with \r: a \n opening this one completes a \r\n. (Were it true at
-    # the start, a stream's leading blank line would be dropped, which changes no event.)
-    after_cr = False  # pragma: no mutate
-    # A last newline ends an unterminated last line the same way as any other.
-    rest = iter(chunks)
-    for chunk in itertools.chain((_stream_head(rest),), rest, (b"\n",)):
-        if after_cr or b"\r" in chunk:
-            chunk, after_cr = _lf_only(chunk, after_cr)
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            pending_size += len(chunk)
-            if pending_size > max_line:
-                raise SSELimitError(max_line)
-            pending.append(chunk)
-            continue
-        # Splitting bytes at \n never cuts a UTF-8 character, so each line decodes whole.
-        lines = chunk[:end].split(b"\n")
-        rest = chunk[end + 1 :]
-        # A cheap pre-filter first: only a chunk longer than the cap can hold a line over it
-        # (so its `>` made `>=` only runs the exact check once more: an equivalent mutant).
-        if pending_size + len(chunk) > max_line and _line_over(pending_size, lines, rest, max_line):
-            raise SSELimitError(max_line)
-        if pending:
-            pending.append(lines[0])
-            lines[0] = b"".join(pending)
-            pending = []
-        pending_size = len(rest)
-        if rest:
-            pending.append(rest)
+    for lines in _line_batches(chunks, max_line):
         for raw in lines:
             if not raw:
                 if data:
@@ -133,3 +103,40 @@ def parse_sse(
             # ":" comments (keep-alives such as OpenRouter's) and unknown fields are ignored.
     if data:
         yield event, "\n".join(data)
+
+
+def _line_batches(chunks: Iterable[bytes], max_line: int) -> Iterator[list[bytes]]:
+    """The complete lines each chunk ends (one list a chunk, so no layer per line), with
+    CR, LF and CRLF alike; SSELimitError once a line passes `max_line` bytes."""
+    pending: list[bytes] = []  # the start of a line whose end has not arrived yet
+    pending_size = 0
+    # The last chunk ended with \r: a \n opening this one completes a \r\n. (Were it true at
+    # the start, a stream's leading blank line would be dropped, which changes no event.)
+    after_cr = False  # pragma: no mutate
+    # A last newline ends an unterminated last line the same way as any other.
+    rest = iter(chunks)
+    for chunk in itertools.chain((_stream_head(rest),), rest, (b"\n",)):
+        if after_cr or b"\r" in chunk:
+            chunk, after_cr = _lf_only(chunk, after_cr)
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            pending_size += len(chunk)
+            if pending_size > max_line:
+                raise SSELimitError(max_line)
+            pending.append(chunk)
+            continue
+        # Splitting bytes at \n never cuts a UTF-8 character, so each line decodes whole.
+        lines = chunk[:end].split(b"\n")
+        tail = chunk[end + 1 :]
+        # A cheap pre-filter first: only a chunk longer than the cap can hold a line over it
+        # (so its `>` made `>=` only runs the exact check once more: an equivalent mutant).
+        if pending_size + len(chunk) > max_line and _line_over(pending_size, lines, tail, max_line):
+            raise SSELimitError(max_line)
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending = []
+        pending_size = len(tail)
+        if tail:
+            pending.append(tail)
+        yield lines
