@@ -276,3 +276,52 @@ def test_diff_names_a_file_that_was_binary_before(repo):
     put(repo, "was.bin", "text now\n")
     [diff] = changes.session_diff(_Snapshots(repo), [{"before_ref": first}])
     assert diff.text == "(a binary file changed)\n"
+
+
+def test_a_turn_cut_off_between_others_keeps_every_outside_edit_of_the_chain(repo):
+    """X2: with a cut-off turn in the middle, the user's edits before and after it are all
+    outside, and everything the cut-off turn saw is too."""
+    one = file_turn(repo, {"a.txt": "agent one\n"})
+    put(repo, "early.txt", "the user's, before the crash\n")
+    before = snap(repo)
+    put(repo, "crash.txt", "written before the crash\n")
+    cut = {"key": "cut", "before_ref": before, "after_ref": None, "paths": {}}
+    three = file_turn(repo, {"c.txt": "agent three\n"})
+    put(repo, "late.txt", "the user's, at the end\n")
+    now = snap(repo)
+    outside = outside_changes(repo, [one, cut, three], now)
+    assert outside == {"early.txt", "crash.txt", "late.txt"}
+    plan = plan_restore(repo, [one, cut, three], now)
+    assert plan.target == one["before_ref"] and plan.now == now
+    assert sorted(c.path for c in plan.restore) == ["a.txt", "c.txt"]
+
+
+def test_a_link_is_never_restored_but_named(repo):
+    """X2: a link the turn made is not removed by a restore: it is listed as unsupported."""
+    before = snap(repo)
+    (repo.workspace / "link").symlink_to("keep.txt")
+    now = snap(repo)
+    row = {"key": "k", "before_ref": before, "after_ref": now, "paths": {}, "shell": True}
+    plan = plan_restore(repo, [row], now)
+    assert [c.path for c in plan.unsupported] == ["link"] and not plan.restore
+
+
+def test_undo_of_a_turn_that_changed_nothing_is_an_empty_plan(repo):
+    """X2: /undo of a turn with no change plans nothing, against the turn's own start."""
+    before = snap(repo)
+    put(repo, "user.txt", "the user's, after the turn\n")
+    row = {"key": "k", "before_ref": before, "after_ref": before, "paths": {}}
+    plan = changes.plan(_Snapshots(repo), changes.Rewind([row], undo=True))
+    assert plan.empty and plan.target == before and plan.now == snap(repo)
+
+
+def test_a_rewind_marks_undone_only_the_turns_not_undone_yet(repo):
+    one = file_turn(repo, {"a.txt": "one\n"})
+    two = {**file_turn(repo, {"b.txt": "two\n"}), "undone": True}
+    three = file_turn(repo, {"c.txt": "three\n"})
+    rewind = changes.Rewind([one, two, three])
+    plan = changes.plan(_Snapshots(repo), rewind)
+    undone: list[str] = []
+    changes.apply(_Snapshots(repo), rewind, plan, overwrite=False, record=lambda _row: None,
+                  mark_undone=undone.append)  # fmt: skip
+    assert undone == [one["key"], three["key"]]
