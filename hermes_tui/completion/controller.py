@@ -224,9 +224,11 @@ class CompletionController:
             self.popup.show_hints(self._hints(self.token))
 
     def refresh_index(self) -> None:
-        """Files may have changed (a turn ended): list them again in the background."""
+        """Files may have changed (a turn ended): list them again in the background, however
+        recent the last listing (a turn that ends within the staleness window of the picker's
+        last build wrote files that build never saw)."""
         if self.index.ready:
-            self.index.refresh()
+            self.index.refresh(force=True)
 
     # -- keys --------------------------------------------------------------------------------
     def key(self, key: str) -> bool:
