@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,3 +128,20 @@ def released_by_flush(db: SessionDB):
     finally:
         gate.set()
         accounting._apply_batch, accounting.flush_token_counts = real_apply, real_flush
+
+
+def run_headless(
+    home: Path, cwd: Path, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`hermes-tui run --yes ARGS` in a process of its own, in `home`, from `cwd` (its
+    output as text; bounded by `timeout`, so a hang fails the test instead of the suite)."""
+    env = {**os.environ, "HERMES_TUI_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_tui", "run", "--yes", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )

@@ -4,14 +4,11 @@ and the rest of the stream is never read into memory (H10)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import tracemalloc
 
 import pytest
-from helpers import write_config
+from helpers import run_headless, write_config
 
 from agent import events as ev
 from agent.answer_cap import MB, cut_off_sentence
@@ -83,15 +80,7 @@ def test_headless_a_10_mb_answer_prints_what_was_kept_and_exits_4(hermes_home, t
     stored answer is the 4 MB kept."""
     with ScriptedServer(Script.from_dict(script(endless("content", 10 * MB)))) as server:
         write_config(hermes_home, server)
-        env = {**os.environ, "HERMES_TUI_HOME": str(hermes_home)}
-        proc = subprocess.run(
-            [sys.executable, "-m", "hermes_tui", "run", "--yes", "go"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=env,
-            timeout=120,
-        )
+        proc = run_headless(hermes_home, tmp_path, "go", timeout=120)
     assert proc.returncode == 4, proc.stderr[-2000:]
     assert cut_off_sentence("answer", 4) in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import yaml
-from helpers import write_config
+from helpers import run_headless, write_config
 from mcp_servers import stdio_entry
 from security.test_hostile_mcp import manager_for
 from waits import wait_until
@@ -77,15 +77,7 @@ def test_headless_a_setsid_grandchild_is_gone_after_the_run(hermes_home, tmp_pat
             data["mcp_servers"] = {"o": orphan_entry(pid_file)}
             data["mcp"] = {"turn_wait_seconds": 20}
             path.write_text(yaml.safe_dump(data))
-            env = {**os.environ, "HERMES_TUI_HOME": str(hermes_home)}
-            proc = subprocess.run(
-                [sys.executable, "-m", "hermes_tui", "run", "--yes", "go"],
-                capture_output=True,
-                text=True,
-                cwd=tmp_path,
-                env=env,
-                timeout=90,
-            )
+            proc = run_headless(hermes_home, tmp_path, "go", timeout=90)
         assert proc.returncode == 0, proc.stderr[-2000:]
         pid = int(pid_file.read_text())
         wait_until(lambda: not alive(pid), timeout=10, what="the grandchild ended")

@@ -8,14 +8,11 @@ sentence.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import tracemalloc
 
 import pytest
-from helpers import write_config
+from helpers import run_headless, write_config
 
 from agent import events as ev
 from agent.config import load_config
@@ -74,15 +71,7 @@ def test_headless_a_hostile_reply_is_one_sentence_and_nothing_hangs(hermes_home,
     reply, limit = HOSTILE[name]
     with ScriptedServer(Script.from_dict(twice(reply))) as server:
         write_config(hermes_home, server)
-        env = {**os.environ, "HERMES_TUI_HOME": str(hermes_home)}
-        proc = subprocess.run(
-            [sys.executable, "-m", "hermes_tui", "run", "--yes", "go"],
-            capture_output=True,
-            text=True,
-            cwd=workspace,
-            env=env,
-            timeout=60,
-        )
+        proc = run_headless(hermes_home, workspace, "go", timeout=60)
         attempts = len(server.requests_for())
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
