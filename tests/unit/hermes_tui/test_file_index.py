@@ -115,3 +115,28 @@ def test_ranking_puts_name_matches_first_and_narrowing_matches_a_fresh_ranking()
     assert ranker.rank("src/wi")[0] == "src/widgets/"
     assert ranker.rank("zzz") == []
     assert ranker.rank("APP")[0] == "src/app.py"
+
+
+def test_a_finished_turn_lists_again_within_the_stale_window(tmp_path):
+    """P2: a turn that wrote files and ended right after the picker's last build still has its
+    files listed (the stale window is for repeated opens of the picker, not for a turn)."""
+    from types import SimpleNamespace
+
+    from agent import events as ev
+    from agent.config import load_config
+    from agent.kinds import TurnStatus
+    from hermes_tui.completion.controller import CompletionController
+
+    root = tree(tmp_path / "ws", {"one.txt": ""})
+    (tmp_path / "home").mkdir()
+    app = SimpleNamespace(workspace=root, config=load_config(tmp_path / "home", demo=True))
+    controller = CompletionController(app)
+    controller.index.on_built = None
+    controller.index.refresh()
+    assert controller.index.wait(10) and controller.index.ready
+    (root / "written-by-the-turn.txt").write_text("")
+    [(kind, handler)] = list(controller.routes())
+    assert kind is ev.TurnFinished
+    handler(ev.TurnFinished(TurnStatus.OK, ""))
+    assert controller.index.wait(10)
+    assert "written-by-the-turn.txt" in controller.index.paths
