@@ -63,6 +63,20 @@ async def test_opening_long_answers_builds_only_the_bottom_screen(make_app):
         assert fences and fences[-1].code.startswith("def parse_")
 
 
+async def test_an_opened_session_is_filling_until_its_bottom_is_built(make_app):
+    """Z2: from the moment a session opens until its bottom screen is built, the view says
+    it is filling; a caller waiting on it (a test, the benchmarks) never sees it idle in
+    between (the fill is only asked for after the first frame)."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        await app.resume_session(session_id)
+        assert app.transcript.filling
+        await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
+        assert not pending_in_view(app)
+
+
 async def test_scrolling_up_builds_the_rest_and_pages_in_older_answers(make_app):
     """Z2, U5: scrolling up builds each chunk as it comes into view and pages in older rows
     at the top, until the session's first question; the window stays bounded."""

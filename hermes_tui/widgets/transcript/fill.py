@@ -30,11 +30,24 @@ class ViewFill:
         self._keep_in_place = keep_in_place
         self._queued = False
         self._running = False
+        self._expected = False
 
     @property
     def busy(self) -> bool:
-        """True while a fill waits for its refresh or builds chunks."""
-        return self._queued or self._running
+        """True while a fill is expected, waits for its refresh or builds chunks."""
+        return self._expected or self._queued or self._running
+
+    def request_after_refresh(self) -> None:
+        """Ask for a fill once the next refresh is drawn (the first frame of an opened
+        session shows plain text; its Markdown is built in the next). Busy from now: a
+        caller waiting for the view to be built must not see it idle in between."""
+        if self.transcript.is_attached:
+            self._expected = True
+            self.transcript.call_after_refresh(self._expected_request)
+
+    def _expected_request(self) -> None:
+        self._expected = False
+        self.request()
 
     def request(self) -> None:
         """Fill after the next refresh (once, however often it is asked before then)."""

@@ -104,7 +104,7 @@ class HistoryWindow:
         await transcript.mount_all(widgets)
         transcript.scroll_end(animate=False, immediate=True)
         # The first frame shows the bottom's plain text; its Markdown is built in the next.
-        transcript.call_after_refresh(self.fill.request)
+        self.fill.request_after_refresh()
 
     def scrolled(self, old_value: float, new_value: float) -> None:
         """Near an edge, ask for the page beyond it."""
