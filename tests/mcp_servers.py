@@ -20,6 +20,7 @@
   own, out of the server's process group) and writes its pid to the file named after MODE
 - exit_at_start: writes a line to stderr and exits 1 before answering anything
 - hang_init: reads stdin and never answers (a server that hangs on initialize)
+- hang_init_last_words: the same, and writes to stderr only as it is stopped
 
 Helpers for tests: `stdio_entry(mode)` (a config.yaml `mcp_servers` entry) and `HttpServer`.
 """
@@ -35,7 +36,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import Context  # module level: the tools' annotations name it
+# The modes that stand for servers failing at start-up say so at once: importing the SDK
+# first could take longer than a loaded machine's start-up timeout in the tests.
+_LIGHT_MODES = ("exit_at_start", "hang_init", "hang_init_last_words")
+if not (__name__ == "__main__" and sys.argv[1:2] and sys.argv[1] in _LIGHT_MODES):
+    from mcp.server.mcpserver import Context  # module level: the tools' annotations name it
 
 SCRIPT = str(Path(__file__).resolve())
 SECRET_IN_OUTPUT = "sk-mcp-secret-0123456789abcdef"
@@ -314,6 +319,13 @@ def main(argv: list[str]) -> None:
         for _line in sys.stdin:
             pass
         time.sleep(3600)  # stdin closed: still never answer
+    if mode == "hang_init_last_words":
+        for _line in sys.stdin:
+            pass
+        # Told to go (stdin closed): its last words come as it ends.
+        sys.stderr.write("hang_init_last_words: giving up as I am stopped\n")
+        sys.stderr.flush()
+        sys.exit(3)
     if mode == "flood":
         _flood()
     if mode == "orphan":

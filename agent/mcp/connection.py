@@ -229,14 +229,26 @@ class ServerConnection:
         except asyncio.CancelledError:
             if not self._expected_end:
                 self.error = self.error or "was cancelled"
+                # The process is gone (the stack closed it): its last stderr words may still
+                # be in the pipe, and the failure names them.
+                await self._stderr_drained()
                 self._set(State.FAILED)
             raise
         except Exception as exc:  # a server's failure is a state, never a crash
             if not self._expected_end and self.state != State.FAILED:
                 self.error = self.error or self._failure(exc)
+                await self._stderr_drained()
                 self._set(State.FAILED)
         finally:
             self._client = None
+
+    async def _stderr_drained(self, seconds: float = 0.5) -> None:
+        """Wait (at most `seconds`) until the server's stderr has been read to its end."""
+        if self.transport != "stdio":
+            return
+        deadline = asyncio.get_running_loop().time() + seconds
+        while not self.tail.closed and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
 
     def _failure(self, exc: BaseException) -> str:
         exc = _root(exc)
@@ -419,9 +431,7 @@ class ServerConnection:
     async def _lost(self, exc: BaseException) -> None:
         """The connection died under a call: failed now, so the next request is without its
         tools, with the stderr's last words (the pipe closes with the process)."""
-        deadline = asyncio.get_running_loop().time() + 0.5
-        while not self.tail.closed and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.01)
+        await self._stderr_drained()
         if self.state == State.READY:
             self.error = self._failure(exc)
             self._set(State.FAILED)

@@ -113,6 +113,19 @@ def test_a_server_that_hangs_on_initialize_fails_with_its_stderr(mcp):
     assert "within 3 s" in server.error and "never answering" in server.error
 
 
+def test_a_server_stopped_at_its_start_up_timeout_is_failed_with_its_last_words(mcp):
+    """M1: the failure names what the server wrote to stderr as it was stopped (the pipe
+    is read to its end before the failure is said)."""
+    agent = mcp.start(
+        {"replies": [{"text": "x"}]},
+        {"late": stdio_entry("hang_init_last_words", startup_timeout_seconds=1)},
+        wait=False,
+    )
+    server = agent.mcp.get("late")
+    wait_until(lambda: server.state == State.FAILED, timeout=10)
+    assert "within 1 s" in server.error and "giving up as I am stopped" in server.error
+
+
 def test_a_crashed_server_leaves_the_request_and_can_be_restarted(mcp):
     """M1: a server that dies mid-call gives a tool error, is marked failed with its stderr's
     last line, its tools leave the next request, and a restart brings them back."""
