@@ -4,6 +4,7 @@ something, weird and huge tool lists, floods, huge answers, and no keys in a ser
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 import time
@@ -14,7 +15,7 @@ from waits import holds_for, wait_until
 
 from agent import events as ev
 from agent.config import load_config
-from agent.mcp.connection import MAX_TOOLS, State
+from agent.mcp.connection import LIST_REFRESH_GAP, MAX_TOOLS, State
 from agent.mcp.manager import McpManager
 from agent.mcp.stdio import STDERR_TAIL_BYTES
 
@@ -216,15 +217,19 @@ def test_a_list_changed_flood_costs_a_few_refreshes_and_calls_still_answer(herme
         server = manager.get("f")
         wait_until(lambda: server.state == State.READY, timeout=20)
         before, statuses = server.generation, len(events)
+        started = time.monotonic()
         result = manager.call_tool("f", "flood", {"count": 3000}, timeout=30, cancel=None)
         assert result.content[0].text == "flooded"
+        # One refresh per LIST_REFRESH_GAP while the flood lasts (longer on a loaded
+        # machine), and a few around it; without the coalescing it would be thousands.
+        most = 4 + math.ceil((time.monotonic() - started) / LIST_REFRESH_GAP)
         started = time.monotonic()
         result = manager.call_tool("f", "add", {"a": 2, "b": 2}, timeout=10, cancel=None)
         assert result.content[0].text == "4" and time.monotonic() - started < 5
         wait_until(lambda: server.generation > before, timeout=10, what="a refresh")
-        assert holds_for(lambda: server.generation - before <= 5, seconds=1.5)
+        assert holds_for(lambda: server.generation - before <= most, seconds=1.5)
         assert server.state == State.READY and "flood" in [t.name for t in server.tools]
-        assert len(events) - statuses <= 5
+        assert len(events) - statuses <= most
     finally:
         manager.close()
 
