@@ -25,11 +25,12 @@ async def test_the_stall_banner_warns_once_only_with_waiting_input_and_clears(
     make_app, scripted, caplog
 ):
     caplog.set_level(logging.WARNING, logger="hermes_tui.liveness")
-    # One chunk, 3 s of silence, then 2 s of steady chunks (never silent for 0.3 s).
+    # One chunk, 3 s of silence, then 2 s of steady chunks (0.1 s apart: never silent for
+    # the 0.6 s timeout, even when a loaded machine delays a chunk or two).
     text = "Start. " + "steady " * 20
     stalled = reply(text, chunk_size=7, stall=3.0, stall_after=2, delay=0.1)
     server = scripted({"replies": [stalled, reply("second")]})
-    app = make_app(server, stall_timeout_seconds=0.3)
+    app = make_app(server, stall_timeout_seconds=0.6)
     async with app.run_test(size=(120, 40)) as pilot:
         banner = app.stall_banner
         await app.submit("go")

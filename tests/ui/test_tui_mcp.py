@@ -4,8 +4,6 @@ panel show their states, prompts are slash commands, and the approval dialog off
 
 from __future__ import annotations
 
-import time
-
 import yaml
 from mcp_servers import stdio_entry
 from textual.widgets import Button, OptionList, Static
@@ -46,9 +44,9 @@ async def test_start_up_never_waits_for_a_hung_server(make_app, scripted, hermes
     server = scripted({"replies": [reply("hi")]})
     app = with_servers(make_app(server), hermes_home, {"hung": stdio_entry("hang_init")})
     async with app.run_test(size=SIZE) as pilot:
-        started = time.monotonic()
         await app.ready()
-        assert time.monotonic() - started < 5
+        # Still starting, and it never finishes: ready did not wait for it (a bound in
+        # seconds here would only measure how loaded the machine is).
         assert manager(app).get("hung").state == State.STARTING
         await wait_until(pilot, lambda: "MCP 0/1 ready · 1 starting" in app.status_panel.text)
 
