@@ -26,11 +26,12 @@ from agent.config import Config, split_model_ref
 from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl
 from agent.inbox import Inbox
-from agent.kinds import CallPurpose, ErrorKind, Phase
+from agent.kinds import ApprovalMode, CallPurpose, ErrorKind, Phase
 from agent.liveness import ActivityClock, CodeSkewGuard
 from agent.log_context import log_session
 from agent.messages import Message
 from agent.models import context_window_for
+from agent.modes import MODE_KEY
 from agent.ports import ApprovalPolicy, SessionStore
 from agent.probes import AgentProbes
 from agent.project_context import ProjectContext
@@ -76,6 +77,8 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
+        self.approval_mode = ApprovalMode(config.agent.approval)
+        """Which tool calls ask (N1): `agent.approval` at first, then what `set_mode` chose."""
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
         self.inbox = Inbox()
@@ -115,6 +118,7 @@ class Agent:
             registry=registry or self.registry,
         )
         other.model_ref = model or self.model_ref
+        other.approval_mode = self.approval_mode  # a subagent of a plan changes nothing either
         return other
 
     def read_secrets(self) -> Secrets:
@@ -245,6 +249,12 @@ class Agent:
             self.add_display_row("model_switch", {"from": previous, "to": ref})
             self.writer.update_session(self.session_id, model=model, provider=provider)
 
+    def set_mode(self, mode: ApprovalMode) -> None:
+        """Switch the approval mode (N1): the next tool batch uses it; kept with the session."""
+        self.approval_mode = ApprovalMode(mode)
+        if self.session_id is not None and self.session_metadata.get(MODE_KEY) != mode:
+            self._keep_metadata(MODE_KEY, str(mode))
+
     def add_display_row(self, kind: str, metadata: dict[str, Any]) -> None:
         """Keep and show a typed display row (a ◈ marker) in the live session (D1)."""
         if self.session_id is None:
@@ -337,6 +347,7 @@ class Agent:
             provider=self.provider_name,
             workspace=str(self.workspace),
             title=title_of(first_text),
+            metadata=self.state.keep(MODE_KEY, str(self.approval_mode)),
         )
         self.state.session_id = row["id"]
 
