@@ -77,8 +77,7 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
-        self.approval_mode = ApprovalMode(config.agent.approval)
-        """Which tool calls ask (N1): `agent.approval` at first, then what `set_mode` chose."""
+        self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
         self.inbox = Inbox()
@@ -177,11 +176,6 @@ class Agent:
     def messages(self, messages: list[Message]) -> None:
         self.state.messages = messages
 
-    @property
-    def session_metadata(self) -> dict[str, Any]:
-        """The session row's metadata (compaction's cooldown, the last context size)."""
-        return self.state.metadata
-
     def _enter(self, state: SessionState, session: dict[str, Any] | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
@@ -248,12 +242,6 @@ class Agent:
         if self.session_id is not None and previous != ref:
             self.add_display_row("model_switch", {"from": previous, "to": ref})
             self.writer.update_session(self.session_id, model=model, provider=provider)
-
-    def set_mode(self, mode: ApprovalMode) -> None:
-        """Switch the approval mode (N1): the next tool batch uses it; kept with the session."""
-        self.approval_mode = ApprovalMode(mode)
-        if self.session_id is not None and self.session_metadata.get(MODE_KEY) != mode:
-            self._keep_metadata(MODE_KEY, str(mode))
 
     def add_display_row(self, kind: str, metadata: dict[str, Any]) -> None:
         """Keep and show a typed display row (a ◈ marker) in the live session (D1)."""
@@ -385,7 +373,7 @@ class Agent:
 
     def _save_cooldown(self) -> None:
         """Keep compaction's cooldown with the session, so the next run honours it (C3)."""
-        self._keep_metadata(COOLDOWN_KEY, self.compressor.cooldown_state())
+        self.keep_metadata(COOLDOWN_KEY, self.compressor.cooldown_state())
 
     def save_context(self) -> None:
         """Keep the last call's context size with the session: a resumed session's context
@@ -394,11 +382,11 @@ class Agent:
         if (
             self.session_id is not None
             and tokens
-            and self.session_metadata.get(CONTEXT_KEY) != tokens
+            and self.state.metadata.get(CONTEXT_KEY) != tokens
         ):
-            self._keep_metadata(CONTEXT_KEY, tokens)
+            self.keep_metadata(CONTEXT_KEY, tokens)
 
-    def _keep_metadata(self, key: str, value: Any) -> None:
+    def keep_metadata(self, key: str, value: Any) -> None:
         """Set (None: drop) one key of the session's metadata, and queue the row's update."""
         self.writer.update_session(self.session_id, metadata=self.state.keep(key, value))
 

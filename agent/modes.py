@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from agent.kinds import ApprovalMode
 
@@ -25,6 +25,23 @@ SUMMARIES = {
     ApprovalMode.YOLO: "nothing asks",
 }
 """One line on what each mode does, for the notice a switch leaves."""
+
+
+class ModeHost(Protocol):
+    """What switching the mode uses of the agent."""
+
+    approval_mode: ApprovalMode
+
+    @property
+    def session_id(self) -> str | None: ...
+    def keep_metadata(self, key: str, value: Any) -> None: ...
+
+
+def switch_mode(agent: ModeHost, mode: str) -> None:
+    """Switch `agent`'s approval mode: its next tool batch uses it; kept with the session."""
+    agent.approval_mode = ApprovalMode(mode)
+    if agent.session_id is not None:
+        agent.keep_metadata(MODE_KEY, str(agent.approval_mode))
 
 
 def next_in_cycle(mode: str) -> ApprovalMode:

@@ -24,6 +24,7 @@ from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
+from hermes_tui.modes import ModeController
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
 from hermes_tui.sending import SendLine
@@ -89,6 +90,7 @@ class HermesApp(KeyActions, App[int]):
         self.sending = SendLine(self)
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
+        self.modes = ModeController(self)
         self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
