@@ -78,12 +78,14 @@ class ErrorKind(StrEnum):
 
 
 class ApprovalMode(StrEnum):
-    """`agent.approval`: which tool calls need the user's yes (A4)."""
+    """`agent.approval`, and the session's mode: which tool calls need the user's yes (A4, N1)."""
 
     ASK = "ask"
     """Writes and shell need a yes in a modal."""
     AUTO_EDIT = "auto-edit"
     """File edits run without asking (protected paths still ask, H3); shell asks."""
+    PLAN = "plan"
+    """No file changes: edits and writes are refused; shell runs read-only (N1)."""
     YOLO = "yolo"
     """Nothing asks, not even a write to a protected path (H3)."""
 

@@ -26,11 +26,12 @@ from agent.config import Config, split_model_ref
 from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl
 from agent.inbox import Inbox
-from agent.kinds import CallPurpose, ErrorKind, Phase
+from agent.kinds import ApprovalMode, CallPurpose, ErrorKind, Phase
 from agent.liveness import ActivityClock, CodeSkewGuard
 from agent.log_context import log_session
 from agent.messages import Message
 from agent.models import context_window_for
+from agent.modes import MODE_KEY
 from agent.ports import ApprovalPolicy, SessionStore
 from agent.probes import AgentProbes
 from agent.project_context import ProjectContext
@@ -76,6 +77,7 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
+        self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
         self.inbox = Inbox()
@@ -115,6 +117,7 @@ class Agent:
             registry=registry or self.registry,
         )
         other.model_ref = model or self.model_ref
+        other.approval_mode = self.approval_mode  # a subagent of a plan changes nothing either
         return other
 
     def read_secrets(self) -> Secrets:
@@ -172,11 +175,6 @@ class Agent:
     @messages.setter
     def messages(self, messages: list[Message]) -> None:
         self.state.messages = messages
-
-    @property
-    def session_metadata(self) -> dict[str, Any]:
-        """The session row's metadata (compaction's cooldown, the last context size)."""
-        return self.state.metadata
 
     def _enter(self, state: SessionState, session: dict[str, Any] | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
@@ -337,6 +335,7 @@ class Agent:
             provider=self.provider_name,
             workspace=str(self.workspace),
             title=title_of(first_text),
+            metadata=self.state.keep(MODE_KEY, str(self.approval_mode)),
         )
         self.state.session_id = row["id"]
 
@@ -374,7 +373,7 @@ class Agent:
 
     def _save_cooldown(self) -> None:
         """Keep compaction's cooldown with the session, so the next run honours it (C3)."""
-        self._keep_metadata(COOLDOWN_KEY, self.compressor.cooldown_state())
+        self.keep_metadata(COOLDOWN_KEY, self.compressor.cooldown_state())
 
     def save_context(self) -> None:
         """Keep the last call's context size with the session: a resumed session's context
@@ -383,11 +382,11 @@ class Agent:
         if (
             self.session_id is not None
             and tokens
-            and self.session_metadata.get(CONTEXT_KEY) != tokens
+            and self.state.metadata.get(CONTEXT_KEY) != tokens
         ):
-            self._keep_metadata(CONTEXT_KEY, tokens)
+            self.keep_metadata(CONTEXT_KEY, tokens)
 
-    def _keep_metadata(self, key: str, value: Any) -> None:
+    def keep_metadata(self, key: str, value: Any) -> None:
         """Set (None: drop) one key of the session's metadata, and queue the row's update."""
         self.writer.update_session(self.session_id, metadata=self.state.keep(key, value))
 

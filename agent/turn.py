@@ -19,7 +19,7 @@ from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
 from agent.inbox import Inbox
-from agent.kinds import ErrorKind, TurnStatus
+from agent.kinds import ApprovalMode, ErrorKind, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard
 from agent.log_context import session_var
 from agent.messages import REQUEST_FAILED, Message, ToolCall
@@ -66,6 +66,7 @@ class TurnHost(Protocol):
     workspace: Path
     approve: ApprovalPolicy | None
     approvals: ApprovalMemory
+    approval_mode: ApprovalMode
     registry: ToolRegistry
     sandbox: Sandbox
     inbox: Inbox
@@ -307,7 +308,8 @@ class Turn:
             checkpointer = host.checkpointer
             context = ToolContext(
                 workspace=host.workspace,
-                approval_mode=host.config.agent.approval,
+                # The session's mode now: a switch during a turn acts from its next batch (N1).
+                approval_mode=host.approval_mode,
                 shell_timeout=host.config.agent.shell_timeout_seconds,
                 cancel=host.control.tool_cancel,
                 hidden_env=host.secrets.hidden_env(),

@@ -33,6 +33,9 @@ class KeyActions(_Base):
             return bool(len(queue))
         if action == "resume_queue":
             return queue.paused and bool(len(queue))
+        if action == "cycle_mode":
+            # Over a dialog, shift+Tab moves between its buttons as usual.
+            return len(self.screen_stack) == 1
         return True
 
     async def action_quit(self) -> None:
@@ -109,6 +112,11 @@ class KeyActions(_Base):
     async def action_resume_queue(self) -> None:
         """Let a paused queue run again."""
         await self.turns.resume_queue()
+
+    async def action_cycle_mode(self) -> None:
+        """Step the approval mode: ask, auto-edit, plan (N1)."""
+        if self.agent is not None:  # before it is up there is no mode to switch yet
+            await self.modes.cycle()
 
     async def action_new_session(self) -> None:
         """Start a new session."""

@@ -24,6 +24,8 @@ from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
+from hermes_tui.modes import ModeController
+from hermes_tui.notify import Notifier
 from hermes_tui.presenter import EventRouter
 from hermes_tui.probes import Probes
 from hermes_tui.sending import SendLine
@@ -89,6 +91,8 @@ class HermesApp(KeyActions, App[int]):
         self.sending = SendLine(self)
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
+        self.modes = ModeController(self)
+        self.notifier = Notifier(self, lambda data: self._terminal_write(data))
         self.sessions = SessionsController(self)
         self.themes = theming.AppThemes(self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
@@ -188,7 +192,7 @@ class HermesApp(KeyActions, App[int]):
         self.themes.attach()  # remembers a switch; fits a 256-colour terminal
         # One route per event type: the transcript, the status, the panel (the completion
         # joins after the first frame, before the agent can send anything).
-        parts = (self.transcript.live, self.status, self.sessions)
+        parts = (self.transcript.live, self.status, self.sessions, self.notifier)
         self.router = EventRouter(*parts, after=self.status.after_batch)
         if os.environ.get(BENCH_FIRST_FRAME_ENV):
             self.call_after_refresh(self.exit)
@@ -318,6 +322,15 @@ class HermesApp(KeyActions, App[int]):
         await self.push_screen(
             HelpScreen(self.keys.help_table(), self.command_table.entries(), sandbox=sandbox)
         )
+
+    def _terminal_write(self, data: str) -> None:
+        """A bell or a notification: to the test's probe when it has one, else the terminal."""
+        if self.probes.terminal_write is not None:
+            self.probes.terminal_write(data)
+            return
+        from hermes_tui.textual_compat import write_to_terminal
+
+        write_to_terminal(self, data)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Our transcript colours for a theme that does not set them."""

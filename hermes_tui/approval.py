@@ -52,6 +52,7 @@ class ApprovalFlow:
                 future.set_result(verdict or Verdict(False))
 
         self.app.status.set_state("waiting for approval", request.tool)
+        self.app.notifier.approval_waiting(request.tool)
         probes = self.app.probes
         arm_seconds = probes.approval_arm_seconds
         screen = ApprovalScreen(

@@ -22,6 +22,15 @@ KEY_BINDINGS = [
         "ctrl+c", "interrupt", "stop, clear or quit", id="app.interrupt", show=False, priority=True
     ),
     Binding("ctrl+n", "new_session", "new", id="session.new", priority=True),
+    # As in Claude Code; priority: the screen would take it to move the focus back.
+    Binding(
+        "shift+tab",
+        "cycle_mode",
+        "mode: ask, auto-edit, plan",
+        id="mode.cycle",
+        show=False,
+        priority=True,
+    ),
     Binding("f1", "help", "help", id="app.help"),
     Binding("f2", "toggle_sessions", "sessions", id="panel.sessions", priority=True),
     Binding("f3", "toggle_status", "status", id="panel.status", priority=True),

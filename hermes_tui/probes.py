@@ -34,3 +34,6 @@ class Probes:
     send_hold: Callable[[], Awaitable[None]] | None = None
     """Awaited while a turn is being sent (after Enter took the text, before the user's
     message is shown): a test holds the send there, as a slow send would (Z1)."""
+    terminal_write: Callable[[str], None] | None = None
+    """Takes what the app writes to the terminal besides frames (a bell, a notification):
+    a test reads the bytes there; None writes them to the terminal."""

@@ -96,6 +96,7 @@ class SessionsController:
         app.status.show_usage()
         app.status.show_model()
         app.status.set_state("idle")
+        await app.modes.restore(session)  # the mode kept with it (N1)
         await self.refresh()
         app.composer.focus()
         if app.agent.interrupted:

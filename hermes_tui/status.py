@@ -365,9 +365,15 @@ class StatusPresenter:
         status.provider = agent.provider_name
         status.sandbox = agent.sandbox.panel_label()
         status.sandbox_hides = agent.sandbox.hidden_label()
+        status.mode = str(agent.approval_mode)
         status.context_window = agent.context_window
         self.show_setup()
         self.tick()
+
+    def show_mode(self, mode: str) -> None:
+        """The approval mode tool calls run under now (N1)."""
+        self._status.mode = str(mode)
+        self.refresh()
 
     def show_usage(self) -> None:
         """The session's totals as the agent holds them (a new or a resumed session)."""

@@ -153,3 +153,13 @@ class SharedInlineStyles:
 def sharing_inline_styles(block_class: type[MarkdownBlock]) -> type[MarkdownBlock]:
     """`block_class` with shared inline styles, under the same name so CSS matches alike."""
     return type(block_class.__name__, (SharedInlineStyles, block_class), {})
+
+
+def write_to_terminal(app: App[Any], data: str) -> None:
+    """Write `data` (an escape sequence) to the terminal between frames. Private:
+    `App._driver`, the only door to the output (App.bell() writes its BEL through it);
+    nothing is written when the app has no driver (not running, or a headless test)."""
+    driver = getattr(app, "_driver", None)
+    if driver is not None and not driver.is_headless:
+        driver.write(data)
+        driver.flush()

@@ -59,6 +59,28 @@ class WorkEnded(Message):
         self.state = state
 
 
+STEER_SENT = (
+    "↳ steer sent: the model reads it after its current step; if this answer is its last, "
+    "the steer is sent as a message after the turn, behind anything already queued."
+)
+"""What a steer a running turn took says (it cannot know yet whether another step comes)."""
+
+
+def steer_queued(earlier: int, paused: bool) -> str:
+    """Where a steer the turn ended before went: next, behind `earlier` items, or paused."""
+    said = "The turn ended before your steer reached the model: "
+    where = f"behind {_items(earlier)} queued before it" if earlier else "first in line"
+    if paused:
+        return said + f"it waits in the paused queue, {where}."
+    if earlier == 0:
+        return said + "it is sent now, as your next message."
+    return said + f"it waits in the queue, {where}."
+
+
+def _items(count: int) -> str:
+    return f"{count} item{'s' if count > 1 else ''}"
+
+
 def quote(text: str, width: int = 60) -> str:
     """`text` on one line, cut to `width`, in quotes."""
     line = " ".join(text.split())
@@ -100,9 +122,8 @@ class TurnController:
             self.queue.resume()
             return await self.start_turn(text)
         if mode == BusyInputMode.STEER and agent.steer(text):
-            await self.app.notice(
-                f"↳ steer sent: it reaches the model after the current step. {quote(text)}"
-            )
+            # Whether the model takes another step is not known while it answers: say both.
+            await self.app.notice(f"{STEER_SENT} {quote(text)}")
         elif mode == BusyInputMode.INTERRUPT and agent.redirect(text):
             await self.app.notice(f"↳ redirecting the model: {quote(text)}")
         else:
@@ -275,12 +296,11 @@ class TurnController:
             await self._give_back(result.unsent, self._item, STOPPED_BEFORE if stopped else "")
         elif getattr(result, "withheld", None):
             await self._offer_withheld(result.withheld)
+        pauses = result.status in PAUSING_OUTCOMES or bool(result.unsent) or self._stop_asked
         if result.pending_steer:
             # Accepted but not delivered before the turn ended: behind older input, once.
             self.queue.push(result.pending_steer, "steer")
-            await self.app.notice(
-                "The turn ended before your steer reached the model: it waits in the queue."
-            )
+            await self.app.notice(steer_queued(len(self.queue) - 1, pauses or self.queue.paused))
         if result.status in PAUSING_OUTCOMES or result.unsent:
             self.queue.pause()
             if len(self.queue):

@@ -15,6 +15,7 @@ from agent.config import Config, ConfigError
 from agent.config_cache import checked_section
 from agent.config_check import Before, Check, scalar_text, settings
 from agent.config_source import where
+from hermes_tui.notify import NotifyMode
 
 
 @settings
@@ -23,6 +24,10 @@ class UISettings:
 
     theme: str = "hermes-dark"
     show_reasoning: bool = True
+    notify: NotifyMode = NotifyMode.BELL
+    """How a turn's end, failure or approval is told when the terminal is not focused."""
+    notify_after_seconds: float = 30.0
+    """Told even with the terminal focused after a turn this long."""
 
 
 def _no_key(key: str) -> str | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import outside_json
 from agent.kinds import ApprovalMode
+from agent.modes import PLAN_NO_CHANGES
 from agent.secrets import STANDARD_KEY_ENV
 from agent.text_cuts import cut_with_ellipsis
 from agent.tools.approvals import (
@@ -31,6 +32,11 @@ NO_APPROVER = (
     "Refused: this tool needs the user's approval, which is not available here "
     "(run with --yes or approval: yolo)."
 )
+PLAN_UNCONFINED_NOTE = (
+    "Plan mode: this command is not confined read-only (no working sandbox here), so it "
+    "could change files; it is asked every time."
+)
+
 NO_APPROVER_PROTECTED = (
     "Refused: {protected}; writing it needs the user's approval, which is not available "
     "here (run with --yes or approval: yolo)."
@@ -84,6 +90,11 @@ class ToolContext:
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
+
+    @property
+    def read_only(self) -> bool:
+        """True in plan mode: nothing may change the workspace (N1)."""
+        return self.approval_mode == ApprovalMode.PLAN
 
 
 @dataclass(frozen=True)
@@ -367,11 +378,12 @@ class ToolRegistry:
     def needs_approval(
         self, name: str, mode: str, *, protected: bool = False, sandboxed: bool = False
     ) -> bool:
-        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none.
+        """ask: writes, edits and shell need approval; auto-edit: only shell; yolo: none;
+        plan: shell only where the sandbox cannot confine it read-only (edits are refused).
 
         A `protected` target (a path that runs code on its own) needs it in every mode but yolo.
         `sandboxed`: shell commands run under the sandbox, so auto-edit runs them unasked
-        (they cannot reach outside the workspace, X3).
+        (they cannot reach outside the workspace, X3), and plan too (read-only there, N1).
         """
         tool = self.get(name)
         if tool is None:
@@ -380,7 +392,7 @@ class ToolRegistry:
             return False
         if protected:
             return True
-        if mode == ApprovalMode.AUTO_EDIT:
+        if mode in (ApprovalMode.AUTO_EDIT, ApprovalMode.PLAN):
             # An MCP tool can do anything: it asks like a shell command (M2), sandbox or not.
             return tool.kind == "mcp" or (tool.kind == "shell" and not sandboxed)
         # "ask", and any unknown mode, is treated as the safest one.
@@ -412,6 +424,8 @@ class ToolRegistry:
                 known += f" and {len(names) - 40} more"
             return ToolResult(False, f"Unknown tool {name!r}; the available tools are: {known}.")
         clean = validate_args(tool, args)
+        if ctx.read_only and tool.kind == "edit":
+            return ToolResult(False, PLAN_NO_CHANGES)  # before the handler reads anything (N1)
         outcome = tool.handler(ctx, clean)
         if isinstance(outcome, ToolResult):
             return outcome
@@ -439,11 +453,16 @@ class ToolRegistry:
         if self.needs_approval(
             name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
         ):
-            # A protected path is asked every time: no remembered "always" answers it.
-            scope = None if protected else always_scope(name, tool.kind, clean, tool.origin)
+            # A protected path is asked every time: no remembered "always" answers it; nor
+            # does one a shell command in plan mode that the sandbox cannot make read-only.
+            unconfined_plan = ctx.read_only and tool.kind == "shell"
+            asked_each_time = bool(protected) or unconfined_plan
+            scope = None if asked_each_time else always_scope(name, tool.kind, clean, tool.origin)
             if ctx.approvals.covers(scope):
                 return None
             request = replace(outcome.request(), always=scope)
+            if unconfined_plan:
+                request = replace(request, note=PLAN_UNCONFINED_NOTE)
             if ctx.approve is None:
                 if protected:
                     return ToolResult(False, NO_APPROVER_PROTECTED.format(protected=protected))

@@ -243,16 +243,19 @@ class Sandbox:
         *,
         guarded: set[str] | None = None,
         seccomp_fd: int | None = None,
+        read_only: bool = False,
     ) -> list[str]:
         """`argv` under bubblewrap, confined to `workspace`: `guarded` (workspace-relative,
         from `guarded_paths`) stay read-only; the hidden places are empty (hiding.py says in
-        which order); `seccomp_fd` is the filter (`socket_filter`)."""
+        which order); `seccomp_fd` is the filter (`socket_filter`); `read_only` (plan mode,
+        N1) leaves the workspace read-only too."""
         assert self.state.binary is not None
         ws = str(workspace)
         around, over = self.hiding.mounts(workspace, Path.home())
+        bind = "--ro-bind" if read_only else "--bind"
         args = [self.state.binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                 "--tmpfs", "/tmp", *_hidden_sockets(self.network), *around,
-                "--bind", ws, ws]  # fmt: skip
+                bind, ws, ws]  # fmt: skip
         for rel in sorted(guarded_paths(workspace) if guarded is None else guarded):
             path = workspace / rel
             # A link (`.git -> repo.git/`) is kept read-only where it leads, when that is

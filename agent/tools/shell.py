@@ -315,7 +315,9 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
             guarded = guarded_paths(ctx.workspace)
             fd = stack.enter_context(socket_filter()) if sandbox.filters_sockets else None
             fds = () if fd is None else (fd,)
-            argv = sandbox.wrap(argv, ctx.workspace, guarded=guarded, seccomp_fd=fd)
+            argv = sandbox.wrap(
+                argv, ctx.workspace, guarded=guarded, seccomp_fd=fd, read_only=ctx.read_only
+            )
             env = confined_env(env)
         try:
             proc = subprocess.Popen(
@@ -348,6 +350,9 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     status, ok = _status_line(reason, proc.returncode, timeout, time.monotonic() - start)
     if not body.strip():
         body = "(no output)"
+    if confined and ctx.read_only:
+        # The tool's description says the workspace is writable: the output says otherwise.
+        status += "\n[plan mode: the command ran with the workspace read-only]"
     created = sorted(_guarded_now(ctx.workspace) - guarded) if confined else []
     if created:
         # The sandbox keeps these read-only only where they already existed (X3, H3).

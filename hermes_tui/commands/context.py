@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from hermes_tui.commands.registry import CommandTable
     from hermes_tui.completion.controller import CompletionController
     from hermes_tui.keys import KeyMap
+    from hermes_tui.modes import ModeController
     from hermes_tui.sessions import SessionsController
     from hermes_tui.status import StatusPresenter
     from hermes_tui.theming import AppThemes
@@ -27,6 +28,7 @@ class CommandContext(Protocol):
     sessions: SessionsController
     status: StatusPresenter
     keys: KeyMap
+    modes: ModeController
     themes: AppThemes
     command_table: CommandTable
     runtime: Any

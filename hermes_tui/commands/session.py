@@ -97,6 +97,37 @@ async def _list_models(ctx: CommandContext) -> None:
     ctx.completion.list_models(show)
 
 
+MODE_NAMES = ("ask", "auto-edit", "plan", "yolo")
+
+
+@command(
+    "mode",
+    "[ask|auto-edit|plan|yolo]",
+    "Show or switch the approval mode (shift+Tab cycles)",
+    arguments=lambda _ctx, _typed: MODE_NAMES,
+)
+async def mode(ctx: CommandContext, argument: str) -> None:
+    """Say the approval mode, or switch it (yolo asks once); a running turn's next tool
+    batch uses the new one (N1)."""
+    from agent.modes import SUMMARIES, parse_mode
+
+    if not argument:
+        current = ctx.modes.current
+        key = ctx.keys.shown("mode.cycle")
+        await ctx.notice(
+            f"Mode: {current} ({SUMMARIES[current]}). Modes: {', '.join(MODE_NAMES)}; "
+            f"{key} cycles ask, auto-edit and plan."
+        )
+        return
+    chosen = parse_mode(argument)
+    if chosen is None:
+        await ctx.notice(
+            f"No mode called {argument!r}; the modes are {', '.join(MODE_NAMES)}.", "error"
+        )
+        return
+    await ctx.modes.switch(chosen)
+
+
 @command("title", "<text>", "Rename the current session")
 async def title(ctx: CommandContext, argument: str) -> None:
     """Rename the current session."""

@@ -4,7 +4,9 @@ Keys typed ahead must never answer it: the dialog acts on a key or a click only 
 been on screen for APPROVAL_ARM_SECONDS with no typing in between, and every key pressed
 before that restarts the wait. What is typed meanwhile goes to the composer, in order:
 printable characters and pastes are inserted, Backspace deletes, and Enter is swallowed (it
-would send the text unseen; it waits in the composer for the user's own Enter).
+would send the text unseen; it waits in the composer for the user's own Enter). One answer
+key alone (a `y` pressed a moment early) is the user's answer, not text: it is held back, and
+once the dialog arms it asks for that key again instead of leaving it in the composer.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ UNARMED_HINT = "Keys are ignored for a moment: what you type goes to the input b
 ARMED_HINT = "y yes · n or Esc no · r no, with a reason"
 ARMED_HINT_ALWAYS = ARMED_HINT + " · a always (above)"
 ARMED_HINT_PROJECT = ARMED_HINT_ALWAYS + " · p always for this project"
+AGAIN_HINT = "You pressed {key} before the dialog was ready: press {key} again. "
+"""Opens the armed hint when the only key typed during the wait was one answer key."""
 PROJECT_SCOPE = "Always for this project: remembered in your home folder, for every session here."
 REASON_HINT = "Enter sends your reason to the model · Esc: a plain no"
 
@@ -45,6 +49,12 @@ _VERDICTS = {
     "project": Verdict(True, always=True, project=True),
     "no": Verdict(False),
 }
+
+
+def _parameters(binding: Binding) -> tuple[object, ...]:
+    """The parameters of an `answer('x')` binding's action: ('x',)."""
+    inside = binding.action.partition("(")[2].rstrip(")")
+    return (inside.strip("'\""),) if inside else ()
 
 
 class ApprovalScreen(ModalScreen[Verdict]):
@@ -75,6 +85,10 @@ class ApprovalScreen(ModalScreen[Verdict]):
         self._composer = composer
         self._quiet_since = clock()
         self._arm_timer: Timer | None = None
+        self._held: str | None = None
+        """An answer key typed alone during the wait: kept out of the composer for now."""
+        self._typed = False
+        """Something was typed (or pasted) since the dialog last armed."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
@@ -175,6 +189,11 @@ class ApprovalScreen(ModalScreen[Verdict]):
             hint = ARMED_HINT_ALWAYS if armed else UNARMED_HINT
         else:
             hint = ARMED_HINT if armed else UNARMED_HINT
+        if armed:
+            if self._held is not None:
+                # The user's answer came too early: ask for it again, never as text (item 9).
+                hint = AGAIN_HINT.format(key=self._held) + hint
+            self._held, self._typed = None, False
         self.query_one("#approval-hint", Static).update(Content(hint))
         if armed and not was_armed:
             self.query_one("#no", Button).focus()
@@ -197,7 +216,17 @@ class ApprovalScreen(ModalScreen[Verdict]):
             event.stop()
             event.prevent_default()
         if typed:
-            self._pass_to_composer(event)
+            lone = answers and not self._typed and event.is_printable
+            self._typed = True
+            if (
+                lone
+                and active is not None
+                and self.check_action("answer", _parameters(active.binding))
+            ):
+                self._held = event.character
+            else:
+                self._release_held()  # more typing: the held key was text after all
+                self._pass_to_composer(event)
         self._restart_wait()
 
     def on_paste(self, event: events.Paste) -> None:
@@ -206,9 +235,17 @@ class ApprovalScreen(ModalScreen[Verdict]):
             return
         event.stop()
         event.prevent_default()
+        self._typed = True
+        self._release_held()
         if self._composer is not None and event.text:
             self._composer.take_typed(event.text)
         self._restart_wait()
+
+    def _release_held(self) -> None:
+        """A held answer key turned out to start some typing: it goes to the composer first."""
+        held, self._held = self._held, None
+        if held is not None and self._composer is not None:
+            self._composer.take_typed(held)
 
     def _pass_to_composer(self, event: events.Key) -> None:
         if self._composer is None:

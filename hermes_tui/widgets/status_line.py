@@ -7,7 +7,7 @@ from textual.content import Content
 from textual.widget import Widget
 
 from hermes_tui.safe_text import safe_line, safe_name
-from hermes_tui.widgets.status_panel import StatusState, human_count, state_style
+from hermes_tui.widgets.status_panel import StatusState, human_count, mode_style, state_style
 
 SEPARATOR = "  ·  "
 
@@ -22,6 +22,8 @@ def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) 
     hint = safe_line(status.hint)
     if hint and status.hint_level == "error":
         parts.append(Content.styled(hint, "$error"))
+    if status.mode:
+        parts.append(Content.assemble(("mode ", "dim"), (status.mode, mode_style(status.mode))))
     parts.append(Content(safe_name(status.model)))
     if status.context_window:
         share = min(1.0, status.context_used / status.context_window)

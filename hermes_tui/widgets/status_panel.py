@@ -100,6 +100,11 @@ def _compaction_lines(s: StatusState) -> list[Content]:
     return [first, *(Content.styled("  " + line, style) for line in lines[1:])]
 
 
+def mode_style(mode: str) -> str:
+    """The colour of the approval mode: yolo warns, plan stands out, the rest are plain."""
+    return {"yolo": "bold $error", "plan": "bold $accent", "auto-edit": "$warning"}.get(mode, "")
+
+
 def state_style(state: str) -> str:
     """The colour of the turn state's dot."""
     return {"idle": "$success", "error": "$error", "stopped": "$error"}.get(state, "$warning")
@@ -130,6 +135,8 @@ class StatusState:
 
     model: str = ""
     provider: str = ""
+    mode: str = ""
+    """The approval mode (ask, auto-edit, plan, yolo: N1); "" until the agent is up."""
     sandbox: str = ""
     """How shell commands are confined ("bwrap", "unconfined"); empty with `sandbox: off`."""
     sandbox_hides: str = ""
@@ -193,6 +200,7 @@ class StatusPanel(Vertical):
             # by its file name, cut to one line.
             Content(_model_line(s.model)),
             Content.assemble(("provider ", "dim"), safe_name(s.provider)),
+            *([Content.assemble(("mode ", "dim"), (s.mode, mode_style(s.mode)))] if s.mode else []),
             *([Content.assemble(("sandbox ", "dim"), s.sandbox)] if s.sandbox else []),
             *[Content.styled(line, "dim") for line in textwrap.wrap(s.sandbox_hides, TEXT_WIDTH)],
             Content(""),

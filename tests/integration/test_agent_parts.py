@@ -62,9 +62,9 @@ def test_new_and_attached_sessions_reset_the_same_fields(harness):
     agent = harness.start({"replies": [{"text": "one"}]})
     agent.run_turn("first")
     stored = agent.session_id
-    agent.session_metadata["x"] = 1
+    agent.state.metadata["x"] = 1
     agent.new_session()
-    assert agent.session_id is None and agent.messages == [] and agent.session_metadata == {}
+    assert agent.session_id is None and agent.messages == [] and agent.state.metadata == {}
     assert agent.usage.input_tokens == 0
     session = harness.loop.run(harness.db.get_session(stored))
     agent.attach_session(stored, harness.rows(stored), session)

@@ -244,3 +244,48 @@ async def test_a_call_always_cannot_cover_offers_no_always():
         await pilot.press("a")
         await pilot.pause()
         assert answers == [] and not dialog.armed, "'a' is typing here, not an answer"
+
+
+async def test_a_lone_answer_key_typed_too_early_is_asked_again_not_typed(
+    make_app, scripted, workspace: Path
+):
+    """H2 (issue 29 item 9): a `y` alone during the wait is an early answer: it never lands in
+    the composer, and the armed dialog says to press it again; a second key makes it text."""
+    server = scripted({"replies": [shell("touch made.txt"), reply("ok")]})
+    clock = FakeClock()
+    app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.submit("make a file")
+        dialog = await approval_dialog(pilot)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.screen is dialog and not dialog.armed and app.composer.text == ""
+        clock.advance(ARM)
+        await wait_until(pilot, lambda: dialog.armed, what="the dialog to arm")
+        hint = str(dialog.query_one("#approval-hint", Static).content)
+        assert hint.startswith("You pressed y before the dialog was ready: press y again.")
+        assert app.composer.text == ""
+        await pilot.press("y")
+        await app.wait_for_turn()
+        assert (workspace / "made.txt").exists() and app.composer.text == ""
+
+
+async def test_an_answer_key_that_starts_a_word_stays_text(make_app, scripted, workspace: Path):
+    """Item 9: `ye` and `n` + paste are typing: every key goes to the composer, in order,
+    and the armed hint asks for nothing again."""
+    server = scripted({"replies": [shell("touch made.txt"), reply("ok")]})
+    clock = FakeClock()
+    app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.submit("make a file")
+        dialog = await approval_dialog(pilot)
+        await pilot.press("y", "e")
+        app.post_message(events.Paste("s"))
+        await pilot.pause()
+        assert app.composer.text == "yes"
+        clock.advance(ARM)
+        await wait_until(pilot, lambda: dialog.armed, what="the dialog to arm")
+        assert "again" not in str(dialog.query_one("#approval-hint", Static).content)
+        await pilot.press("n")
+        await app.wait_for_turn()
+        assert not (workspace / "made.txt").exists() and app.composer.text == "yes"

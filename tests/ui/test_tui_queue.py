@@ -259,3 +259,26 @@ async def test_keys_typed_just_before_enter_or_the_steer_key_are_never_cut(make_
         await app.wait_for_turn()
         assert [r.text for r in rows(app, UserMessage)] == ["task one"]
         assert user_texts(server.requests[1]) == ["task one", "use pytest"]
+
+
+async def test_a_steer_during_a_plain_answer_says_truly_where_it_went(make_app, scripted):
+    """T3 (issue 29 item 10): a steer the model cannot take before a plain answer ends is
+    never promised "after the current step" alone, and its end notice names its place in
+    the queue: behind the item queued before it."""
+    server = scripted({"replies": [gated(), reply("second"), reply("third")]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start_streaming(pilot)
+        await type_and_send(pilot, "older")
+        await app.submit("/steer late")
+        said = [n.text for n in rows(app, NoticeLine)]
+        assert any("if this answer is its last, the steer is sent as a message" in t for t in said)
+        server.open_gate("g")
+        await app.wait_for_turn()
+        await pilot.pause()
+        said = [n.text for n in rows(app, NoticeLine)]
+        assert (
+            "The turn ended before your steer reached the model: it waits in the queue, "
+            "behind 1 item queued before it."
+        ) in said, said
+        assert [last_user(r) for r in server.requests] == ["one", "older", "late"]

@@ -164,3 +164,17 @@ def test_add_key_sequence_teaches_the_key_parser():
     parser = XTermParser()
     keys = [e.key for e in [*parser.feed("a\x1b\rb"), *parser.feed("")] if hasattr(e, "key")]
     assert keys == ["a", "alt+enter", "b"], "fix textual_compat.add_key_sequence"
+
+
+async def test_write_to_terminal_finds_the_driver_it_writes_through():
+    """write_to_terminal: a running app's `_driver` has write, flush and is_headless."""
+    from textual.app import App
+
+    from hermes_tui.textual_compat import write_to_terminal
+
+    app = App()
+    async with app.run_test():
+        driver = app._driver
+        assert driver is not None and driver.is_headless
+        assert callable(driver.write) and callable(driver.flush)
+        write_to_terminal(app, "\a")  # headless: nothing is written, nothing fails

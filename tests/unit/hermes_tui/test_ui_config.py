@@ -24,7 +24,11 @@ def test_the_agent_passes_ui_and_keys_through_unread(tmp_path):
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("ui:\n  themee: x\n", "line 2: unknown key `ui.themee` (known: theme, show_reasoning)."),
+        (
+            "ui:\n  themee: x\n",
+            "line 2: unknown key `ui.themee` "
+            "(known: theme, show_reasoning, notify, notify_after_seconds).",
+        ),
         ("ui:\n  show_reasoning: 1\n", "line 2: `ui.show_reasoning` must be true or false, got 1."),
     ],
 )
