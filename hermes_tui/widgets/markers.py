@@ -115,12 +115,23 @@ def _instructions(metadata: dict[str, Any]) -> str:
     if isinstance(joined, str) and joined:
         where = f" (for work under {directory}/)" if isinstance(directory, str) else ""
         return f"{MARK} instructions joined: {joined}{where}"
-    changed = metadata.get("changed")
-    if isinstance(changed, list) and changed:
-        names = ", ".join(str(name) for name in changed[:4])
-        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
-        return f"{MARK} instructions re-read: {names}{more} (changed on disk)"
+    parts = [
+        _names(metadata.get(key), why)
+        for key, why in (("changed", "changed on disk"), ("added", "new"), ("removed", "gone"))
+    ]
+    parts = [part for part in parts if part]
+    if parts:
+        return f"{MARK} instructions re-read: {'; '.join(parts)}"
     return f"{MARK} instructions changed"
+
+
+def _names(names: Any, why: str) -> str:
+    """Up to four file names and why they are named ("" for none)."""
+    if not isinstance(names, list) or not names:
+        return ""
+    shown = ", ".join(str(name) for name in names[:4])
+    more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+    return f"{shown}{more} ({why})"
 
 
 def _request_failed(metadata: dict[str, Any]) -> str:
