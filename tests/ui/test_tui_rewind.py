@@ -197,6 +197,26 @@ async def test_rewind_conversation_only_keeps_the_code(make_app, scripted, works
         assert app.composer.text == "first"
 
 
+async def test_a_rewind_of_the_conversation_drops_what_redo_could_bring_back(
+    make_app, scripted, workspace
+):
+    """X2 (issue 29): a /rewind is a change of its own: the /undo before it is not redone."""
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await command(pilot, app, "/undo")
+        await app.submit("/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        await pilot.press("enter")  # "second"
+        await pilot.press("down", "enter")  # conversation only
+        await app.changes.wait()
+        await pilot.pause()
+        await command(pilot, app, "/redo")
+        assert notice_text(app).startswith("Nothing to redo")
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
+
+
 async def test_rewind_code_only_keeps_the_conversation(make_app, scripted, workspace):
     app = make_app(scripted(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
