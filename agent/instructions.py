@@ -382,11 +382,13 @@ class Instructions:
         return PurePosixPath(rel).as_posix()
 
     def _has_file(self, directory: Path) -> bool:
+        """Whether `directory` holds any instruction file: a regular one, inside the workspace."""
         for name in NAMES:
             path = directory / name
             if os.path.lexists(path) and _inside(path, self.workspace):
                 try:
-                    return stat.S_ISREG(os.stat(path).st_mode)
+                    if stat.S_ISREG(os.stat(path).st_mode):
+                        return True
                 except OSError:
-                    return False
+                    continue
         return False

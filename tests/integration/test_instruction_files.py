@@ -240,3 +240,19 @@ def test_a_fifo_or_a_binary_file_is_skipped_with_a_notice_and_never_hangs(harnes
     assert "Skipped AGENTS.md: it is not a regular file." in notices
     assert "Skipped bin/AGENTS.md: it is a binary file." in notices
     assert agent.context.files == ()
+
+
+def test_a_subfolder_whose_first_file_is_unusable_joins_with_the_next(harness):
+    """P1 (issue 29): a FIFO named AGENTS.md does not keep the folder's CLAUDE.md out."""
+    sub = harness.workspace / "tools"
+    sub.mkdir()
+    os.mkfifo(sub / "AGENTS.md")
+    (sub / "CLAUDE.md").write_text("TOOLS RULE\n")
+    agent = harness.start({"replies": [{"text": "ok"}]})
+    agent.refresh_instructions()
+    joined = agent.context.instructions.touch("tools/run.sh")
+    assert [f.shown for f in joined] == ["tools/CLAUDE.md"]
+    assert "TOOLS RULE" in agent.request().system
+    assert agent.context.instructions.take_notices() == (
+        "Skipped tools/AGENTS.md: it is not a regular file.",
+    )
