@@ -30,7 +30,7 @@ TURN_TEXT_CHARS = 200
 class Undone:
     """A turn /undo took back, for /redo: its checkpoint row and the restore that undid it."""
 
-    session_id: str
+    session_id: str | None
     turn: dict[str, Any]
     undo_key: str
 
@@ -41,8 +41,8 @@ class ChangesController:
     def __init__(self, app: HermesApp) -> None:
         self.app = app
         self._last_escape: float | None = None
-        # The redo stack lives in memory, as in an editor: a resumed session starts with
-        # none. `_own` are the restore rows /undo and /redo recorded, which keep it.
+        # The redo stack lives in memory, as in an editor: it is not stored, so it ends
+        # with the app. `_own` are the restore rows /undo and /redo recorded, which keep it.
         self._redo: list[Undone] = []
         self._own: set[str] = set()
         self.worker: Any = None
@@ -148,7 +148,7 @@ class ChangesController:
         self.app.agent.add_display_row("redo", self._step_metadata(step, result))
 
     @property
-    def _session_id(self) -> str:
+    def _session_id(self) -> str | None:
         return self.app.agent.session_id
 
     def _redo_stack(self) -> list[Undone]:
