@@ -80,8 +80,9 @@ async def init(ctx: CommandContext, _argument: str) -> None:
     files = [safe_name(name) for name in _project_files(ctx)]
     existing = BUILD_ON.format(files=", ".join(files)) if files else ""
     if files:
+        them, they = ("it", "it stays") if len(files) == 1 else ("them", "they stay")
         await ctx.notice(
             f"/init builds on {', '.join(files)}: the agent is asked to keep what is right "
-            "in them and to say what it kept; they stay in effect."
+            f"in {them} and to say what it kept; {they} in effect."
         )
     await ctx.turns.send_prompt(Prompt(INIT_PROMPT.format(existing=existing), "/init"))

@@ -98,8 +98,8 @@ async def test_init_builds_on_claude_md_which_stays_in_effect_beside_agents_md(
         await pilot.pause()
         told = [n for n in notices(app) if n.startswith("/init builds on")]
         assert told == [
-            "/init builds on CLAUDE.md: the agent is asked to keep what is right in them "
-            "and to say what it kept; they stay in effect."
+            "/init builds on CLAUDE.md: the agent is asked to keep what is right in it "
+            "and to say what it kept; it stays in effect."
         ]
         asked = server.requests[0].body["messages"][-1]["content"]
         assert "already in effect here, and their text is in your instructions: CLAUDE.md." in (
