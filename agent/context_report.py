@@ -47,7 +47,7 @@ def context_report(agent: Agent) -> ContextReport:
     request = agent.request()
     section = agent.context.instructions.prompt_section()
     base = request.system[: len(request.system) - len(section)] if section else request.system
-    files = tuple(FileCost(f.shown, f.scope, f.tokens, f.truncated) for f in agent.context.files)
+    files = tuple(FileCost(f.listed, f.scope, f.tokens, f.truncated) for f in agent.context.files)
     visible = model_visible(request.messages)
     return ContextReport(
         system=tokens_for_chars(len(base.rstrip())),

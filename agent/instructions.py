@@ -2,8 +2,10 @@
 
 At the start of a session, and again before each turn (a file may have changed, appeared or
 gone), `Instructions.refresh` reads, in prompt order: the user's `$HERMES_TUI_HOME/AGENTS.md`,
-then one file per directory from the repository root down to the workspace (`AGENTS.md`,
-else `CLAUDE.md`, else `.hermes.md`); nearer files come later and win. A subdirectory's file
+then each directory's files from the repository root down to the workspace (every one of
+`AGENTS.md`, `CLAUDE.md` and `.hermes.md` that is there, so a repository kept for several
+tools loses none of them; a link to another or a copy of its text counts once); nearer files
+come later and win. A subdirectory's file
 joins the first time a tool touches that subtree (`touch`), once per session. The section
 they make is rebuilt only when one of them changes, so the system prompt, and with it the
 provider's prompt-cache prefix, stays byte-identical from turn to turn (T7); compaction never
@@ -21,14 +23,14 @@ import errno
 import os
 import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from agent.models import tokens_for_chars
 from agent.text_cuts import cut_at_line_end
 
 NAMES = ("AGENTS.md", "CLAUDE.md", ".hermes.md")
-"""The instruction file of a directory: the first of these that exists."""
+"""The instruction files a directory may hold, in prompt order; every one there is read."""
 USER_FILE = "AGENTS.md"
 MAX_FILE_CHARS = 40_000
 """One file's share of the prompt; the rest of a longer file is left out, with a notice."""
@@ -49,7 +51,8 @@ class InstructionFile:
     """One instruction file as it is in the prompt.
 
     `shown` is how the user and the model see its path (workspace-relative, `../AGENTS.md`
-    above the workspace, `~/…` for the user's own); `scope` is user | project | subtree.
+    above the workspace, `~/…` for the user's own); `scope` is user | project | subtree;
+    `also` names the same folder's files that are links to it or hold the same text.
     """
 
     path: Path
@@ -58,6 +61,17 @@ class InstructionFile:
     text: str
     stamp: tuple[int, int, int, int]
     full_chars: int
+    also: tuple[str, ...] = ()
+
+    @property
+    def listed(self) -> str:
+        """How the status panel and /context list it: its path, then its copies (`= …`)."""
+        return " = ".join((self.shown, *self.also))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every file it stands for: its own path, then its copies'."""
+        return (self.shown, *self.also)
 
     @property
     def truncated(self) -> bool:
@@ -73,19 +87,33 @@ class InstructionFile:
     def section(self) -> str:
         """This file's part of the prompt: a heading with its path, then its text."""
         label = {"user": " (the user's own, for every project)", "subtree": ""}.get(self.scope, "")
-        return f"## {self.shown}{label}\n\n{self.text.strip()}"
+        copies = f" (also {', '.join(self.also)})" if self.also else ""
+        return f"## {self.shown}{copies}{label}\n\n{self.text.strip()}"
 
 
 @dataclass(frozen=True)
 class Refresh:
-    """What a refresh found: files that changed since the last one, and notices to show."""
+    """What a refresh found since the last one: files whose text changed, files that
+    appeared and files that went, each by the path it is shown as; and notices to show."""
 
     changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        """Whether any file changed, appeared or went."""
+        return bool(self.changed or self.added or self.removed)
 
 
 class Unreadable(Exception):
     """An instruction file that is there but cannot be used; the message says why."""
+
+
+def _texts(files: tuple[InstructionFile, ...] | list[InstructionFile]) -> dict[str, str]:
+    """Each file's text by its shown path, a copy's under its own path too."""
+    return {name: f.text for f in files for name in f.names}
 
 
 def repository_root(workspace: Path) -> Path | None:
@@ -197,52 +225,61 @@ class Instructions:
 
     def _read_all(self) -> list[InstructionFile]:
         files: list[InstructionFile] = []
-        notices = self._notices
         total = 0
         for scope, candidates, confine in self._locations():
-            found = self._first(candidates, confine, notices)
-            if found is None:
-                continue
-            path, text, stamp, full = found
-            shown = _shown(path, self.workspace)
-            if full > len(text):
-                notices.append(
-                    self._once(
-                        shown,
-                        stamp,
-                        f"{shown} is {full:,} characters: only its first {len(text):,} are in "
-                        "the agent's instructions.",
-                    )
-                )
-            if total + len(text) > MAX_TOTAL_CHARS:
-                notices.append(
-                    self._once(
-                        shown,
-                        stamp,
-                        f"{shown} is left out of the agent's instructions: the instruction "
-                        f"files together would pass {MAX_TOTAL_CHARS:,} characters.",
-                    )
-                )
-                continue
-            total += len(text)
-            files.append(InstructionFile(path, shown, scope, text, stamp, full))
-        notices[:] = [notice for notice in notices if notice]
+            for found in self._distinct(scope, candidates, confine):
+                if self._fits(found, total):
+                    total += len(found.text)
+                    files.append(found)
+        self._notices[:] = [notice for notice in self._notices if notice]
         return files
 
-    def _first(
-        self, candidates: list[Path], confine: Path | None, notices: list[str]
-    ) -> tuple[Path, str, tuple, int] | None:
+    def _fits(self, found: InstructionFile, total: int) -> bool:
+        """Whether `found` fits beside `total` characters of earlier files; a file cut to
+        its cap, or left out, is said once."""
+        shown, stamp = found.shown, found.stamp
+        if found.truncated:
+            self._notices.append(
+                self._once(
+                    shown,
+                    stamp,
+                    f"{shown} is {found.full_chars:,} characters: only its first "
+                    f"{len(found.text):,} are in the agent's instructions.",
+                )
+            )
+        if total + len(found.text) > MAX_TOTAL_CHARS:
+            self._notices.append(
+                self._once(
+                    shown,
+                    stamp,
+                    f"{shown} is left out of the agent's instructions: the instruction "
+                    f"files together would pass {MAX_TOTAL_CHARS:,} characters.",
+                )
+            )
+            return False
+        return True
+
+    def _distinct(
+        self, scope: str, candidates: list[Path], confine: Path | None
+    ) -> list[InstructionFile]:
+        """One folder's files that are there, each once: a link to an earlier one, or a
+        copy of its text, is named in the earlier one's `also` instead of read again."""
+        found: list[InstructionFile] = []
         for path in candidates:
+            shown = _shown(path, self.workspace)
             try:
                 text, stamp, full = read_instruction(path, confine, MAX_FILE_CHARS)
             except FileNotFoundError:
                 continue
             except Unreadable as exc:
-                shown = _shown(path, self.workspace)
-                notices.append(self._once(shown, str(exc), f"Skipped {shown}: {exc}."))
+                self._notices.append(self._once(shown, str(exc), f"Skipped {shown}: {exc}."))
                 continue
-            return path, text, stamp, full
-        return None
+            twin = next((f for f in found if f.stamp[:2] == stamp[:2] or f.text == text), None)
+            if twin is None:
+                found.append(InstructionFile(path, shown, scope, text, stamp, full))
+            else:
+                found[found.index(twin)] = replace(twin, also=(*twin.also, shown))
+        return found
 
     def _once(self, shown: str, key: object, notice: str) -> str:
         """`notice`, the first time for this file in this state; "" after."""
@@ -252,18 +289,25 @@ class Instructions:
         return notice
 
     def refresh(self) -> Refresh:
-        """Read the files again (call between turns); `changed` names the files whose text
-        differs from the last read (none on the first)."""
+        """Read the files again (call between turns): which files changed, appeared or went
+        since the last read (none on the first)."""
         with self._lock:
-            before = {f.shown: f.text for f in self._files}
+            before = _texts(self._files)
             files = self._read_all()
-            after = {f.shown: f.text for f in files}
-            names = dict.fromkeys([*before, *after])
-            changed = tuple(name for name in names if before.get(name) != after.get(name))
+            after = _texts(files)
             first, self._loaded = not self._loaded, True
             self._files = tuple(files)
             self._section = self._build()
-            return Refresh(() if first else changed, self._take_notices())
+            if first:
+                return Refresh(notices=self._take_notices())
+            # By each file's own path and text: a file that appears beside another, or a
+            # copy that stops being one, changes nothing the other says (it is not named).
+            return Refresh(
+                changed=tuple(n for n in after if n in before and before[n] != after[n]),
+                added=tuple(n for n in after if n not in before),
+                removed=tuple(n for n in before if n not in after),
+                notices=self._take_notices(),
+            )
 
     def take_notices(self) -> tuple[str, ...]:
         """Notices found since the last refresh (a joined file that cannot be used)."""
@@ -338,11 +382,13 @@ class Instructions:
         return PurePosixPath(rel).as_posix()
 
     def _has_file(self, directory: Path) -> bool:
+        """Whether `directory` holds any instruction file: a regular one, inside the workspace."""
         for name in NAMES:
             path = directory / name
             if os.path.lexists(path) and _inside(path, self.workspace):
                 try:
-                    return stat.S_ISREG(os.stat(path).st_mode)
+                    if stat.S_ISREG(os.stat(path).st_mode):
+                        return True
                 except OSError:
-                    return False
+                    continue
         return False

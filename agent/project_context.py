@@ -51,8 +51,9 @@ class ProjectContext:
         found = self.instructions.refresh()
         for notice in found.notices:
             self._sink(ev.Notice(notice, "warning"))
-        if found.changed and in_session:
-            self._row({"changed": list(found.changed)})
+        if found.any and in_session:
+            what = {"changed": found.changed, "added": found.added, "removed": found.removed}
+            self._row({key: list(names) for key, names in what.items() if names})
 
     def touched(self, calls: Iterable[ToolCall]) -> None:
         """Tools touched these calls' paths: a subdirectory's file joins, once a session."""

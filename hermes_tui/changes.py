@@ -7,13 +7,14 @@ awaited on the app's loop, which owns it. Every restore leaves a ◈ row in the 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hermes_tui.screens.rewind import ConflictScreen, RewindChoice, RewindScreen, points_of
 
 if TYPE_CHECKING:
-    from agent.checkpoints.restore import RestoreResult
-    from agent.checkpoints.session import Rewind
+    from agent.checkpoints.restore import RestorePlan, RestoreResult
+    from agent.checkpoints.session import Rewind, Step
     from hermes_tui.app import HermesApp
 
 NO_CHECKPOINTS = (
@@ -21,6 +22,17 @@ NO_CHECKPOINTS = (
     "there is nothing to restore."
 )
 NO_SESSION = "Nothing to rewind yet: send a message first."
+TURN_TEXT_CHARS = 200
+"""How much of the undone turn's message its ◈ row keeps."""
+
+
+@dataclass(frozen=True)
+class Undone:
+    """A turn /undo took back, for /redo: its checkpoint row and the restore that undid it."""
+
+    session_id: str | None
+    turn: dict[str, Any]
+    undo_key: str
 
 
 class ChangesController:
@@ -29,6 +41,10 @@ class ChangesController:
     def __init__(self, app: HermesApp) -> None:
         self.app = app
         self._last_escape: float | None = None
+        # The redo stack lives in memory, as in an editor: it is not stored, so it ends
+        # with the app. `_own` are the restore rows /undo and /redo recorded, which keep it.
+        self._redo: list[Undone] = []
+        self._own: set[str] = set()
         self.worker: Any = None
         """The running /undo, /rewind, /diff or /fork (tests wait for it)."""
 
@@ -69,39 +85,110 @@ class ChangesController:
             return False
         return True
 
-    # -- /undo ---------------------------------------------------------------------------------
+    # -- /undo and /redo -----------------------------------------------------------------------
     async def undo(self) -> None:
-        """Revert the last turn's file changes (outside edits kept unless confirmed)."""
+        """Take back the newest turn that changed files and is not undone yet (outside
+        edits kept unless confirmed); each /undo steps one turn further back."""
         from agent.checkpoints import session
+        from agent.checkpoints.shadow import ShadowError
 
         if not await self._usable("undo"):
             return
         if self._checkpointer is None:
             await self.app.notice(NO_CHECKPOINTS, "warning")
             return
-        rewind = session.last_turn(await self._rows())
-        if rewind is None:
-            await self.app.notice(session.NOTHING_TO_UNDO)
+        rows = await self._rows()
+        try:
+            step = await asyncio.to_thread(session.undo_step, self._checkpointer, rows)
+        except ShadowError as exc:
+            await self.app.notice(str(exc), "error")
             return
-        result = await self._restore(rewind)
-        if result is not None:
-            self.app.agent.add_display_row("undo", _code_metadata(result))
+        if step is None:
+            done = session.any_undone(rows)
+            await self.app.notice(session.NOTHING_LEFT_TO_UNDO if done else session.NOTHING_TO_UNDO)
+            return
+        result = await self._apply(step.rewind, step.plan)
+        if result.restored:
+            self._redo = [*self._redo_stack(), Undone(self._session_id, step.turn, result.key)]
+            self._own.add(result.key)
+        self.app.agent.add_display_row("undo", self._step_metadata(step, result))
+
+    async def redo(self) -> None:
+        """Put back what the last /undo took back, unless files changed since (X2)."""
+        from agent.checkpoints import session
+        from agent.checkpoints.shadow import ShadowError
+
+        if not await self._usable("redo"):
+            return
+        if self._checkpointer is None:
+            await self.app.notice(NO_CHECKPOINTS, "warning")
+            return
+        stack = self._redo_stack()
+        if not stack:
+            await self.app.notice(session.NOTHING_TO_REDO)
+            return
+        undone = stack[-1]
+        rows = await self._rows()
+        try:
+            step = await asyncio.to_thread(
+                session.redo_step, self._checkpointer, rows, undone.turn, undone.undo_key,
+                self._own,
+            )  # fmt: skip
+        except ShadowError as exc:
+            await self.app.notice(str(exc), "error")
+            return
+        if step is None:
+            self._redo = []
+            await self.app.notice(session.REDO_DROPPED)
+            return
+        self._redo = stack[:-1]
+        result = await self._apply(step.rewind, step.plan)
+        self._own.add(result.key)
+        self.app.db.enqueue_checkpoint_update(undone.session_id, undone.turn["key"], undone=False)
+        self.app.agent.add_display_row("redo", self._step_metadata(step, result))
+
+    @property
+    def _session_id(self) -> str | None:
+        return self.app.agent.session_id
+
+    def _redo_stack(self) -> list[Undone]:
+        """The undos /redo can bring back, newest last: none of another session's."""
+        return [entry for entry in self._redo if entry.session_id == self._session_id]
+
+    def _step_metadata(self, step: Step, result: RestoreResult) -> dict[str, Any]:
+        """An /undo's or /redo's ◈ row: which turn, and what it did to the files."""
+        message_id = step.turn.get("message_id")
+        text = next(
+            (
+                str((m.display_metadata or {}).get("shown") or m.content or "")
+                for m in self.app.agent.messages
+                if message_id is not None and m.db_id == message_id
+            ),
+            "",
+        )
+        return {**_code_metadata(result), "message": text[:TURN_TEXT_CHARS]}
 
     async def _restore(self, rewind: Rewind) -> RestoreResult | None:
         """Plan, ask about outside edits, apply; None when there was nothing to do."""
         from agent.checkpoints import session
         from agent.checkpoints.shadow import ShadowError
 
-        checkpointer = self._checkpointer
-        db, session_id = self.app.db, self.app.agent.session_id
         try:
-            plan = await asyncio.to_thread(session.plan, checkpointer, rewind)
+            plan = await asyncio.to_thread(session.plan, self._checkpointer, rewind)
         except ShadowError as exc:
             await self.app.notice(str(exc), "error")
             return None
         if plan.empty:
             await self.app.notice("The files are already as they were then: nothing to restore.")
             return None
+        return await self._apply(rewind, plan)
+
+    async def _apply(self, rewind: Rewind, plan: RestorePlan) -> RestoreResult:
+        """Ask about outside edits (kept unless confirmed, X2), then write the plan back."""
+        from agent.checkpoints import session
+
+        checkpointer = self._checkpointer
+        db, session_id = self.app.db, self.app.agent.session_id
         overwrite = False
         if plan.conflicts:
             overwrite = bool(
@@ -139,6 +226,8 @@ class ChangesController:
         from agent.checkpoints import session
 
         app, point = self.app, choice.point
+        # A rewind is a change of its own: what /undo took back can no longer be redone.
+        self._redo = []
         if choice.action == "fork":
             await self.fork(point.seq - 1, text=point.text)
             return

@@ -317,7 +317,7 @@ class StatusPresenter:
         status = self._status
         agent = self.app.agent
         if agent is not None:
-            status.instructions = tuple(f.shown for f in agent.context.files)
+            status.instructions = tuple(f.listed for f in agent.context.files)
         if self.app.approval.waiting or not self.app.turns.busy:
             status.activity, status.streamed_tokens = "", None
         else:

@@ -40,13 +40,15 @@ class RestorePlan:
 
 @dataclass
 class RestoreResult:
-    """What a restore did: paths written back or removed, kept, and failed (with why)."""
+    """What a restore did: paths written back or removed, kept, and failed (with why);
+    `key` is the checkpoint row it recorded."""
 
     restored: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     before: str = ""
     after: str | None = None
+    key: str = ""
 
 
 def outside_changes(repo: ShadowRepo, chain: Sequence[dict[str, Any]], now: str) -> set[str]:

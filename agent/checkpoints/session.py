@@ -15,16 +15,38 @@ from agent.checkpoints.checkpointer import Checkpointer
 from agent.checkpoints.restore import RestorePlan, RestoreResult, apply_changes, plan_restore
 from agent.tools.diffs import FileDiff, file_diff
 
-NOTHING_TO_UNDO = "Nothing to undo: no turn of this session has changed a file."
+NOTHING_TO_UNDO = (
+    "Nothing to undo: no turn of this session has changed a file. /rewind goes back to any message."
+)
+NOTHING_LEFT_TO_UNDO = (
+    "Nothing left to undo: every turn of this session that changed files is undone. "
+    "/rewind goes back to any message."
+)
+NOTHING_TO_REDO = "Nothing to redo: /redo brings back what /undo took back."
+REDO_DROPPED = (
+    "Nothing to redo: files were changed by a turn or a /rewind since the /undo, so it "
+    "cannot be brought back. /rewind goes back to any message."
+)
 
 
 @dataclass(frozen=True)
 class Rewind:
-    """A restore to prepare: the checkpoint rows from the target on, and the paths it covers."""
+    """A restore to prepare: the checkpoint rows from the target on, and the paths it covers
+    (`only`; none: every path). `marks_undone`: the chain's turns are marked undone once it
+    is applied (not by a redo)."""
 
     chain: list[dict[str, Any]]
     only: tuple[str, ...] = ()
-    undo: bool = False
+    marks_undone: bool = True
+
+
+@dataclass(frozen=True)
+class Step:
+    """One /undo or /redo ready to apply: the turn it steps over, and its plan."""
+
+    turn: dict[str, Any]
+    rewind: Rewind
+    plan: RestorePlan
 
 
 def turn_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -41,29 +63,74 @@ def rewind_to_message(rows: Sequence[dict[str, Any]], message_id: int) -> Rewind
     return None
 
 
-def last_turn(rows: Sequence[dict[str, Any]]) -> Rewind | None:
-    """The last turn that changed something and is not undone yet, for /undo."""
-    for index in reversed(range(len(rows))):
-        row = rows[index]
-        if row.get("kind", "turn") == "turn" and not row.get("undone"):
-            return Rewind(list(rows[index:]), undo=True)
-    return None
-
-
-def plan(checkpointer: Checkpointer, rewind: Rewind) -> RestorePlan:
-    """What restoring would do now (a /undo: only to what its turn changed)."""
+def undo_step(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> Step | None:
+    """The /undo to do now: the newest turn, not undone yet, whose changes are still there to
+    take back (a turn that changed no file, or whose files are already as before it, is
+    stepped over); None when no turn is left."""
     now = checkpointer.snapshot_now(
         "before a restore"  # pragma: no mutate (a label in the shadow's log)
     )
     repo = checkpointer.repo
-    only: Sequence[str] = rewind.only
-    if rewind.undo:
-        row = rewind.chain[0]
-        end = row.get("after_ref") or now
-        only = [change.path for change in repo.changes(row["before_ref"], end)]
-        if not only:
-            return RestorePlan(row["before_ref"], now)
-    return plan_restore(repo, rewind.chain, now, only=only)
+    for index in reversed(range(len(rows))):
+        row = rows[index]
+        if row.get("kind", "turn") != "turn" or row.get("undone"):
+            continue
+        changed = repo.changes(row["before_ref"], row.get("after_ref") or now)
+        if not changed:
+            continue
+        only = tuple(change.path for change in changed)
+        chain = list(rows[index:])
+        step_plan = plan_restore(repo, chain, now, only=only)
+        if not step_plan.empty:
+            return Step(row, Rewind(chain, only), step_plan)
+    return None
+
+
+def any_undone(rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether a turn of the session is undone (by /undo or /rewind)."""
+    return any(row.get("kind", "turn") == "turn" and row.get("undone") for row in rows)
+
+
+def redo_step(
+    checkpointer: Checkpointer,
+    rows: Sequence[dict[str, Any]],
+    turn: dict[str, Any],
+    undo_key: str,
+    own: set[str],
+) -> Step | None:
+    """The /redo of `turn`, undone by the restore recorded as `undo_key`: what that undo
+    wrote goes back as it was before it (an edit made outside since is a conflict, X2).
+
+    None when the redo is gone, as in an editor: a turn changed files since the undo, or a
+    restore other than the undos and redos in `own` (a /rewind) was recorded after it.
+    """
+    index = next((i for i, row in enumerate(rows) if row.get("key") == undo_key), None)
+    if index is None:
+        return None
+    now = checkpointer.snapshot_now(
+        "before a redo"  # pragma: no mutate (a label in the shadow's log)
+    )
+    repo = checkpointer.repo
+    for row in rows[index + 1 :]:
+        if row.get("kind", "turn") != "turn":
+            if row.get("key") not in own:
+                return None
+        elif repo.changes(row["before_ref"], row.get("after_ref") or now):
+            return None
+    only = tuple(rows[index].get("paths") or ())
+    chain = list(rows[index:])
+    rewind = Rewind(chain, only, marks_undone=False)
+    if not only:  # the undo wrote nothing: nothing to put back (and no `only` means all)
+        return Step(turn, rewind, RestorePlan(chain[0]["before_ref"], now))
+    return Step(turn, rewind, plan_restore(repo, chain, now, only=only))
+
+
+def plan(checkpointer: Checkpointer, rewind: Rewind) -> RestorePlan:
+    """What restoring would do now (to `rewind.only` alone, when it names paths)."""
+    now = checkpointer.snapshot_now(
+        "before a restore"  # pragma: no mutate (a label in the shadow's log)
+    )
+    return plan_restore(checkpointer.repo, rewind.chain, now, only=rewind.only)
 
 
 def apply(
@@ -86,14 +153,16 @@ def apply(
         "after a restore"  # pragma: no mutate (a label in the shadow's log)
     )
     written = {c.path: c.new_blob for c in changes if c.path in set(result.restored)}
+    result.key = uuid.uuid4().hex
     record(
-        {"key": uuid.uuid4().hex, "kind": "restore", "before_ref": restore_plan.now,
+        {"key": result.key, "kind": "restore", "before_ref": restore_plan.now,
          "after_ref": result.after, "paths": written,
          "workspace": str(checkpointer.repo.workspace)},
     )  # fmt: skip
-    for row in turn_rows(rewind.chain):
-        if not row.get("undone"):
-            mark_undone(row["key"])
+    if rewind.marks_undone:
+        for row in turn_rows(rewind.chain):
+            if not row.get("undone"):
+                mark_undone(row["key"])
     return result
 
 

@@ -6,10 +6,17 @@ from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
 
 
-@command("undo", "", "Revert the last turn's file changes")
+@command("undo", "", "Take back the last turn that changed files")
 async def undo(ctx: CommandContext, _argument: str) -> None:
-    """Revert the last turn's changes to files; edits made outside the agent are kept."""
+    """Take back the newest turn's changes to files not undone yet; edits made outside the
+    agent are kept unless confirmed."""
     ctx.changes.start(ctx.changes.undo())
+
+
+@command("redo", "", "Put back what the last /undo took back")
+async def redo(ctx: CommandContext, _argument: str) -> None:
+    """Step forward again over the last /undo (gone once a turn or a /rewind changes files)."""
+    ctx.changes.start(ctx.changes.redo())
 
 
 @command("rewind", "", "Rewind code and chat to a message (esc esc)")

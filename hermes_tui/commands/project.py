@@ -18,10 +18,19 @@ INIT_PROMPT = (
     "written, what to never do). {existing}Use write_file (or edit_file) for AGENTS.md; the "
     "user approves the write."
 )
-EXISTING = (
-    "An AGENTS.md is already there: read it, keep what is right and improve the rest "
-    "instead of starting over. "
+BUILD_ON = (
+    "These instruction files are already in effect here, and their text is in your "
+    "instructions: {files}. Build on them instead of starting over: read each, carry over "
+    "every instruction in them that is still right, correct what is wrong and add what is "
+    "missing. Leave the other files as they are (they stay in effect). End your answer by "
+    "saying what you kept from each of them and what you changed. "
 )
+
+
+def _project_files(ctx: CommandContext) -> list[str]:
+    """The instruction files in effect that belong to the repository (not the user's own,
+    which is for every project and has no place in this one's AGENTS.md)."""
+    return [name for f in ctx.agent.context.files if f.scope != "user" for name in f.names]
 
 
 def _count(n: int) -> str:
@@ -66,7 +75,14 @@ async def context(ctx: CommandContext, _argument: str) -> None:
 
 @command("init", "", "Ask the agent to write AGENTS.md")
 async def init(ctx: CommandContext, _argument: str) -> None:
-    """Ask the agent to write (or improve) AGENTS.md, through the normal write approval."""
-    exists = (ctx.agent.workspace / "AGENTS.md").exists()
-    prompt = INIT_PROMPT.format(existing=EXISTING if exists else "")
-    await ctx.turns.send_prompt(Prompt(prompt, "/init"))
+    """Ask the agent to write (or improve) AGENTS.md, building on every instruction file in
+    effect, through the normal write approval."""
+    files = [safe_name(name) for name in _project_files(ctx)]
+    existing = BUILD_ON.format(files=", ".join(files)) if files else ""
+    if files:
+        them, they = ("it", "it stays") if len(files) == 1 else ("them", "they stay")
+        await ctx.notice(
+            f"/init builds on {', '.join(files)}: the agent is asked to keep what is right "
+            f"in {them} and to say what it kept; {they} in effect."
+        )
+    await ctx.turns.send_prompt(Prompt(INIT_PROMPT.format(existing=existing), "/init"))

@@ -70,14 +70,17 @@ def _files(count: int) -> str:
     return f"{count} file{'' if count == 1 else 's'}"
 
 
-def _code(code: Any) -> str:
-    """What a restore did to the files, in a few words."""
+def _code(code: Any, *, named: bool = False) -> str:
+    """What a restore did to the files, in a few words (`named`: the first files by name)."""
     if not isinstance(code, dict):
         return ""
     restored = code.get("restored_count", len(code.get("restored") or []))
     kept = [str(path) for path in code.get("kept") or []]
     failed = code.get("failed") or []
     parts = [f"{_files(restored)} restored" if restored else "no file restored"]
+    names = [str(path) for path in code.get("restored") or []][:3]
+    if named and names:
+        parts[0] += f" ({', '.join(names)}{' …' if restored > len(names) else ''})"
     if kept:
         shown = ", ".join(kept[:3]) + (" …" if len(kept) > 3 else "")
         parts.append(f"{_files(len(kept))} kept as changed outside ({shown})")
@@ -100,8 +103,15 @@ def _rewind(metadata: dict[str, Any]) -> str:
     return f"{MARK} rewound to before “{text}”{detail}"
 
 
-def _undo(metadata: dict[str, Any]) -> str:
-    return f"{MARK} undid the last turn's changes: {_code(metadata)}"
+def _stepped(verb: str) -> Callable[[dict[str, Any]], str]:
+    """An /undo or /redo: the turn's message, and the files it wrote back by name."""
+
+    def render(metadata: dict[str, Any]) -> str:
+        text = _one_line(metadata.get("message"), LANDED_TEXT_CHARS)
+        turn = f"the turn “{text}”" if text else "the last turn's changes"
+        return f"{MARK} {verb} {turn}: {_code(metadata, named=True)}"
+
+    return render
 
 
 def _fork(metadata: dict[str, Any]) -> str:
@@ -115,12 +125,23 @@ def _instructions(metadata: dict[str, Any]) -> str:
     if isinstance(joined, str) and joined:
         where = f" (for work under {directory}/)" if isinstance(directory, str) else ""
         return f"{MARK} instructions joined: {joined}{where}"
-    changed = metadata.get("changed")
-    if isinstance(changed, list) and changed:
-        names = ", ".join(str(name) for name in changed[:4])
-        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
-        return f"{MARK} instructions re-read: {names}{more} (changed on disk)"
+    parts = [
+        _names(metadata.get(key), why)
+        for key, why in (("changed", "changed on disk"), ("added", "new"), ("removed", "gone"))
+    ]
+    parts = [part for part in parts if part]
+    if parts:
+        return f"{MARK} instructions re-read: {'; '.join(parts)}"
     return f"{MARK} instructions changed"
+
+
+def _names(names: Any, why: str) -> str:
+    """Up to four file names and why they are named ("" for none)."""
+    if not isinstance(names, list) or not names:
+        return ""
+    shown = ", ".join(str(name) for name in names[:4])
+    more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+    return f"{shown}{more} ({why})"
 
 
 def _request_failed(metadata: dict[str, Any]) -> str:
@@ -133,7 +154,8 @@ def _request_failed(metadata: dict[str, Any]) -> str:
 
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "rewind": _rewind,
-    "undo": _undo,
+    "undo": _stepped("undid"),
+    "redo": _stepped("redid"),
     "fork": _fork,
     "steer": _landed("steered"),
     "redirect": _landed("redirected"),

@@ -31,12 +31,12 @@ def rows_of(harness, agent) -> list[dict]:
 
 def undo(harness, agent, *, overwrite: bool = False):
     rows = rows_of(harness, agent)
-    rewind = changes.last_turn(rows)
-    assert rewind is not None
-    plan = changes.plan(agent.checkpointer, rewind)
+    step = changes.undo_step(agent.checkpointer, rows)
+    assert step is not None
+    plan = step.plan
     result = changes.apply(
         agent.checkpointer,
-        rewind,
+        step.rewind,
         plan,
         overwrite=overwrite,
         record=lambda row: harness.db.enqueue_checkpoint(agent.session_id, row),
@@ -70,7 +70,7 @@ def test_a_turn_is_checkpointed_before_its_first_change_and_undone(harness):
     assert sorted(outcome.restored) == ["README.md", "a.txt"] and not outcome.kept
     assert not (ws / "a.txt").exists()
     assert (ws / "README.md").read_text() == "# sample\n"
-    assert changes.last_turn(rows_of(harness, agent)) is None
+    assert changes.undo_step(agent.checkpointer, rows_of(harness, agent)) is None
 
 
 def test_shell_turns_are_checkpointed_before_the_command(harness):

@@ -33,13 +33,15 @@ def repo_workspace(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_discovery_order_and_precedence(harness, hermes_home, tmp_path, monkeypatch):
+    """P1: every instruction file of each folder is read (AGENTS.md, CLAUDE.md, .hermes.md
+    in that order), root first, nearest last; nothing above the repository."""
     monkeypatch.setenv("HOME", str(tmp_path))
     root, workspace = repo_workspace(tmp_path)
     (hermes_home / "AGENTS.md").write_text("USER-LEVEL: answer in English.\n")
     (root / "AGENTS.md").write_text("ROOT: use tabs.\n")
-    (root / "CLAUDE.md").write_text("ROOT-CLAUDE: never read, an AGENTS.md is there.\n")
-    (root / "packages" / "CLAUDE.md").write_text("MIDDLE: fallback when no AGENTS.md.\n")
-    (workspace / ".hermes.md").write_text("WORKSPACE-HERMES: the last fallback, not used.\n")
+    (root / "CLAUDE.md").write_text("ROOT-CLAUDE: read beside the root's AGENTS.md.\n")
+    (root / "packages" / "CLAUDE.md").write_text("MIDDLE: the only file there.\n")
+    (workspace / ".hermes.md").write_text("WORKSPACE-HERMES: the app's own name.\n")
     (workspace / "CLAUDE.md").write_text("WORKSPACE: use spaces, this wins over ROOT.\n")
     (tmp_path / "AGENTS.md").write_text("ABOVE THE REPOSITORY: never read.\n")
     harness.workspace = workspace
@@ -47,13 +49,64 @@ def test_discovery_order_and_precedence(harness, hermes_home, tmp_path, monkeypa
     agent.refresh_instructions()
     assert agent.run_turn("hi").status == "ok"
     system = system_of(harness.bodies()[0])
-    order = [system.find(mark) for mark in ("USER-LEVEL", "ROOT:", "MIDDLE", "WORKSPACE:")]
+    marks = ("USER-LEVEL", "ROOT:", "ROOT-CLAUDE", "MIDDLE", "WORKSPACE:", "WORKSPACE-HERMES")
+    order = [system.find(mark) for mark in marks]
     assert -1 not in order and order == sorted(order), system
-    for absent in ("ROOT-CLAUDE", "WORKSPACE-HERMES", "ABOVE THE REPOSITORY"):
-        assert absent not in system
+    assert "ABOVE THE REPOSITORY" not in system
     assert "the later (nearer) file wins" in system
     shown = [f.shown for f in agent.context.files]
-    assert shown == ["~/hermes-home/AGENTS.md", "../../AGENTS.md", "../CLAUDE.md", "CLAUDE.md"]
+    assert shown == [
+        "~/hermes-home/AGENTS.md",
+        "../../AGENTS.md",
+        "../../CLAUDE.md",
+        "../CLAUDE.md",
+        "CLAUDE.md",
+        ".hermes.md",
+    ]
+
+
+def test_a_link_or_a_copy_beside_a_file_counts_once_under_both_names(harness):
+    """P1 (issue 29): CLAUDE.md as a link to AGENTS.md, or a copy of its text, is read
+    once; the file is listed under both names."""
+    workspace = harness.workspace
+    (workspace / "AGENTS.md").write_text("ONE RULE: run the tests.\n")
+    (workspace / "CLAUDE.md").symlink_to("AGENTS.md")
+    sub = workspace / "lib"
+    sub.mkdir()
+    (sub / "AGENTS.md").write_text("LIB RULE\n")
+    (sub / "CLAUDE.md").write_text("LIB RULE\n")
+    agent = harness.start({"replies": [{"text": "ok"}]})
+    agent.refresh_instructions()
+    agent.context.instructions.touch("lib/x.py")
+    assert [f.listed for f in agent.context.files] == [
+        "AGENTS.md = CLAUDE.md",
+        "lib/AGENTS.md = lib/CLAUDE.md",
+    ]
+    system = agent.request().system
+    assert system.count("ONE RULE") == 1 and system.count("LIB RULE") == 1
+    assert "## AGENTS.md (also CLAUDE.md)" in system
+
+
+def test_a_file_that_appears_beside_another_is_named_alone(harness):
+    """P1 (issue 29): AGENTS.md written where only CLAUDE.md was: both are in effect, and
+    the re-read row names AGENTS.md as new, never CLAUDE.md, which did not change."""
+    workspace = harness.workspace
+    (workspace / "CLAUDE.md").write_text("CLAUDE RULES\n")
+    agent = harness.start({"replies": [{"text": "one"}, {"text": "two"}, {"text": "three"}]})
+    agent.refresh_instructions()
+    assert agent.run_turn("first").status == "ok"
+    (workspace / "AGENTS.md").write_text("AGENTS RULES\n")
+    assert agent.run_turn("second").status == "ok"
+    (workspace / "AGENTS.md").write_text("CLAUDE RULES\n")  # now a copy: counted once
+    assert agent.run_turn("third").status == "ok"
+    systems = [system_of(b) for b in harness.bodies()]
+    assert "CLAUDE RULES" in systems[1] and "AGENTS RULES" in systems[1]
+    assert systems[2].count("CLAUDE RULES") == 1
+    rows = [r for r in harness.rows(agent.session_id) if r["display_kind"] == "instructions"]
+    assert [r["display_metadata"] for r in rows] == [
+        {"added": ["AGENTS.md"]},
+        {"changed": ["AGENTS.md"]},
+    ]
 
 
 def test_without_a_repository_only_the_workspace_file_is_read(harness, tmp_path):
@@ -103,7 +156,7 @@ def test_a_change_on_disk_is_read_before_the_next_turn(harness):
     rows = [r for r in harness.rows(agent.session_id) if r["display_kind"] == "instructions"]
     assert [r["display_metadata"] for r in rows] == [
         {"changed": ["AGENTS.md"]},
-        {"changed": ["AGENTS.md"]},
+        {"removed": ["AGENTS.md"]},
     ]
 
 
@@ -187,3 +240,19 @@ def test_a_fifo_or_a_binary_file_is_skipped_with_a_notice_and_never_hangs(harnes
     assert "Skipped AGENTS.md: it is not a regular file." in notices
     assert "Skipped bin/AGENTS.md: it is a binary file." in notices
     assert agent.context.files == ()
+
+
+def test_a_subfolder_whose_first_file_is_unusable_joins_with_the_next(harness):
+    """P1 (issue 29): a FIFO named AGENTS.md does not keep the folder's CLAUDE.md out."""
+    sub = harness.workspace / "tools"
+    sub.mkdir()
+    os.mkfifo(sub / "AGENTS.md")
+    (sub / "CLAUDE.md").write_text("TOOLS RULE\n")
+    agent = harness.start({"replies": [{"text": "ok"}]})
+    agent.refresh_instructions()
+    joined = agent.context.instructions.touch("tools/run.sh")
+    assert [f.shown for f in joined] == ["tools/CLAUDE.md"]
+    assert "TOOLS RULE" in agent.request().system
+    assert agent.context.instructions.take_notices() == (
+        "Skipped tools/AGENTS.md: it is not a regular file.",
+    )

@@ -34,11 +34,11 @@ def test_an_mcp_tool_that_writes_is_checkpointed_and_undone(mcp):
     rows = mcp.h.loop.run(mcp.h.db.list_checkpoints(agent.session_id))
     [row] = rows
     assert row["shell"] and row["after_ref"]  # what changed is not told apart: like shell
-    rewind = changes.last_turn(rows)
-    plan = changes.plan(agent.checkpointer, rewind)
+    step = changes.undo_step(agent.checkpointer, rows)
+    plan = step.plan
     outcome = changes.apply(
         agent.checkpointer,
-        rewind,
+        step.rewind,
         plan,
         overwrite=False,
         record=lambda r: mcp.h.db.enqueue_checkpoint(agent.session_id, r),

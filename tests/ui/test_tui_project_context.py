@@ -72,7 +72,47 @@ async def test_init_writes_agents_md_through_the_approval_and_the_next_turn_read
         await run_turn(pilot, "what next?")
         assert "Test with `pytest -q`." in server.requests[-1].body["messages"][0]["content"]
         markers = [m.text for m in app.transcript.query(Marker)]
-        assert "◈ instructions re-read: AGENTS.md (changed on disk)" in markers
+        assert "◈ instructions re-read: AGENTS.md (new)" in markers
+
+
+async def test_init_builds_on_claude_md_which_stays_in_effect_beside_agents_md(
+    make_app, scripted, workspace
+):
+    """P1 (issue 29): /init with only CLAUDE.md asks the agent to build on it and says so;
+    afterwards both files are in effect, listed, and only AGENTS.md is named as new."""
+    (workspace / "CLAUDE.md").write_text("Always run `make lint`.\n")
+    write = {
+        "id": "w1",
+        "name": "write_file",
+        "arguments": {"path": "AGENTS.md", "content": "# Agents\n\nLint with `make lint`.\n"},
+    }
+    server = scripted(
+        {"replies": [reply("Writing.", tool_calls=[write]), reply("Kept: make lint."), reply("ok")]}
+    )
+    app = make_app(server, approval="yolo")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await wait_until(pilot, lambda: "◈ CLAUDE.md" in app.status_panel.text)
+        await app.submit("/init")
+        await app.wait_for_turn()
+        await pilot.pause()
+        told = [n for n in notices(app) if n.startswith("/init builds on")]
+        assert told == [
+            "/init builds on CLAUDE.md: the agent is asked to keep what is right in it "
+            "and to say what it kept; it stays in effect."
+        ]
+        asked = server.requests[0].body["messages"][-1]["content"]
+        assert "already in effect here, and their text is in your instructions: CLAUDE.md." in (
+            asked
+        )
+        assert "saying what you kept" in asked
+        await run_turn(pilot, "what next?")
+        system = server.requests[-1].body["messages"][0]["content"]
+        assert "Always run `make lint`." in system and "Lint with `make lint`." in system
+        markers = [m.text for m in app.transcript.query(Marker)]
+        assert markers == ["◈ instructions re-read: AGENTS.md (new)"]
+        await wait_until(pilot, lambda: "◈ AGENTS.md" in app.status_panel.text)
+        assert "◈ CLAUDE.md" in app.status_panel.text
 
 
 async def test_a_subdirectory_file_joins_as_a_row_and_chips_come_back_on_resume(

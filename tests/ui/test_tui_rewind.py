@@ -53,11 +53,83 @@ async def test_undo_reverts_the_last_turn_and_leaves_a_marker(make_app, scripted
         await command(pilot, app, "/undo")
         assert (workspace / "app.py").read_text() == "print('hello')\n"
         assert (workspace / "one.txt").exists()
-        assert markers(app)[-1] == "◈ undid the last turn's changes: 1 file restored"
+        assert markers(app)[-1] == "◈ undid the turn “second”: 1 file restored (app.py)"
         await command(pilot, app, "/undo")
         assert not (workspace / "one.txt").exists()
         await command(pilot, app, "/undo")
-        assert "Nothing to undo" in app.transcript.children[-1].render().plain
+        assert "Nothing left to undo" in app.transcript.children[-1].render().plain
+
+
+def notice_text(app) -> str:
+    return app.transcript.children[-1].render().plain
+
+
+async def test_undo_steps_back_over_a_read_only_turn_and_redo_steps_forward(
+    make_app, scripted, workspace
+):
+    """X2 (issue 29): each /undo takes back one turn that changed files, however many
+    read-only turns came after it, and says what it restored; /redo steps forward again;
+    at either end it says there is nothing left and points to /rewind."""
+    script = two_turns()
+    ls = {"id": "s1", "name": "run_shell", "arguments": {"command": "ls"}}
+    read = {"id": "r1", "name": "read_file", "arguments": {"path": "app.py"}}
+    script["replies"] += [
+        reply("", tool_calls=[ls]),
+        reply("listed"),
+        reply("", tool_calls=[read]),
+        reply("read"),
+    ]
+    app = make_app(scripted(script), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        for text in ("first", "second", "list the files", "read app.py"):
+            await run_turn(pilot, text)
+        await command(pilot, app, "/undo")
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
+        assert markers(app)[-1] == "◈ undid the turn “second”: 1 file restored (app.py)"
+        await command(pilot, app, "/undo")
+        assert not (workspace / "one.txt").exists()
+        assert markers(app)[-1] == "◈ undid the turn “first”: 1 file restored (one.txt)"
+        await command(pilot, app, "/undo")
+        assert notice_text(app).startswith("Nothing left to undo")
+        assert "/rewind goes back to any message" in notice_text(app)
+        await command(pilot, app, "/redo")
+        assert (workspace / "one.txt").read_text() == "1\n"
+        assert markers(app)[-1] == "◈ redid the turn “first”: 1 file restored (one.txt)"
+        await command(pilot, app, "/redo")
+        assert (workspace / "app.py").read_text() == "print('two')\n"
+        assert markers(app)[-1] == "◈ redid the turn “second”: 1 file restored (app.py)"
+        await command(pilot, app, "/redo")
+        assert notice_text(app).startswith("Nothing to redo")
+        await command(pilot, app, "/undo")  # the redone turn is undone again
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
+
+
+async def test_redo_is_gone_once_a_turn_changes_files_and_keeps_outside_edits(
+    make_app, scripted, workspace
+):
+    """X2 (issue 29): after /undo, the user's own edit is a conflict /redo asks about (kept
+    unless confirmed); a new turn that changes files drops what /redo could bring back."""
+    script = two_turns()
+    script["replies"] += [write("three.txt", "3\n", "w3"), reply("third done")]
+    app = make_app(scripted(script), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo")
+        (workspace / "one.txt").write_text("mine\n")
+        await app.submit("/redo")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), what="conflicts")
+        assert app.screen.paths == ["one.txt"]
+        await pilot.press("enter")
+        await app.changes.wait()
+        await pilot.pause()
+        assert (workspace / "one.txt").read_text() == "mine\n"
+        assert "kept as changed outside (one.txt)" in markers(app)[-1]
+        await run_turn(pilot, "third")
+        await command(pilot, app, "/redo")
+        assert notice_text(app).startswith("Nothing to redo: files were changed by a turn")
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
 
 
 async def test_undo_keeps_an_outside_edit_unless_confirmed(make_app, scripted, workspace):
@@ -123,6 +195,26 @@ async def test_rewind_conversation_only_keeps_the_code(make_app, scripted, works
         assert (workspace / "app.py").read_text() == "print('two')\n"
         assert not app.transcript.query(UserMessage)
         assert app.composer.text == "first"
+
+
+async def test_a_rewind_of_the_conversation_drops_what_redo_could_bring_back(
+    make_app, scripted, workspace
+):
+    """X2 (issue 29): a /rewind is a change of its own: the /undo before it is not redone."""
+    app = make_app(scripted(two_turns()), approval="yolo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_turn(pilot, "first")
+        await run_turn(pilot, "second")
+        await command(pilot, app, "/undo")
+        await app.submit("/rewind")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
+        await pilot.press("enter")  # "second"
+        await pilot.press("down", "enter")  # conversation only
+        await app.changes.wait()
+        await pilot.pause()
+        await command(pilot, app, "/redo")
+        assert notice_text(app).startswith("Nothing to redo")
+        assert (workspace / "app.py").read_text() == "print('hello')\n"
 
 
 async def test_rewind_code_only_keeps_the_conversation(make_app, scripted, workspace):

@@ -133,9 +133,9 @@ def test_undo_touches_only_the_paths_its_turn_changed(repo, tmp_path):
             return snap(self.repo)
 
     cp = Checkpointer(repo)
-    rewind = changes.last_turn([one, two])
-    assert rewind is not None and rewind.chain == [two] and rewind.undo
-    plan = changes.plan(cp, rewind)
+    step = changes.undo_step(cp, [one, two])
+    assert step is not None and step.turn is two and step.rewind.chain == [two]
+    rewind, plan = step.rewind, step.plan
     assert sorted(c.path for c in plan.restore) == ["b.txt", "keep.txt"]
     assert not plan.conflicts  # user.txt is not the turn's: not even asked about
     recorded, undone = [], []
@@ -209,11 +209,8 @@ def test_the_turns_to_rewind_and_undo_are_found_among_every_row():
     assert [r["key"] for r in changes.rewind_to_message(rows, 4).chain] == list("de")
     assert changes.rewind_to_message(rows, 8) is None
     assert changes.rewind_to_message([{"key": "x"}], 1) is None  # no message linked
-    undo = changes.last_turn(rows)
-    assert undo is not None and undo.undo and [r["key"] for r in undo.chain] == list("bcde")
-    assert changes.last_turn(rows[:1]).chain == rows[:1]
-    assert changes.last_turn([rows[2], rows[3]]) is None and changes.last_turn([]) is None
     assert [r["key"] for r in changes.turn_rows(rows)] == list("abd")
+    assert changes.any_undone(rows) and not changes.any_undone(rows[:3])
 
 
 def test_a_restore_that_cannot_write_names_the_path_and_why(repo):
@@ -306,13 +303,70 @@ def test_a_link_is_never_restored_but_named(repo):
     assert [c.path for c in plan.unsupported] == ["link"] and not plan.restore
 
 
-def test_undo_of_a_turn_that_changed_nothing_is_an_empty_plan(repo):
-    """X2: /undo of a turn with no change plans nothing, against the turn's own start."""
+def test_undo_of_a_turn_that_changed_nothing_finds_nothing(repo):
+    """X2: a turn with no change (a read-only shell command) is nothing to undo."""
     before = snap(repo)
     put(repo, "user.txt", "the user's, after the turn\n")
-    row = {"key": "k", "before_ref": before, "after_ref": before, "paths": {}}
-    plan = changes.plan(_Snapshots(repo), changes.Rewind([row], undo=True))
-    assert plan.empty and plan.target == before and plan.now == snap(repo)
+    row = {"key": "k", "before_ref": before, "after_ref": before, "paths": {}, "shell": True}
+    assert changes.undo_step(_Snapshots(repo), [row]) is None
+
+
+def test_undo_steps_back_over_turns_with_nothing_left_to_take_back(repo):
+    """X2 (issue 29): each /undo takes the newest turn whose changes are still there: a
+    read-only turn after it, an undone turn, a restore's row and a turn whose files the
+    user already put back are stepped over."""
+    cp = _Snapshots(repo)
+    one = file_turn(repo, {"a.txt": "one\n"})
+    two = file_turn(repo, {"b.txt": "two\n"})
+    (repo.workspace / "b.txt").unlink()  # the user takes two's file back by hand
+    three = {**file_turn(repo, {"c.txt": "three\n"}), "undone": True}
+    restore = {**file_turn(repo, {}), "kind": "restore"}
+    idle = snap(repo)
+    reading = {"key": "ls", "before_ref": idle, "after_ref": idle, "paths": {}, "shell": True}
+    rows = [one, two, three, restore, reading]
+    step = changes.undo_step(cp, rows)
+    assert step is not None and step.turn is one and step.rewind.chain == rows
+    assert step.rewind.only == ("a.txt",) and [c.path for c in step.plan.restore] == ["a.txt"]
+    assert changes.undo_step(cp, [{**one, "undone": True}, *rows[1:]]) is None
+
+
+def test_redo_puts_back_what_the_undo_took_back_until_files_change(repo):
+    """X2 (issue 29): /redo writes back what its /undo wrote, through the undos and redos
+    and read-only turns since; a turn that changed files, or a rewind, ends it."""
+    cp = _Snapshots(repo)
+    one = file_turn(repo, {"a.txt": "agent\n"})
+    step = changes.undo_step(cp, [one])
+    recorded: list[dict] = []
+    changes.apply(cp, step.rewind, step.plan, overwrite=False, record=recorded.append,
+                  mark_undone=lambda _key: None)  # fmt: skip
+    [undo_row] = recorded
+    assert not (repo.workspace / "a.txt").exists()
+    idle = snap(repo)
+    reading = {"key": "ls", "before_ref": idle, "after_ref": idle, "paths": {}, "shell": True}
+    rows = [one, undo_row, reading]
+
+    def redo_after(rows: list[dict]) -> changes.Step | None:
+        return changes.redo_step(cp, rows, one, undo_row["key"], {undo_row["key"]})
+
+    redo = redo_after(rows)
+    assert redo is not None and redo.turn is one and not redo.rewind.marks_undone
+    assert [c.path for c in redo.plan.restore] == ["a.txt"] and not redo.plan.conflicts
+    put(repo, "mine.txt", "the user's, not the redo's\n")
+    assert [c.path for c in redo_after(rows).plan.restore] == ["a.txt"]
+    later = file_turn(repo, {"z.txt": "a new turn\n"})
+    assert redo_after([*rows, later]) is None
+    assert redo_after([*rows, {**reading, "key": "rw", "kind": "restore"}]) is None
+    assert changes.redo_step(cp, rows, one, "unknown", set()) is None
+
+
+def test_redo_of_an_undo_that_wrote_nothing_plans_nothing(repo):
+    """X2: an undo row with no path (every file kept) never means every path to a redo."""
+    cp = _Snapshots(repo)
+    now = snap(repo)
+    put(repo, "keep.txt", "the user's\n")
+    undo_row = {"key": "u", "kind": "restore", "before_ref": now, "after_ref": now, "paths": {}}
+    redo = changes.redo_step(cp, [undo_row], {"key": "t"}, "u", {"u"})
+    assert redo is not None and redo.plan.empty
 
 
 def test_a_rewind_marks_undone_only_the_turns_not_undone_yet(repo):

@@ -122,6 +122,7 @@ def test_the_table_lists_every_command_in_help_order():
         "model",
         "title",
         "undo",
+        "redo",
         "rewind",
         "diff",
         "fork",
