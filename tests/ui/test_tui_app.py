@@ -364,7 +364,11 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
     data = yaml.safe_load(config.read_text())
     data["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=hermes_home, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=hermes_home,
+        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "what does it cost")
         # 1,200 input tokens at $2/M and 80 output tokens at $8/M.
@@ -376,7 +380,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
 async def test_the_start_up_heap_is_frozen_while_running_and_released_on_exit(make_app):
     import gc
 
-    app = make_app()
+    app = make_app(collect_before_freeze=True)  # the user's start-up, collection and all
     async with app.run_test(size=(100, 30)):
         await app.ready()
         assert gc.get_freeze_count() > 0

@@ -48,7 +48,12 @@ def compacting_app(server: Any, hermes_home: Path, workspace: Path, **compressio
     return HermesApp(
         load_config(),
         workspace=workspace,
-        probes=Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False),
+        probes=Probes(
+            now=lambda: FIXED_NOW,
+            clock=lambda: 0.0,
+            cursor_blink=False,
+            collect_before_freeze=False,
+        ),
     )
 
 

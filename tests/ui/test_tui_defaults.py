@@ -17,7 +17,9 @@ def hosted_app(home, workspace, **more_providers) -> HermesApp:
     providers = {"openai": provider, **more_providers}
     config = {"model": "openai:gpt-4.1", "providers": providers}
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False)
+    probes = Probes(
+        now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False, collect_before_freeze=False
+    )
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 
 

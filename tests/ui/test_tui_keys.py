@@ -129,7 +129,11 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
     data = yaml.safe_load(config.read_text())
     data["keys"] = {"copy.answer": "f8", "transcript.previous": "f9"}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=app.workspace,
+        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+    )
     async with app.run_test(size=(120, 30)) as pilot:
         await run_turn(pilot, "hi")
         written = capture_writes(app)

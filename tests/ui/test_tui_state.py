@@ -32,7 +32,11 @@ async def test_a_resumed_session_counts_on_from_its_stored_totals(
     config = yaml.safe_load((hermes_home / "config.yaml").read_text())
     config["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config))
-    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=app.workspace,
+        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         session_id = app.agent.session_id
@@ -57,7 +61,11 @@ async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
     server = scripted({"replies": [reply("The answer.", reasoning="private chain of thought")]})
     app = make_app(server)
     rewrite_config(hermes_home, ui={"show_reasoning": False})
-    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=app.workspace,
+        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "think about it")
         assert not app.transcript.query(ReasoningBlock)

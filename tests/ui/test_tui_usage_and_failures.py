@@ -31,7 +31,9 @@ def app_on(hermes_home: Path, workspace: Path, provider: dict, model: str = "tes
         "agent": {"retry_base_seconds": 0.01, "max_retries": 1},
     }
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False)
+    probes = Probes(
+        now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False, collect_before_freeze=False
+    )
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 
 
