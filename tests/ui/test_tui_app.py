@@ -161,7 +161,7 @@ async def test_new_starts_a_fresh_session(make_app, scripted):
         await run_turn(pilot, "first")
         first = app.agent.session_id
         await app.submit("/new")
-        await pilot.pause()
+        await wait_until(pilot, lambda: kinds(app) == [], what="the transcript emptied")
         assert kinds(app) == [] and app.agent.session_id is None
         await run_turn(pilot, "second")
         assert app.agent.session_id not in (None, first)
@@ -227,7 +227,11 @@ async def test_title_renames_the_session(make_app, scripted):
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await app.submit("/title My work")
-        await pilot.pause()
+        await wait_until(
+            pilot,
+            lambda: app.sessions_panel.sessions[0]["title"] == "My work",
+            what="the new title in the sessions panel",
+        )
         assert app.sessions_panel.sessions[0]["title"] == "My work"
 
 
@@ -309,7 +313,7 @@ async def test_resume_at_startup_by_title(make_app, scripted):
     again.resume_ref = "remember"
     async with again.run_test(size=(120, 40)) as pilot:
         await again.ready()
-        await pilot.pause()
+        await wait_until(pilot, lambda: kinds(again), what="the resumed session's rows")
         assert again.agent.session_id == session_id
         assert kinds(again) == ["UserMessage", "AnswerBlock"]
 
