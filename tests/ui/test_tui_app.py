@@ -388,5 +388,7 @@ async def test_the_start_up_heap_is_frozen_while_running_and_released_on_exit(ma
     async with app.run_test(size=(100, 30)):
         await app.ready()
         assert gc.get_freeze_count() > 0
+        # The app's probes reach the demo it starts: make_app plays it at once.
+        assert app.runtime.demo_server.script.defaults["delay"] == 0.0
     # Frozen objects are never collected: an app that exits must hand them back.
     assert gc.get_freeze_count() == 0
