@@ -206,7 +206,8 @@ def _app(hermes_home: Path, workspace: Path, server, *, sandbox: str, approval: 
     config["sandbox"] = sandbox
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config))
     probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False,
-                    collect_before_freeze=False, approval_arm_seconds=TEST_ARM_SECONDS)  # fmt: skip
+                    collect_before_freeze=False, demo_delay=0.0,
+                    approval_arm_seconds=TEST_ARM_SECONDS)  # fmt: skip
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 
 

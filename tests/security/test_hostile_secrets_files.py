@@ -66,7 +66,7 @@ async def test_theme_keeps_a_0600_config_0600_and_rewrites_it_atomically(
     app = HermesApp(
         load_config(),
         workspace=tmp_path,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("/theme hermes-light")
@@ -125,7 +125,7 @@ async def test_a_tool_block_never_shows_a_configured_key(hermes_home: Path, serv
     app = HermesApp(
         load_config(),
         workspace=workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("read it")

@@ -371,7 +371,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
     app = HermesApp(
         load_config(),
         workspace=hermes_home,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "what does it cost")

@@ -53,6 +53,7 @@ def compacting_app(server: Any, hermes_home: Path, workspace: Path, **compressio
             clock=lambda: 0.0,
             cursor_blink=False,
             collect_before_freeze=False,
+            demo_delay=0.0,
         ),
     )
 

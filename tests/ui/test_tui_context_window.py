@@ -34,7 +34,9 @@ async def test_context_bar_and_compaction_use_one_window(
     app = HermesApp(
         load_config(),
         workspace=workspace,
-        probes=Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, collect_before_freeze=False),
+        probes=Probes(
+            now=lambda: FIXED_NOW, clock=lambda: 0.0, collect_before_freeze=False, demo_delay=0.0
+        ),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.status_panel.status.model, what="the model shown")

@@ -18,7 +18,11 @@ def hosted_app(home, workspace, **more_providers) -> HermesApp:
     config = {"model": "openai:gpt-4.1", "providers": providers}
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     probes = Probes(
-        now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False, collect_before_freeze=False
+        now=lambda: FIXED_NOW,
+        clock=lambda: 0.0,
+        cursor_blink=False,
+        collect_before_freeze=False,
+        demo_delay=0.0,
     )
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 

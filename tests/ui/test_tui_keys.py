@@ -132,7 +132,7 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
     app = HermesApp(
         load_config(),
         workspace=app.workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with app.run_test(size=(120, 30)) as pilot:
         await run_turn(pilot, "hi")

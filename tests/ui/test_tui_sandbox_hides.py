@@ -19,7 +19,11 @@ REAL = probe()
 def app_with(hermes_home, workspace, sandbox: str) -> HermesApp:
     (hermes_home / "config.yaml").write_text(f"sandbox: {sandbox}\n")
     probes = Probes(
-        now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False, collect_before_freeze=False
+        now=lambda: FIXED_NOW,
+        clock=lambda: 0.0,
+        cursor_blink=False,
+        collect_before_freeze=False,
+        demo_delay=0.0,
     )
     return HermesApp(load_config(demo=True), workspace=workspace, probes=probes)
 

@@ -35,7 +35,7 @@ async def test_a_resumed_session_counts_on_from_its_stored_totals(
     app = HermesApp(
         load_config(),
         workspace=app.workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -64,7 +64,7 @@ async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
     app = HermesApp(
         load_config(),
         workspace=app.workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "think about it")

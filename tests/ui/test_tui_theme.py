@@ -119,7 +119,8 @@ async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, herm
     assert "# my settings" in text and "app.help: f10  # mine" in text
     assert ui_settings(load_config()).theme == "hermes-light"
     restarted = HermesApp(
-        load_config(), probes=Probes(cursor_blink=False, collect_before_freeze=False)
+        load_config(),
+        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
     )
     async with restarted.run_test(size=(120, 36)):
         assert restarted.theme == "hermes-light"
@@ -160,6 +161,7 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
                 clock=fresh.probes.clock,
                 cursor_blink=False,
                 collect_before_freeze=False,
+                demo_delay=0.0,
             ),
         ),
         None,
