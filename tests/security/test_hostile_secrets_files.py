@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import write_config
+from ui.tui_helpers import quick_probes
 
 from agent.config import load_config
 from agent.scripted import Script, ScriptedServer
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.theming import load_themes, theme_cache_path
 from hermes_tui.widgets.tool_block import ToolBlock
 from storage.db import SessionDB
@@ -66,7 +66,7 @@ async def test_theme_keeps_a_0600_config_0600_and_rewrites_it_atomically(
     app = HermesApp(
         load_config(),
         workspace=tmp_path,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
+        probes=quick_probes(),
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("/theme hermes-light")
@@ -125,7 +125,7 @@ async def test_a_tool_block_never_shows_a_configured_key(hermes_home: Path, serv
     app = HermesApp(
         load_config(),
         workspace=workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
+        probes=quick_probes(),
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("read it")

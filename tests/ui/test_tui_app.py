@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, reply, run_turn
+from ui.tui_helpers import answer_approval, quick_probes, reply, run_turn
 from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
@@ -360,7 +360,6 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
 
     from agent.config import load_config
     from hermes_tui.app import HermesApp
-    from hermes_tui.probes import Probes
 
     server = scripted({"replies": [reply("priced answer")]})
     make_app(server)
@@ -371,7 +370,7 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
     app = HermesApp(
         load_config(),
         workspace=hermes_home,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
+        probes=quick_probes(),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "what does it cost")

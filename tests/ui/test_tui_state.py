@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import quick_probes, reply, run_turn
 
 from agent.config import ConfigError, load_config
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.reasoning import ReasoningBlock
 
@@ -35,7 +34,7 @@ async def test_a_resumed_session_counts_on_from_its_stored_totals(
     app = HermesApp(
         load_config(),
         workspace=app.workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
+        probes=quick_probes(),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -64,7 +63,7 @@ async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
     app = HermesApp(
         load_config(),
         workspace=app.workspace,
-        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
+        probes=quick_probes(),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "think about it")

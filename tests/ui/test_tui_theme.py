@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.filter import ANSIToTruecolor
+from ui.tui_helpers import quick_probes
 from waits import wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.theming import (
     DEFAULT_THEME,
     HERMES_KEYS,
@@ -120,7 +120,7 @@ async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, herm
     assert ui_settings(load_config()).theme == "hermes-light"
     restarted = HermesApp(
         load_config(),
-        probes=Probes(cursor_blink=False, collect_before_freeze=False, demo_delay=0.0),
+        probes=quick_probes(),
     )
     async with restarted.run_test(size=(120, 36)):
         assert restarted.theme == "hermes-light"
@@ -156,13 +156,7 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
         HermesApp(
             fresh.config,
             workspace=fresh.workspace,
-            probes=Probes(
-                now=fresh.probes.now,
-                clock=fresh.probes.clock,
-                cursor_blink=False,
-                collect_before_freeze=False,
-                demo_delay=0.0,
-            ),
+            probes=quick_probes(now=fresh.probes.now, clock=fresh.probes.clock),
         ),
         None,
     )
