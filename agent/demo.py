@@ -8,13 +8,20 @@ from typing import Any
 from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig
 
 
-def start_demo(config: Config) -> tuple[Config, Any]:
-    """Start the demo server when `config.demo`; returns (config pointing at it, server|None)."""
+def start_demo(config: Config, *, delay: float | None = None) -> tuple[Config, Any]:
+    """Start the demo server when `config.demo`; returns (config pointing at it, server|None).
+
+    `delay`: seconds between the stream's chunks (None: the tour's own pace, set for a person
+    to read; a test that is not about the pace plays it at once).
+    """
     if not config.demo:
         return config, None
     from agent.scripted import Script, ScriptedServer
 
-    server = ScriptedServer(Script.load_demo()).start()
+    script = Script.load_demo()
+    if delay is not None:
+        script = replace(script, defaults={**script.defaults, "delay": delay})
+    server = ScriptedServer(script).start()
     demo = ProviderConfig(
         name=DEMO_PROVIDER,
         kind="openai",

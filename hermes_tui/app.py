@@ -209,7 +209,11 @@ class HermesApp(KeyActions, App[int]):
         self.router.join(self.completion)
         try:
             runtime = await Runtime.start(
-                self.config, self.bridge, self.approval.approve, workspace=self.workspace
+                self.config,
+                self.bridge,
+                self.approval.approve,
+                workspace=self.workspace,
+                demo_delay=self.probes.demo_delay,
             )
         except StorageError as exc:
             # Nothing works without the database: leave with its one sentence (H7).
@@ -223,7 +227,8 @@ class HermesApp(KeyActions, App[int]):
         # moved out of the collector's generations, it is not rescanned by every full
         # collection while a long answer streams and mounts hundreds of Markdown blocks.
         # Collect first so no garbage is pinned; on_unmount hands it all back.
-        gc.collect()
+        if self.probes.collect_before_freeze:
+            gc.collect()
         gc.freeze()
         self._froze_heap = True
         self._agent_up.set()

@@ -19,6 +19,12 @@ class Probes:
     clock: Callable[[], float] = time.monotonic
     """The elapsed clock: how long a turn, a tool or a silence has lasted."""
     cursor_blink: bool = True
+    demo_delay: float | None = None
+    """Seconds between the demo model's chunks (None: its own pace, set for a person to read;
+    a test that is not about the pace plays it at once)."""
+    collect_before_freeze: bool = True
+    """Whether start-up collects the garbage before it freezes the heap. A test process's
+    heap is large and what it would collect lives only as long as the test: tests skip it."""
     approval_arm_seconds: float | None = None
     """How long an approval dialog waits for a quiet moment (None: the dialog's default)."""
     approval_clock: Callable[[], float] = time.monotonic

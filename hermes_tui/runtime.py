@@ -49,15 +49,16 @@ class Runtime:
         *,
         workspace: Path,
         on_exit_wait: Callable[[str], None] | None = None,
+        demo_delay: float | None = None,
     ) -> Runtime:
-        """Start the demo model (if configured), open the store, build the agent; the MCP
-        servers start in the background (M1)."""
+        """Start the demo model (if configured, its chunks `demo_delay` s apart when given),
+        open the store, build the agent; the MCP servers start in the background (M1)."""
         from agent.demo import start_demo
         from agent.loop import Agent
         from agent.mcp.attach import attach_mcp
         from hermes_tui.store import open_store
 
-        config, server = start_demo(config)
+        config, server = start_demo(config, delay=demo_delay)
         try:
             db = await open_store(config)
         except BaseException:

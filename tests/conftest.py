@@ -23,6 +23,26 @@ _PROVIDER_ENV = (
 )
 
 
+@pytest.fixture(scope="session")
+def worker_scripted_server():
+    """The one scripted server of this test process; tests reach it through `servers`."""
+    from helpers import WorkerScriptedServer
+
+    worker = WorkerScriptedServer()
+    yield worker
+    worker.close()
+
+
+@pytest.fixture
+def servers(worker_scripted_server):
+    """This test's scripted servers: `servers.start(Script)` (the first is the worker's)."""
+    from helpers import ScriptedServers
+
+    mine = ScriptedServers(worker_scripted_server)
+    yield mine
+    mine.close()
+
+
 @pytest.fixture(autouse=True)
 def hermes_home(tmp_path, monkeypatch):
     """Every test gets its own HERMES_TUI_HOME and a clean provider environment."""

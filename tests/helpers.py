@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 if TYPE_CHECKING:
+    from agent.scripted import Script, ScriptedServer
     from storage import SessionDB
 
 
@@ -53,6 +54,66 @@ def write_config(
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+class WorkerScriptedServer:
+    """The scripted server of one test process: each test loads its own script into it.
+
+    Binding, serving and stopping a server per test cost more than the test's own requests;
+    `reset` gives every test a fresh server in all that it can see (log, gates, counters, a
+    URL of its own) on the same socket.
+    """
+
+    def __init__(self) -> None:
+        self._server: ScriptedServer | None = None
+
+    def load(self, script: Script) -> ScriptedServer:
+        """The worker's server playing `script` from its start (a new one if a test stopped it)."""
+        from agent.scripted import Script, ScriptedServer
+
+        if self._server is None or self._server.stopped:
+            self._server = ScriptedServer(Script()).start()
+        return self._server.reset(script)
+
+    def release(self) -> None:
+        """Drop what a finished test left waiting (stalls, gates, connections)."""
+        from agent.scripted import Script
+
+        if self._server is not None and not self._server.stopped:
+            self._server.reset(Script())
+
+    def close(self) -> None:
+        """Stop the server at the end of the run."""
+        if self._server is not None:
+            self._server.stop()
+
+
+class ScriptedServers:
+    """A test's scripted servers: the first is the worker's, loaded with the test's script;
+    any further one (two providers at once) is a server of its own, stopped with the test."""
+
+    def __init__(self, worker: WorkerScriptedServer) -> None:
+        self._worker = worker
+        self._loaded = False
+        self._own: list[ScriptedServer] = []
+
+    def start(self, script: Script) -> ScriptedServer:
+        """A started server playing `script`."""
+        from agent.scripted import ScriptedServer
+
+        if not self._loaded:
+            self._loaded = True
+            return self._worker.load(script)
+        server = ScriptedServer(script).start()
+        self._own.append(server)
+        return server
+
+    def close(self) -> None:
+        """Stop the test's own servers and free the worker's for the next test."""
+        for server in self._own:
+            server.stop()
+        if self._loaded:
+            self._worker.release()
 
 
 class LoopThread:

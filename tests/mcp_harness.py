@@ -7,7 +7,6 @@ from helpers import write_config
 from waits import wait_until
 
 from agent.mcp.attach import attach_mcp
-from agent.scripted import Script, ScriptedServer
 from storage.db import SessionDB
 
 
@@ -24,7 +23,7 @@ class McpHarness:
 
     def start(self, script, servers, *, mcp=None, agent=None, approve=None, wait=True):
         h = self.h
-        h.server = ScriptedServer(Script.from_dict(script)).start()
+        h.server = h.serve(script)
         path = write_config(h.home, h.server, agent=agent)
         data = yaml.safe_load(path.read_text())
         data["mcp_servers"] = servers

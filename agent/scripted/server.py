@@ -8,6 +8,7 @@ import socket
 import socketserver
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,9 @@ DISCOVERY_PATHS = frozenset({"/api/show", "/api/tags", "/props", "/api/v0/models
 _OPEN_GATE_PREFIX = "/_control/open_gate/"
 _REQUESTS_PATH = "/_control/requests"
 """GET here lists the model requests' bodies so far (a test reading another process's log)."""
+_EPOCH_PREFIX = "/_epoch/"
+"""A reset server's URLs start /_epoch/N/: a client of an earlier script (a test's leftover
+worker) is told its script is gone instead of playing the next test's replies."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         """Finish the TLS handshake on this thread (not the accept loop)."""
+        # The stop this connection ends at: the server's stop, or the reset that replaces
+        # the script it came for (a reset gives later connections a new one).
+        self.stop_event = self.owner._stop
         if isinstance(self.request, ssl.SSLSocket):
             self.request.settimeout(10)
             self.request.do_handshake()
@@ -186,14 +193,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _wait(self, seconds: float) -> None:
         """Wait, interruptibly by stop()."""
-        if seconds and seconds > 0 and self.owner._stop.wait(seconds):
+        if seconds and seconds > 0 and self.stop_event.wait(seconds):
             self._drop()
 
     def _knobs_at(self, reply: Reply, sent: int) -> None:
         """Apply gate, stall, drop and malformed knobs before chunk number `sent`."""
         if reply.gate is not None and sent == (reply.gate_after or 0):
             self.owner._wait_gate(reply.gate)
-            if self.owner._stop.is_set():
+            if self.stop_event.is_set():
                 self._drop()
         if reply.stall and sent == (reply.stall_after or 0):
             self._wait(reply.stall)
@@ -220,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         malformed = (
             wire_anthropic.MALFORMED_CHUNK if wire == "anthropic" else wire_openai.MALFORMED_CHUNK
         )
-        stop = self.owner._stop
+        stop = self.stop_event
         sent = 0
         for event in events:
             if knobs:
@@ -239,7 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Knobs for non-streaming replies: gate, stall and drop act before the body."""
         if reply.gate is not None:
             self.owner._wait_gate(reply.gate)
-            if self.owner._stop.is_set():
+            if self.stop_event.is_set():
                 self._drop()
         if reply.stall:
             self._wait(reply.stall)
@@ -257,8 +264,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, {"opened": gate})
         return True
 
+    def _in_epoch(self) -> bool:
+        """Take a reset server's /_epoch/N prefix off the path; False (answered 410) when N
+        is an earlier script's."""
+        if not self.path.startswith(_EPOCH_PREFIX):
+            return True
+        epoch, _, rest = self.path[len(_EPOCH_PREFIX) :].partition("/")
+        if epoch != str(self.owner.epoch):
+            self.close_connection = True
+            self._send_json(410, {"error": {"message": "scripted server: script replaced"}})
+            return False
+        self.path = "/" + rest
+        return True
+
     def do_GET(self) -> None:
         """Health, the request log, and the discovery endpoints of the server the script plays."""
+        if not self._in_epoch():
+            return
         path = self.path.split("?", 1)[0]
         if path == _REQUESTS_PATH:
             self._send_json(200, {"requests": [r.body for r in self.owner.requests]})
@@ -299,6 +321,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         """Chat completions, messages, count_tokens, and opening a gate from outside."""
         raw = self._read_body()
+        if not self._in_epoch():
+            return
         path = self.path.split("?", 1)[0]
         if self._control(path):
             return
@@ -398,6 +422,8 @@ class ScriptedServer:
         """GETs and discovery POSTs (a client asking what the server serves), apart from
         `requests` so a test counts model calls only."""
         self.connections_accepted = 0
+        self.epoch = 0
+        """How many times reset() gave this server a new script (its URLs name it after one)."""
         self._httpd = _HTTPServer((host, port), self)
         self._tls = certfile is not None
         if certfile is not None:
@@ -415,7 +441,8 @@ class ScriptedServer:
     def url(self) -> str:
         """Base URL, e.g. http://127.0.0.1:PORT."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{'https' if self._tls else 'http'}://{host}:{self.port}"
+        epoch = f"{_EPOCH_PREFIX}{self.epoch}" if self.epoch else ""
+        return f"{'https' if self._tls else 'http'}://{host}:{self.port}{epoch}"
 
     @property
     def openai_base_url(self) -> str:
@@ -479,6 +506,42 @@ class ScriptedServer:
     def set_script(self, script: Script) -> None:
         """Replace the script and reset consumption."""
         self._player.set_script(script)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether stop() was called (a stopped server serves nothing again)."""
+        return self._serve_thread is not None and not self._serve_thread.is_alive()
+
+    def reset(self, script: Script, timeout: float = 2.0) -> ScriptedServer:
+        """Play `script` as a new server would, on the same socket: what earlier clients
+        wait on is dropped (as stop() drops it), the request log, gates and counters start
+        empty, and `url` names a new epoch, so an earlier client is refused (410)."""
+        old_stop = self._stop
+        with self._lock:
+            old_stop.set()
+            for gate in self._gates.values():
+                gate.set()
+            conns, threads = list(self._conns), list(self._threads)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._stop = threading.Event()
+            self._gates = {}
+            self._conns = set()
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._ids = itertools.count(1)
+            self.requests = []
+            self.probes = []
+            self.connections_accepted = 0
+            self.epoch += 1
+            self._player = ScriptPlayer(script)  # `{n}` counts from 1 again
+        return self
 
     def open_gate(self, name: str) -> None:
         """Release every stream waiting on gate `name` (and later ones)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import LoopThread, write_config
+from helpers import LoopThread, ScriptedServers, write_config
 
 from agent.config import load_config
 from agent.loop import Agent
@@ -16,21 +16,31 @@ from storage.db import SessionDB
 class Harness:
     """A scripted server, a store on a loop thread, and agents wired to both."""
 
-    def __init__(self, home: Path, workspace: Path) -> None:
+    def __init__(self, home: Path, workspace: Path, servers: ScriptedServers | None = None) -> None:
         self.home = home
         self.workspace = workspace
+        self.servers = servers
         self.loop = LoopThread()
         self.server: ScriptedServer | None = None
         self.db: SessionDB | None = None
         self.events: list = []
         self.agents: list[Agent] = []
+        self._own_servers: list[ScriptedServer] = []
 
     def start(self, script: dict, *, wire: str = "openai", **config_kw) -> Agent:
         """Serve `script`, write a config for `wire`, open the store, return a new Agent."""
-        self.server = ScriptedServer(Script.from_dict(script)).start()
+        self.server = self.serve(script)
         write_config(self.home, self.server, wire=wire, **config_kw)
         self.db = self.loop.run(SessionDB.open(self.home / "state.db"))
         return self.agent()
+
+    def serve(self, script: dict) -> ScriptedServer:
+        """A started server playing `script` (the worker's when the harness was given it)."""
+        if self.servers is not None:
+            return self.servers.start(Script.from_dict(script))
+        server = ScriptedServer(Script.from_dict(script)).start()
+        self._own_servers.append(server)
+        return server
 
     def agent(self, **kw) -> Agent:
         """Another Agent on the same config and store."""
@@ -61,18 +71,18 @@ class Harness:
             agent.close()
         if self.db is not None:
             self.loop.run(self.db.close())
-        if self.server is not None:
-            self.server.stop()
+        for server in self._own_servers:
+            server.stop()
         self.loop.close()
 
 
 @pytest.fixture
-def harness(hermes_home, tmp_path):
-    """A Harness in an isolated home and workspace."""
+def harness(hermes_home, tmp_path, servers):
+    """A Harness in an isolated home and workspace, on the worker's scripted server."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "README.md").write_text("# sample\n")
-    h = Harness(hermes_home, workspace)
+    h = Harness(hermes_home, workspace, servers)
     yield h
     h.close()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ui.tui_helpers import FIXED_NOW, TEST_ARM_SECONDS, reply, run_turn, write_config
+from ui.tui_helpers import FIXED_NOW, TEST_ARM_SECONDS, quick_probes, reply, run_turn, write_config
 from waits import wait_until
 
 from agent import gitsafe
@@ -85,7 +85,7 @@ _TRIGGERS: dict[str, list[str]] = {
     "include": ["status"],
     "include-if": ["status"],
     "ext-protocol": ["ls-remote", URL],
-}  # fmt: skip
+}
 """For each key, a git command that runs its program when git reads the key."""
 
 
@@ -104,8 +104,15 @@ def _git(ws: Path, args: list[str], env: dict[str, str], *, tty: bool = False) -
         return
     main, side = os.openpty()
     try:
-        subprocess.run(["git", *args], cwd=ws, env=env, stdin=subprocess.DEVNULL,
-                       stdout=side, stderr=side, timeout=TIMEOUT)  # fmt: skip
+        subprocess.run(
+            ["git", *args],
+            cwd=ws,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=side,
+            stderr=side,
+            timeout=TIMEOUT,
+        )
     finally:
         os.close(side)
         os.close(main)
@@ -124,8 +131,12 @@ def _arm(ws: Path, tmp_path: Path, keys: list[str]) -> Path:
         subprocess.run(["git", *args], cwd=ws, env=env, check=True, timeout=TIMEOUT)
     subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"],
-        cwd=ws, env=env, check=True, timeout=TIMEOUT, capture_output=True,
-    )  # fmt: skip
+        cwd=ws,
+        env=env,
+        check=True,
+        timeout=TIMEOUT,
+        capture_output=True,
+    )
     (ws / ".git" / "info").mkdir(exist_ok=True)
     (ws / ".git" / "info" / "exclude").write_text("excluded.txt\n")
     (ws / "excluded.txt").write_text("only git leaves this out\n")
@@ -185,8 +196,14 @@ def test_a_worktree_and_its_main_repository_are_listed_inert(tmp_path):
     linked = tmp_path / "linked"
     env = _plain_git_env(tmp_path / "home")
     env["GIT_CONFIG_GLOBAL"] = "/dev/null"
-    subprocess.run(["git", "-c", "core.fsmonitor=false", "worktree", "add", "-q", str(linked)],
-                   cwd=ws, env=env, check=True, timeout=TIMEOUT, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-c", "core.fsmonitor=false", "worktree", "add", "-q", str(linked)],
+        cwd=ws,
+        env=env,
+        check=True,
+        timeout=TIMEOUT,
+        capture_output=True,
+    )
     (linked / "new.txt").write_text("new\n")
     assert sorted(list_files(linked) or []) == [".gitattributes", "a.txt", "new.txt"]
     assert _ran(marks) == []
@@ -198,15 +215,20 @@ def test_a_worktree_and_its_main_repository_are_listed_inert(tmp_path):
 def _app(hermes_home: Path, workspace: Path, server, *, sandbox: str, approval: str):
     from agent.config import load_config
     from hermes_tui.app import HermesApp
-    from hermes_tui.probes import Probes
 
-    write_config(hermes_home, server.openai_base_url, retry_base_seconds=0.01,
-                 system_prompt="You are a test agent.", approval=approval)  # fmt: skip
+    write_config(
+        hermes_home,
+        server.openai_base_url,
+        retry_base_seconds=0.01,
+        system_prompt="You are a test agent.",
+        approval=approval,
+    )
     config = yaml.safe_load((hermes_home / "config.yaml").read_text())
     config["sandbox"] = sandbox
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config))
-    probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False,
-                    approval_arm_seconds=TEST_ARM_SECONDS)  # fmt: skip
+    probes = quick_probes(
+        now=lambda: FIXED_NOW, clock=lambda: 0.0, approval_arm_seconds=TEST_ARM_SECONDS
+    )
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 
 
@@ -217,8 +239,12 @@ def _write(path: str, content: str, call_id: str) -> dict:
 
 async def _index_rebuilt(pilot, app, version: int) -> None:
     index = app.completion.index
-    await wait_until(pilot, lambda: index.version > version and index._thread is None,
-                     what="the picker's index rebuilt", timeout=TIMEOUT)  # fmt: skip
+    await wait_until(
+        pilot,
+        lambda: index.version > version and index._thread is None,
+        what="the picker's index rebuilt",
+        timeout=TIMEOUT,
+    )
 
 
 async def _turn_settled(pilot, app, version: int) -> None:
@@ -249,9 +275,15 @@ async def test_the_app_runs_nothing_a_hostile_repository_names(
     marks = _arm(ws, tmp_path, keys if how == "direct" else ["include", "include-if"])
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     server = scripted(
-        {"replies": [_write("one.txt", "1\n", "w1"), reply("first done"),
-                     _write("a.txt", "changed\n", "w2"), reply("second done")]}
-    )  # fmt: skip
+        {
+            "replies": [
+                _write("one.txt", "1\n", "w1"),
+                reply("first done"),
+                _write("a.txt", "changed\n", "w2"),
+                reply("second done"),
+            ]
+        }
+    )
     app = _app(hermes_home, ws, server, sandbox="off", approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         index = app.completion.index

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import write_config
+from ui.tui_helpers import quick_probes
 
 from agent.config import load_config
 from agent.scripted import Script, ScriptedServer
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.theming import load_themes, theme_cache_path
 from hermes_tui.widgets.tool_block import ToolBlock
 from storage.db import SessionDB
@@ -63,7 +63,11 @@ async def test_theme_keeps_a_0600_config_0600_and_rewrites_it_atomically(
     config.write_text("# keep this comment\n" + config.read_text())
     config.chmod(0o600)
     before = config.stat().st_ino
-    app = HermesApp(load_config(), workspace=tmp_path, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=tmp_path,
+        probes=quick_probes(),
+    )
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("/theme hermes-light")
         await pilot.pause()
@@ -118,7 +122,11 @@ async def test_a_tool_block_never_shows_a_configured_key(hermes_home: Path, serv
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / ".env").write_text(f"OPENAI_API_KEY={KEY}\nDEBUG=1\n")
-    app = HermesApp(load_config(), workspace=workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=workspace,
+        probes=quick_probes(),
+    )
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("read it")
         await app.wait_for_turn(20)

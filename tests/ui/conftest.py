@@ -38,18 +38,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def scripted() -> Any:
-    """Start a scripted model server: `server = scripted({"replies": [...]})`."""
-    servers: list[ScriptedServer] = []
+def scripted(servers: Any) -> Any:
+    """A started scripted model server: `server = scripted({"replies": [...]})` (the
+    worker's server, loaded with this script; a second call in a test starts its own)."""
 
     def start(script: dict[str, Any]) -> ScriptedServer:
-        server = ScriptedServer(Script.from_dict(script)).start()
-        servers.append(server)
-        return server
+        return servers.start(Script.from_dict(script))
 
-    yield start
-    for server in servers:
-        server.stop()
+    return start
 
 
 @pytest.fixture
@@ -59,7 +55,10 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
     Deterministic: fixed wall clock and elapsed clock, no cursor blink, HOME=tmp_path so
     the demo hint reads `~/hermes-home/config.yaml` on every machine. Approval dialogs arm
     after `arm_seconds` of the real clock, or of `approval_clock` (a FakeClock that only
-    moves when the test says so).
+    moves when the test says so). Start-up skips its full garbage collection unless
+    `collect_before_freeze` (in a test process it costs about a second and collects nothing
+    the app keeps), and the demo model streams at once unless `demo_delay` is given (None:
+    the tour's own pace, about 5 s a turn).
     """
     monkeypatch.setenv("HOME", str(tmp_path))
 
@@ -68,6 +67,8 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
         *,
         approval_clock: Callable[[], float] | None = None,
         arm_seconds: float | None = TEST_ARM_SECONDS,
+        collect_before_freeze: bool = False,
+        demo_delay: float | None = 0.0,
         **agent: Any,
     ) -> HermesApp:
         settings = {"retry_base_seconds": 0.01, "system_prompt": "You are a test agent."}
@@ -83,6 +84,8 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
             now=lambda: FIXED_NOW,
             clock=lambda: 0.0,
             cursor_blink=False,
+            collect_before_freeze=collect_before_freeze,
+            demo_delay=demo_delay,
             approval_arm_seconds=arm_seconds,
         )
         if approval_clock is not None:

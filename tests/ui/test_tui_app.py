@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, reply, run_turn
+from ui.tui_helpers import answer_approval, quick_probes, reply, run_turn
 from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
@@ -161,7 +161,7 @@ async def test_new_starts_a_fresh_session(make_app, scripted):
         await run_turn(pilot, "first")
         first = app.agent.session_id
         await app.submit("/new")
-        await pilot.pause()
+        await wait_until(pilot, lambda: kinds(app) == [], what="the transcript emptied")
         assert kinds(app) == [] and app.agent.session_id is None
         await run_turn(pilot, "second")
         assert app.agent.session_id not in (None, first)
@@ -227,7 +227,11 @@ async def test_title_renames_the_session(make_app, scripted):
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await app.submit("/title My work")
-        await pilot.pause()
+        await wait_until(
+            pilot,
+            lambda: app.sessions_panel.sessions[0]["title"] == "My work",
+            what="the new title in the sessions panel",
+        )
         assert app.sessions_panel.sessions[0]["title"] == "My work"
 
 
@@ -309,7 +313,7 @@ async def test_resume_at_startup_by_title(make_app, scripted):
     again.resume_ref = "remember"
     async with again.run_test(size=(120, 40)) as pilot:
         await again.ready()
-        await pilot.pause()
+        await wait_until(pilot, lambda: kinds(again), what="the resumed session's rows")
         assert again.agent.session_id == session_id
         assert kinds(again) == ["UserMessage", "AnswerBlock"]
 
@@ -356,7 +360,6 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
 
     from agent.config import load_config
     from hermes_tui.app import HermesApp
-    from hermes_tui.probes import Probes
 
     server = scripted({"replies": [reply("priced answer")]})
     make_app(server)
@@ -364,7 +367,11 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
     data = yaml.safe_load(config.read_text())
     data["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=hermes_home, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=hermes_home,
+        probes=quick_probes(),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "what does it cost")
         # 1,200 input tokens at $2/M and 80 output tokens at $8/M.
@@ -376,9 +383,11 @@ async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_sessi
 async def test_the_start_up_heap_is_frozen_while_running_and_released_on_exit(make_app):
     import gc
 
-    app = make_app()
+    app = make_app(collect_before_freeze=True)  # the user's start-up, collection and all
     async with app.run_test(size=(100, 30)):
         await app.ready()
         assert gc.get_freeze_count() > 0
+        # The app's probes reach the demo it starts: make_app plays it at once.
+        assert app.runtime.demo_server.script.defaults["delay"] == 0.0
     # Frozen objects are never collected: an app that exits must hand them back.
     assert gc.get_freeze_count() == 0

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, run_turn
+from ui.tui_helpers import FIXED_NOW, quick_probes, run_turn
 from waits import wait_until
 
 from agent.config import load_config
 from agent.recovery import RECOVERY_NOTE
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import AnswerBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
@@ -48,7 +47,7 @@ def compacting_app(server: Any, hermes_home: Path, workspace: Path, **compressio
     return HermesApp(
         load_config(),
         workspace=workspace,
-        probes=Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False),
+        probes=quick_probes(now=lambda: FIXED_NOW, clock=lambda: 0.0),
     )
 
 

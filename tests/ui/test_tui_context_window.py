@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from ui.tui_helpers import FIXED_NOW
+from ui.tui_helpers import FIXED_NOW, quick_probes
 from waits import wait_until
 
 from agent.config import load_config
 from agent.models import DEFAULT_CONTEXT_WINDOW
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 
 
 def windows(app: HermesApp) -> tuple[int | None, int]:
@@ -34,7 +33,7 @@ async def test_context_bar_and_compaction_use_one_window(
     app = HermesApp(
         load_config(),
         workspace=workspace,
-        probes=Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0),
+        probes=quick_probes(now=lambda: FIXED_NOW, clock=lambda: 0.0),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.status_panel.status.model, what="the model shown")

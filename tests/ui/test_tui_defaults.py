@@ -4,11 +4,10 @@ at once, in the transcript and the status panel, and nothing is sent or stored."
 from __future__ import annotations
 
 import yaml
-from ui.tui_helpers import FIXED_NOW
+from ui.tui_helpers import FIXED_NOW, quick_probes
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.widgets.messages import ErrorBlock, NoticeLine
 
 
@@ -17,7 +16,7 @@ def hosted_app(home, workspace, **more_providers) -> HermesApp:
     providers = {"openai": provider, **more_providers}
     config = {"model": "openai:gpt-4.1", "providers": providers}
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False)
+    probes = quick_probes(now=lambda: FIXED_NOW, clock=lambda: 0.0)
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 
 

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import yaml
 from textual.widgets._markdown import MarkdownFence
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import quick_probes, reply, run_turn
 from waits import wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 
@@ -129,7 +128,11 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
     data = yaml.safe_load(config.read_text())
     data["keys"] = {"copy.answer": "f8", "transcript.previous": "f9"}
     config.write_text(yaml.safe_dump(data))
-    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=app.workspace,
+        probes=quick_probes(),
+    )
     async with app.run_test(size=(120, 30)) as pilot:
         await run_turn(pilot, "hi")
         written = capture_writes(app)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from ui.tui_helpers import reply, run_turn
+from waits import wait_until
 
 from hermes_tui.layout import SESSIONS_MIN_WIDTH, STATUS_MIN_WIDTH, panels_for
 from hermes_tui.widgets.answer import AnswerBlock
@@ -36,8 +37,12 @@ async def test_a_resize_lays_out_exactly_as_a_fresh_start(
     async with resized.run_test(size=start) as pilot:
         await run_turn(pilot, "show me")
         await pilot.resize_terminal(*end)
-        await pilot.pause()
-        await pilot.pause()
+        await wait_until(
+            pilot,
+            lambda: resized.export_screenshot() == expected,
+            what="the resized screen to match a fresh start's",
+            interval=0.05,
+        )
         assert (resized.sessions_panel.display, resized.status_panel.display) == tuple(
             panels_for(end[0]).values()
         )

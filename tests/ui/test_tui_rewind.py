@@ -145,7 +145,11 @@ async def test_undo_keeps_an_outside_edit_unless_confirmed(make_app, scripted, w
         assert app.screen.paths == ["app.py"]
         await pilot.press("enter")
         await app.changes.wait()
-        await pilot.pause()
+        await wait_until(
+            pilot,
+            lambda: "kept as changed outside" in "".join(markers(app)[-1:]),
+            what="the undo's marker",
+        )
         assert (workspace / "app.py").read_text() == "print('mine')\n"
         assert "kept as changed outside (app.py)" in markers(app)[-1]
 
@@ -164,7 +168,7 @@ async def test_rewind_both_restores_code_and_conversation(make_app, scripted, wo
         await pilot.press("enter")  # "second", the newest
         await pilot.press("enter")  # restore code and conversation
         await app.changes.wait()
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.composer.text, what="the rewound message back")
         assert (workspace / "app.py").read_text() == "print('hello')\n"
         assert (workspace / "one.txt").exists()
         assert app.agent.session_id == session_id
@@ -191,7 +195,7 @@ async def test_rewind_conversation_only_keeps_the_code(make_app, scripted, works
         await pilot.press("down", "enter")  # "first"
         await pilot.press("down", "enter")  # conversation only
         await app.changes.wait()
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.composer.text, what="the rewound message back")
         assert (workspace / "app.py").read_text() == "print('two')\n"
         assert not app.transcript.query(UserMessage)
         assert app.composer.text == "first"
@@ -227,7 +231,9 @@ async def test_rewind_code_only_keeps_the_conversation(make_app, scripted, works
         await pilot.press("down", "enter")  # "first"
         await pilot.press("down", "down", "enter")  # code only
         await app.changes.wait()
-        await pilot.pause()
+        await wait_until(
+            pilot, lambda: not isinstance(app.screen, RewindScreen), what="the picker closed"
+        )
         assert not (workspace / "one.txt").exists()
         assert (workspace / "app.py").read_text() == "print('hello')\n"
         assert [m.text for m in app.transcript.query(UserMessage)] == ["first", "second"]
@@ -321,8 +327,11 @@ async def test_export_writes_markdown_and_json_without_reasoning(make_app, scrip
         assert "```diff\n--- a/n.txt" in md and "+hi" in md
         assert "private" not in md
         await app.submit("/export json out/x.json")
-        await pilot.pause()
-        assert "does not exist" in app.transcript.children[-1].render().plain
+        await wait_until(
+            pilot,
+            lambda: "does not exist" in app.transcript.children[-1].render().plain,
+            what="the export's refusal",
+        )
         await app.submit("/export json t.json")
         await pilot.pause()
         data = json.loads((workspace / "t.json").read_text())

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from ui.tui_helpers import FIXED_NOW
+from ui.tui_helpers import FIXED_NOW, quick_probes
 from waits import wait_until
 
 from agent.config import load_config
 from agent.tools.hiding import CREDENTIAL_PLACES
 from agent.tools.sandbox import probe
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.screens.help import HelpScreen
 
 REAL = probe()
@@ -18,7 +17,7 @@ REAL = probe()
 
 def app_with(hermes_home, workspace, sandbox: str) -> HermesApp:
     (hermes_home / "config.yaml").write_text(f"sandbox: {sandbox}\n")
-    probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False)
+    probes = quick_probes(now=lambda: FIXED_NOW, clock=lambda: 0.0)
     return HermesApp(load_config(demo=True), workspace=workspace, probes=probes)
 
 

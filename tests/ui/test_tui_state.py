@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import quick_probes, reply, run_turn
 
 from agent.config import ConfigError, load_config
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.widgets.messages import AnswerBlock
 from hermes_tui.widgets.reasoning import ReasoningBlock
 
@@ -32,7 +31,11 @@ async def test_a_resumed_session_counts_on_from_its_stored_totals(
     config = yaml.safe_load((hermes_home / "config.yaml").read_text())
     config["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config))
-    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=app.workspace,
+        probes=quick_probes(),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         session_id = app.agent.session_id
@@ -57,7 +60,11 @@ async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
     server = scripted({"replies": [reply("The answer.", reasoning="private chain of thought")]})
     app = make_app(server)
     rewrite_config(hermes_home, ui={"show_reasoning": False})
-    app = HermesApp(load_config(), workspace=app.workspace, probes=Probes(cursor_blink=False))
+    app = HermesApp(
+        load_config(),
+        workspace=app.workspace,
+        probes=quick_probes(),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "think about it")
         assert not app.transcript.query(ReasoningBlock)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 from textual.filter import ANSIToTruecolor
+from ui.tui_helpers import quick_probes
 from waits import wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.theming import (
     DEFAULT_THEME,
     HERMES_KEYS,
@@ -118,7 +118,10 @@ async def test_theme_command_switches_and_remembers_only_ui_theme(make_app, herm
     assert text.startswith(original) or text.replace("ui:\n  theme: hermes-light\n", "") == original
     assert "# my settings" in text and "app.help: f10  # mine" in text
     assert ui_settings(load_config()).theme == "hermes-light"
-    restarted = HermesApp(load_config(), probes=Probes(cursor_blink=False))
+    restarted = HermesApp(
+        load_config(),
+        probes=quick_probes(),
+    )
     async with restarted.run_test(size=(120, 36)):
         assert restarted.theme == "hermes-light"
 
@@ -153,7 +156,7 @@ async def test_starting_in_a_theme_paints_what_switching_to_it_paints(
         HermesApp(
             fresh.config,
             workspace=fresh.workspace,
-            probes=Probes(now=fresh.probes.now, clock=fresh.probes.clock, cursor_blink=False),
+            probes=quick_probes(now=fresh.probes.now, clock=fresh.probes.clock),
         ),
         None,
     )

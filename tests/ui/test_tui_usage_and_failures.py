@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, reply, run_turn
+from ui.tui_helpers import FIXED_NOW, quick_probes, reply, run_turn
 from waits import wait_until
 
 from agent import events as ev
@@ -14,7 +14,6 @@ from agent.config import load_config
 from agent.kinds import CallPurpose
 from agent.messages import model_visible
 from hermes_tui.app import HermesApp
-from hermes_tui.probes import Probes
 from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import NoticeLine
 from hermes_tui.widgets.sessions_panel import session_label
@@ -31,7 +30,7 @@ def app_on(hermes_home: Path, workspace: Path, provider: dict, model: str = "tes
         "agent": {"retry_base_seconds": 0.01, "max_retries": 1},
     }
     (hermes_home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    probes = Probes(now=lambda: FIXED_NOW, clock=lambda: 0.0, cursor_blink=False)
+    probes = quick_probes(now=lambda: FIXED_NOW, clock=lambda: 0.0)
     return HermesApp(load_config(), workspace=workspace, probes=probes)
 
 

@@ -45,6 +45,15 @@ def write_config(home: Path, base_url: str, **agent: Any) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
+def quick_probes(**settings: Any) -> Any:
+    """Probes for an app a test builds by hand, as make_app's: no cursor blink, no start-up
+    collection, the demo at once; `settings` add the clocks and the like."""
+    from hermes_tui.probes import Probes
+
+    quick = {"cursor_blink": False, "collect_before_freeze": False, "demo_delay": 0.0}
+    return Probes(**{**quick, **settings})
+
+
 async def run_turn(pilot: Pilot, text: str, timeout: float = 20.0) -> None:
     """Submit `text` as the user would and wait until the turn is on screen."""
     app = pilot.app

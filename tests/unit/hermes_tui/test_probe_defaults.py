@@ -1,0 +1,13 @@
+"""What the user's app runs with: the test knobs' defaults are the shipped behaviour."""
+
+from __future__ import annotations
+
+from hermes_tui.probes import Probes
+
+
+def test_a_users_app_collects_before_it_freezes_and_plays_the_demo_at_its_pace():
+    """Only a test turns the start-up collection off or the demo's pace up (Z2: the frozen
+    heap holds no garbage; the demo streams for a person to read)."""
+    probes = Probes()
+    assert probes.collect_before_freeze is True
+    assert probes.demo_delay is None
