@@ -5,7 +5,7 @@ from agent.version import VERSION as __version__
 __all__ = ["Agent", "TurnResult", "__version__", "load_config"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # Lazy: importing `agent` must stay cheap (the TUI's first frame waits on it).
     if name in ("Agent", "TurnResult"):
         from agent import loop

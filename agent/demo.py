@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig
+from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig, ProviderKind
 
 
 def start_demo(config: Config) -> tuple[Config, Any]:
@@ -17,7 +17,7 @@ def start_demo(config: Config) -> tuple[Config, Any]:
     server = ScriptedServer(Script.load_demo()).start()
     demo = ProviderConfig(
         name=DEMO_PROVIDER,
-        kind="openai",
+        kind=ProviderKind.OPENAI,
         base_url=server.openai_base_url,
         api_key="demo",
         context_window=DEMO_CONTEXT_WINDOW,

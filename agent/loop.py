@@ -302,7 +302,7 @@ class Agent:
         refused = refusal(self.skew_guard, self.missing_key(), unknown_model(self.config, model))
         if refused is not None:
             refused.unsent = raw if refused.error_kind == ErrorKind.UPGRADED else typed
-            self.sink(ev.TurnError(refused.error or "", refused.error_kind or ""))
+            self.sink(ev.TurnError(refused.error or "", refused.error_kind or ErrorKind.OTHER))
         return refused
 
     @contextlib.contextmanager

@@ -8,9 +8,9 @@ app uses; the provider seam is `agent.providers.base.Provider`.
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from agent.events import Sink
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from agent.session_writer import SessionWriter
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
+
+T = TypeVar("T")
 
 
 class SessionStore(Protocol):
@@ -39,8 +41,12 @@ class SessionStore(Protocol):
         ...
 
     def call(
-        self, coro_fn: Callable[..., Awaitable[Any]], *args: Any, timeout: float = 30, **kwargs: Any
-    ) -> Any:
+        self,
+        coro_fn: Callable[..., Coroutine[Any, Any, T]],
+        *args: Any,
+        timeout: float = 30,
+        **kwargs: Any,
+    ) -> T:
         """Run one of the async methods below on the store's loop; block for its result."""
         ...
 
@@ -72,11 +78,15 @@ class SessionStore(Protocol):
         """Record a compaction in one transaction; the ids of the inserted rows (C5)."""
         ...
 
-    def enqueue_message(self, session_id: str, row: dict[str, Any]) -> concurrent.futures.Future:
+    def enqueue_message(
+        self, session_id: str, row: dict[str, Any]
+    ) -> concurrent.futures.Future[int]:
         """Queue a message row; the Future resolves to its id."""
         ...
 
-    def enqueue_session_update(self, session_id: str, **fields: Any) -> concurrent.futures.Future:
+    def enqueue_session_update(
+        self, session_id: str, **fields: Any
+    ) -> concurrent.futures.Future[None]:
         """Queue a change of the session's row (model, heartbeat...)."""
         ...
 
@@ -88,13 +98,15 @@ class SessionStore(Protocol):
         """Block until what was queued before is written (S4, S6)."""
         ...
 
-    def enqueue_checkpoint(self, session_id: str, row: dict[str, Any]) -> concurrent.futures.Future:
+    def enqueue_checkpoint(
+        self, session_id: str, row: dict[str, Any]
+    ) -> concurrent.futures.Future[int]:
         """Queue a checkpoint row (X2)."""
         ...
 
     def enqueue_checkpoint_update(
         self, session_id: str, key: str, **fields: Any
-    ) -> concurrent.futures.Future:
+    ) -> concurrent.futures.Future[None]:
         """Queue a change of a checkpoint (its after-snapshot, paths, undone)."""
         ...
 

@@ -119,7 +119,7 @@ class SessionWriter:
         `reason`: a failure the store just reported (else the store's last one).
         """
         store = self.store
-        if self.saving_waits():
+        if store is not None and self.saving_waits():  # (it waits only with a store)
             if not self._told_saving_waits:
                 self._told_saving_waits = True
                 self._notify(ev.SavingFailed(lock_wait_notice(store.path), waiting=True))

@@ -108,7 +108,7 @@ class TurnState:
 
     def _retrying(self, event: ev.Retrying, now: float) -> None:
         self._enter("retrying", now)
-        self.retry = f"retrying ({event.count}) in {event.delay:.0f} s"
+        self.retry = f"retrying ({event.progress}) in {event.delay:.0f} s"
 
     def _mcp_waiting(self, event: ev.McpWaiting, now: float) -> None:
         self._enter("mcp" if event.names else "waiting", now)
