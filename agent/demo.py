@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig, ProviderKind
 
+if TYPE_CHECKING:
+    from agent.scripted import ScriptedServer
 
-def start_demo(config: Config) -> tuple[Config, Any]:
+
+def start_demo(config: Config) -> tuple[Config, ScriptedServer | None]:
     """Start the demo server when `config.demo`; returns (config pointing at it, server|None)."""
     if not config.demo:
         return config, None

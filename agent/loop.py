@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
 
 if TYPE_CHECKING:
     from agent.tools.registry import ToolRegistry
+    from storage.rows import SessionRow
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -178,7 +179,7 @@ class Agent:
         """The session row's metadata (compaction's cooldown, the last context size)."""
         return self.state.metadata
 
-    def _enter(self, state: SessionState, session: dict[str, Any] | None) -> None:
+    def _enter(self, state: SessionState, session: Mapping[str, Any] | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
         self.usage_recorder.totals = Usage.of_session(session)
@@ -193,7 +194,10 @@ class Agent:
         self.context.new_session()
 
     def attach_session(
-        self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
+        self,
+        session_id: str,
+        rows: Sequence[Mapping[str, Any]],
+        session: Mapping[str, Any] | None = None,
     ) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3).
 
@@ -203,7 +207,7 @@ class Agent:
         self._enter(SessionState.of(session_id, rows, session), session)
         self.context.attach_rows(rows)
 
-    def resume(self, ref: str) -> dict[str, Any]:
+    def resume(self, ref: str) -> SessionRow:
         """Blocking resume by id or title through the store; returns the session row."""
         if self.store is None:
             raise ValueError("resuming needs a session store")

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from agent.session_writer import SessionWriter
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
+    from storage.checkpoints import CheckpointRow
+    from storage.rows import MessageRow, SessionRow
 
 T = TypeVar("T")
 
@@ -52,17 +54,17 @@ class SessionStore(Protocol):
 
     async def create_session(
         self, *, model: str, provider: str, workspace: str, title: str = ""
-    ) -> dict[str, Any]:
+    ) -> SessionRow:
         """Create a session and return its row (with its `id`)."""
         ...
 
-    async def find_session(self, ref: str) -> dict[str, Any] | None:
+    async def find_session(self, ref: str) -> SessionRow | None:
         """The session whose id or title matches `ref`, or None."""
         ...
 
     async def load_messages(
         self, session_id: str, *, include_compacted: bool = True
-    ) -> list[dict[str, Any]]:
+    ) -> list[MessageRow]:
         """The stored rows of a session, in order."""
         ...
 
@@ -110,7 +112,7 @@ class SessionStore(Protocol):
         """Queue a change of a checkpoint (its after-snapshot, paths, undone)."""
         ...
 
-    async def list_checkpoints(self, session_id: str) -> list[dict[str, Any]]:
+    async def list_checkpoints(self, session_id: str) -> list[CheckpointRow]:
         """The session's checkpoints, oldest first."""
         ...
 

@@ -6,6 +6,7 @@ from; both go through `SessionState.of`, so no field can be forgotten on one pat
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +30,8 @@ class SessionState:
     def of(
         cls,
         session_id: str | None = None,
-        rows: list[dict[str, Any]] = (),  # type: ignore[assignment]
-        session: dict[str, Any] | None = None,
+        rows: Sequence[Mapping[str, Any]] = (),
+        session: Mapping[str, Any] | None = None,
     ) -> SessionState:
         """The state of a stored session from its persisted rows and row (none: a new one)."""
         # Compacted rows are history for the transcript, never for the model (C, D3).

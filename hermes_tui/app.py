@@ -45,9 +45,13 @@ from hermes_tui.widgets.transcript import Transcript
 from hermes_tui.widgets.working_line import WorkingLine
 
 if TYPE_CHECKING:
+    from agent.inbox import InputQueue
+    from agent.loop import Agent
     from hermes_tui.changes import ChangesController
     from hermes_tui.commands.registry import CommandTable
     from hermes_tui.completion.controller import CompletionController
+    from hermes_tui.runtime import Runtime
+    from storage.db import SessionDB
 
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
@@ -74,9 +78,10 @@ class HermesApp(KeyActions, App[int]):
         self.probes = probes or Probes()
         self.resume_ref = resume
         self.workspace = Path(workspace or Path.cwd()).resolve()
-        self.runtime: Any = None
-        self.db: Any = None
-        self.agent: Any = None
+        # None until the start after the first frame has opened the store and built the agent.
+        self.runtime: Runtime | None = None
+        self.db: SessionDB | None = None
+        self.agent: Agent | None = None
         self.bridge = Bridge(self)
         self.layout = ScreenLayout(self)
         terminal_keys.install()
@@ -253,7 +258,7 @@ class HermesApp(KeyActions, App[int]):
         return self.turns.busy or self.sending.pending
 
     @property
-    def input_queue(self) -> Any:
+    def input_queue(self) -> InputQueue:
         """The input typed while the agent works (T1)."""
         return self.turns.queue
 

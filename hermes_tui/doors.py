@@ -1,0 +1,64 @@
+"""The app's services a controller may use, as small Protocols its own door is built from.
+
+Each controller takes a Protocol of exactly the parts of the app it uses (its door), never
+the whole HermesApp: these are the pieces of Textual's App some of those doors share, and
+`started`, which a part that runs only after the start uses to reach the agent or the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.worker import Worker
+
+T = TypeVar("T")
+
+
+class NotStarted(RuntimeError):
+    """A part that exists only after the app's start (the agent, the store) was used before."""
+
+
+def started(part: T | None, name: str) -> T:
+    """`part` (the agent, the store), which the start after the first frame has set."""
+    if part is None:
+        raise NotStarted(f"the {name} is used before the app has started")
+    return part
+
+
+class RunsWorkers(Protocol):
+    """Textual's workers: a coroutine (or a thread) the app runs and cancels."""
+
+    def run_worker(
+        self,
+        work: Any,
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Worker[Any]:
+        """Run `work` as a worker of the app."""
+        ...
+
+
+class ShowsScreens(Protocol):
+    """Textual's screen stack: a screen (a dialog, a panel) shown over the app."""
+
+    def push_screen(
+        self, screen: Screen[Any], callback: Callable[[Any], None] | None = None
+    ) -> Awaitable[Any]:
+        """Show `screen`; `callback` gets what it is dismissed with."""
+        ...
+
+
+class Notices(Protocol):
+    """A one-line notice in the transcript."""
+
+    async def notice(self, text: str, level: str = "info") -> None:
+        """Show `text` as a notice of `level` (info | warning | error)."""
+        ...
