@@ -22,6 +22,7 @@ from hermes_tui import terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
+from hermes_tui.doors import started
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.presenter import EventRouter
@@ -62,7 +63,9 @@ class HermesApp(KeyActions, App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "hermes-tui"
-    BINDINGS = KEY_BINDINGS
+    # Textual declares BINDINGS a list of Binding | tuple, and a list is invariant: ours, all
+    # Binding, is one such list all the same.
+    BINDINGS = KEY_BINDINGS  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -207,7 +210,7 @@ class HermesApp(KeyActions, App[int]):
         from storage.errors import StorageError, sentence
 
         self.composer.completer = self.completion
-        self.router.join(self.completion)
+        started(self.router, "event router").join(self.completion)  # made on mount
         try:
             runtime = await Runtime.start(
                 self.config, self.bridge, self.approval.approve, workspace=self.workspace
@@ -248,7 +251,7 @@ class HermesApp(KeyActions, App[int]):
     def write_failed(self, reason: str) -> None:
         """A database write failed (on the app loop); a turn reports it itself (S7, H7)."""
         if not self.turns.busy:
-            self.agent.check_saving(reason)
+            started(self.agent, "agent").check_saving(reason)
 
     # -- what the rest of the app and the tests call ------------------------------------------
     @property

@@ -7,14 +7,28 @@ awaited on the app's loop, which owns it. Every restore leaves a ◈ row in the 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from hermes_tui.doors import Notices, RunsWorkers, started
 from hermes_tui.screens.rewind import ConflictScreen, RewindChoice, RewindScreen, points_of
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.worker import Worker
+
+    from agent.checkpoints.checkpointer import Checkpointer
     from agent.checkpoints.restore import RestoreResult
     from agent.checkpoints.session import Rewind
-    from hermes_tui.app import HermesApp
+    from agent.loop import Agent
+    from hermes_tui.sessions import SessionsController
+    from hermes_tui.turns import TurnController
+    from hermes_tui.widgets.composer import Composer
+    from hermes_tui.widgets.transcript import Transcript
+    from storage.checkpoints import CheckpointRow
+    from storage.db import SessionDB
+
+R = TypeVar("R")
 
 NO_CHECKPOINTS = (
     "Checkpoints are off (no git binary was found, or `checkpoints.enabled` is false): "
@@ -23,22 +37,51 @@ NO_CHECKPOINTS = (
 NO_SESSION = "Nothing to rewind yet: send a message first."
 
 
+class ChangesHost(Notices, RunsWorkers, Protocol):
+    """What /undo, /rewind, /diff and /fork use of the app: the agent and the store (after
+    the start), the turns (none may run), the sessions, the transcript and the composer."""
+
+    agent: Agent | None
+    db: SessionDB | None
+    turns: TurnController
+    sessions: SessionsController
+
+    @property
+    def busy(self) -> bool:
+        """True while agent work runs or a sent line waits to run."""
+        ...
+
+    @property
+    def composer(self) -> Composer:
+        """The composer widget."""
+        ...
+
+    @property
+    def transcript(self) -> Transcript:
+        """The transcript widget."""
+        ...
+
+    async def push_screen_wait(self, screen: Screen[R]) -> R:
+        """Show `screen` and wait for what it is dismissed with."""
+        ...
+
+
 class ChangesController:
     """Restores code and conversation to a checkpoint, and shows the session's changes."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: ChangesHost) -> None:
         self.app = app
         self._last_escape: float | None = None
-        self.worker: Any = None
+        self.worker: Worker[None] | None = None
         """The running /undo, /rewind, /diff or /fork (tests wait for it)."""
 
-    def start(self, work: Any) -> None:
+    def start(self, work: Coroutine[Any, Any, None]) -> None:
         """Run one of the coroutines below as a worker: they may wait on a dialog."""
         self.worker = self.app.run_worker(
             self._reported(work), group="changes", exclusive=True, exit_on_error=False
         )
 
-    async def _reported(self, work: Any) -> None:
+    async def _reported(self, work: Coroutine[Any, Any, None]) -> None:
         from storage.errors import StorageError, sentence
 
         try:
@@ -52,19 +95,32 @@ class ChangesController:
             await self.worker.wait()
 
     @property
-    def _checkpointer(self) -> Any:
-        return self.app.agent.checkpointer
+    def _agent(self) -> Agent:
+        return started(self.app.agent, "agent")
 
-    async def _rows(self) -> list[dict[str, Any]]:
+    @property
+    def _db(self) -> SessionDB:
+        return started(self.app.db, "session store")
+
+    @property
+    def _session_id(self) -> str:
+        """The live session's id (each command here first checks there is one)."""
+        return started(self._agent.session_id, "session")
+
+    @property
+    def _checkpointer(self) -> Checkpointer | None:
+        return self._agent.checkpointer
+
+    async def _rows(self) -> list[CheckpointRow]:
         if self._checkpointer is not None:
             await asyncio.to_thread(self._checkpointer.idle)
-        return await self.app.db.list_checkpoints(self.app.agent.session_id)
+        return await self._db.list_checkpoints(self._session_id)
 
     async def _usable(self, what: str) -> bool:
         app = self.app
         if await app.turns.refused(what):
             return False
-        if app.agent.session_id is None:
+        if self._agent.session_id is None:
             await app.notice(NO_SESSION)
             return False
         return True
@@ -85,15 +141,15 @@ class ChangesController:
             return
         result = await self._restore(rewind)
         if result is not None:
-            self.app.agent.add_display_row("undo", _code_metadata(result))
+            self._agent.add_display_row("undo", _code_metadata(result))
 
     async def _restore(self, rewind: Rewind) -> RestoreResult | None:
         """Plan, ask about outside edits, apply; None when there was nothing to do."""
         from agent.checkpoints import session
         from agent.checkpoints.shadow import ShadowError
 
-        checkpointer = self._checkpointer
-        db, session_id = self.app.db, self.app.agent.session_id
+        checkpointer = started(self._checkpointer, "checkpointer")  # the callers checked it
+        db, session_id = self._db, self._session_id
         try:
             plan = await asyncio.to_thread(session.plan, checkpointer, rewind)
         except ShadowError as exc:
@@ -104,9 +160,9 @@ class ChangesController:
             return None
         overwrite = False
         if plan.conflicts:
-            overwrite = bool(
-                await self.app.push_screen_wait(ConflictScreen([c.path for c in plan.conflicts]))
-            )
+            screen = ConflictScreen([c.path for c in plan.conflicts])
+            answer = await self.app.push_screen_wait(screen)
+            overwrite = bool(answer)  # None too when it closes without an answer
         return await asyncio.to_thread(
             session.apply,
             checkpointer,
@@ -125,7 +181,7 @@ class ChangesController:
         # Checkpoints first: that waits for the last turn's closing snapshot and writes what
         # is queued, so the messages read next are all there, each with its checkpoint.
         checkpoints = await self._rows()
-        rows = await self.app.db.load_messages(self.app.agent.session_id)
+        rows = await self._db.load_messages(self._session_id)
         points = points_of(rows, checkpoints)
         if not points:
             await self.app.notice(NO_SESSION)
@@ -153,21 +209,20 @@ class ChangesController:
         if choice.action in ("both", "conversation"):
             meta["branch"] = await self._rewind_conversation(point.seq)
             app.composer.text = point.text
-        app.agent.add_display_row("rewind", meta)
+        self._agent.add_display_row("rewind", meta)
 
     async def _rewind_conversation(self, seq: int) -> str:
         """The session goes on from before `seq`; later rows move to a branch session."""
-        app = self.app
-        session_id = app.agent.session_id
-        branch = await app.db.branch_session(session_id, seq, kind="rewind", move_later=True)
+        session_id = self._session_id
+        branch = await self._db.branch_session(session_id, seq, kind="rewind", move_later=True)
         await self._reattach(session_id)
         return branch["id"]
 
     async def _reattach(self, session_id: str) -> None:
         app = self.app
-        session = await app.db.get_session(session_id)
-        rows = await app.db.load_messages(session_id)
-        app.agent.attach_session(session_id, rows, session)
+        session = await self._db.get_session(session_id)
+        rows = await self._db.load_messages(session_id)
+        self._agent.attach_session(session_id, rows, session)
         await app.transcript.clear()
         await app.transcript.open_history()
         await app.sessions.refresh()
@@ -178,14 +233,15 @@ class ChangesController:
         app = self.app
         if not await self._usable("fork"):
             return
-        parent_id = app.agent.session_id
-        parent = await app.db.get_session(parent_id)
+        parent_id = self._session_id
+        parent = await self._db.get_session(parent_id)
         if seq is None:
-            seq = await app.db.last_message_seq(parent_id) or 0
+            seq = await self._db.last_message_seq(parent_id) or 0
         # The same title: the sessions panel marks it as a fork of its parent.
-        fork = await app.db.branch_session(parent_id, seq, kind="fork")
+        fork = await self._db.branch_session(parent_id, seq, kind="fork")
         await self._reattach(fork["id"])
-        app.agent.add_display_row("fork", {"from": (parent or {}).get("title") or parent_id})
+        title = parent.get("title") if parent else None
+        self._agent.add_display_row("fork", {"from": title or parent_id})
         if text:
             app.composer.text = text
 

@@ -7,7 +7,7 @@ session's checkpoint rows (storage's `list_checkpoints`) as read by the caller.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,17 +22,17 @@ NOTHING_TO_UNDO = "Nothing to undo: no turn of this session has changed a file."
 class Rewind:
     """A restore to prepare: the checkpoint rows from the target on, and the paths it covers."""
 
-    chain: list[dict[str, Any]]
+    chain: list[Mapping[str, Any]]
     only: tuple[str, ...] = ()
     undo: bool = False
 
 
-def turn_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def turn_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The checkpoints turns took (not those a rewind or undo recorded)."""
     return [row for row in rows if row.get("kind", "turn") == "turn"]
 
 
-def rewind_to_message(rows: Sequence[dict[str, Any]], message_id: int) -> Rewind | None:
+def rewind_to_message(rows: Sequence[Mapping[str, Any]], message_id: int) -> Rewind | None:
     """Back to before the user message `message_id`: the first checkpoint from it on."""
     for index, row in enumerate(rows):
         linked = row.get("message_id")
@@ -41,7 +41,7 @@ def rewind_to_message(rows: Sequence[dict[str, Any]], message_id: int) -> Rewind
     return None
 
 
-def last_turn(rows: Sequence[dict[str, Any]]) -> Rewind | None:
+def last_turn(rows: Sequence[Mapping[str, Any]]) -> Rewind | None:
     """The last turn that changed something and is not undone yet, for /undo."""
     for index in reversed(range(len(rows))):
         row = rows[index]
@@ -72,8 +72,8 @@ def apply(
     restore_plan: RestorePlan,
     *,
     overwrite: bool,
-    record: Callable[[dict[str, Any]], None],
-    mark_undone: Callable[[str], None],
+    record: Callable[[dict[str, Any]], object],
+    mark_undone: Callable[[str], object],
 ) -> RestoreResult:
     """Write the plan back (conflicts too when `overwrite`), and record it as a checkpoint
     of its own, so a later rewind counts what it wrote as the agent's, not as outside."""
@@ -97,7 +97,7 @@ def apply(
     return result
 
 
-def session_diff(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> list[FileDiff]:
+def session_diff(checkpointer: Checkpointer, rows: Sequence[Mapping[str, Any]]) -> list[FileDiff]:
     """Every file that differs now from the session's first checkpoint, as diffs."""
     if not rows:
         return []
