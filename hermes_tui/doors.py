@@ -50,7 +50,9 @@ class ShowsScreens(Protocol):
     """Textual's screen stack: a screen (a dialog, a panel) shown over the app."""
 
     def push_screen(
-        self, screen: Screen[Any], callback: Callable[[Any], None] | None = None
+        self,
+        screen: Screen[Any],
+        callback: Callable[[Any], None] | Callable[[Any], Awaitable[None]] | None = None,
     ) -> Awaitable[Any]:
         """Show `screen`; `callback` gets what it is dismissed with."""
         ...
