@@ -98,7 +98,7 @@ class HermesApp(KeyActions, App[int]):
         self.status = StatusPresenter(self)
         self.approval = ApprovalFlow(self)
         self.sessions = SessionsController(self)
-        self.themes = theming.AppThemes(self)
+        self.themes = theming.AppThemes(self, settings=self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()
