@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ from agent.providers.factory import ProviderCache
 from agent.requests import next_request
 from agent.secrets import Secrets
 from agent.server_check import ServerAsker
-from agent.session_state import COOLDOWN_KEY, SessionState, title_of
+from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
@@ -179,7 +179,7 @@ class Agent:
         """The session row's metadata (compaction's cooldown, the last context size)."""
         return self.state.metadata
 
-    def _enter(self, state: SessionState, session: Mapping[str, Any] | None) -> None:
+    def _enter(self, state: SessionState, session: StoredRow | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
         self.usage_recorder.totals = Usage.of_session(session)
@@ -194,10 +194,7 @@ class Agent:
         self.context.new_session()
 
     def attach_session(
-        self,
-        session_id: str,
-        rows: Sequence[Mapping[str, Any]],
-        session: Mapping[str, Any] | None = None,
+        self, session_id: str, rows: Sequence[StoredRow], session: StoredRow | None = None
     ) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3).
 

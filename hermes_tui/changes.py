@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from hermes_tui.doors import Notices, RunsWorkers, started
+from hermes_tui.doors import Notices, RunsWorkers, agent_of, started, store_of
 from hermes_tui.screens.rewind import ConflictScreen, RewindChoice, RewindScreen, points_of
 
 if TYPE_CHECKING:
@@ -96,11 +96,11 @@ class ChangesController:
 
     @property
     def _agent(self) -> Agent:
-        return started(self.app.agent, "agent")
+        return agent_of(self.app)
 
     @property
     def _db(self) -> SessionDB:
-        return started(self.app.db, "session store")
+        return store_of(self.app)
 
     @property
     def _session_id(self) -> str:

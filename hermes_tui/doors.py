@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.worker import Worker
 
+    from agent.loop import Agent
+    from storage.db import SessionDB
+
 T = TypeVar("T")
 
 
@@ -26,6 +29,34 @@ def started(part: T | None, name: str) -> T:
     if part is None:
         raise NotStarted(f"the {name} is used before the app has started")
     return part
+
+
+class HasStore(Protocol):
+    """An app that opens the session store at its start."""
+
+    @property
+    def db(self) -> SessionDB | None:
+        """The store, None before the start."""
+        ...
+
+
+def store_of(app: HasStore) -> SessionDB:
+    """The app's session store, once it has started."""
+    return started(app.db, "session store")
+
+
+class HasAgent(Protocol):
+    """An app that builds the agent at its start."""
+
+    @property
+    def agent(self) -> Agent | None:
+        """The agent, None before the start."""
+        ...
+
+
+def agent_of(app: HasAgent) -> Agent:
+    """The app's agent, once it has started."""
+    return started(app.agent, "agent")
 
 
 class RunsWorkers(Protocol):

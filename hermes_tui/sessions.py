@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import events as ev
-from hermes_tui.doors import Notices, RunsWorkers, ShowsScreens, started
+from hermes_tui.doors import Notices, RunsWorkers, ShowsScreens, agent_of, started, store_of
 from hermes_tui.safe_text import has_hidden
 
 if TYPE_CHECKING:
@@ -76,11 +76,11 @@ class SessionsController:
 
     @property
     def _agent(self) -> Agent:
-        return started(self.app.agent, "agent")
+        return agent_of(self.app)
 
     @property
     def _db(self) -> SessionDB:
-        return started(self.app.db, "session store")
+        return store_of(self.app)
 
     def routes(self) -> Iterable[tuple[type, Callable[[Any], Coroutine[Any, Any, None]]]]:
         """A turn that starts may have created its session: the list shows it (see EventRouter)."""

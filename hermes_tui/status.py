@@ -15,7 +15,7 @@ from textual.timer import Timer
 from agent import events as ev
 from agent.config import DEMO_PROVIDER
 from agent.kinds import CallPurpose
-from hermes_tui.doors import started
+from hermes_tui.doors import agent_of
 from hermes_tui.durations import format_duration
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ class StatusPresenter:
 
     @property
     def _agent(self) -> Agent:
-        return started(self.app.agent, "agent")
+        return agent_of(self.app)
 
     def routes(self) -> Iterable[tuple[type, Callable[[Any], None]]]:
         """The events this presenter follows, each with its handler (see EventRouter)."""
