@@ -30,11 +30,11 @@ class ApprovalHost(ShowsScreens, Protocol):
         """The composer (the dialog hands focus back to it)."""
         ...
 
-    def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # noqa: V107
         """Run `callback` on the app's loop; block this (other) thread for its result."""
         ...
 
-    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:  # noqa: V107
         """Run `callback` on the app's loop after the messages already queued."""
         ...
 

@@ -3,6 +3,9 @@
 Each controller takes a Protocol of exactly the parts of the app it uses (its door), never
 the whole HermesApp: these are the pieces of Textual's App some of those doors share, and
 `started`, which a part that runs only after the start uses to reach the agent or the store.
+
+A door's parameters keep Textual's names (callers pass them as keywords), which vulture
+counts as unused: those lines say `noqa: V107`.
 """
 
 from __future__ import annotations
@@ -68,9 +71,9 @@ class RunsWorkers(Protocol):
         name: str | None = "",
         group: str = "default",
         description: str = "",
-        exit_on_error: bool = True,
+        exit_on_error: bool = True,  # noqa: V107
         start: bool = True,
-        exclusive: bool = False,
+        exclusive: bool = False,  # noqa: V107
         thread: bool = False,
     ) -> Worker[Any]:
         """Run `work` as a worker of the app."""
@@ -83,7 +86,7 @@ class ShowsScreens(Protocol):
     def push_screen(
         self,
         screen: Screen[Any],
-        callback: Callable[[Any], None] | Callable[[Any], Awaitable[None]] | None = None,
+        callback: Callable[[Any], None] | Callable[[Any], Awaitable[None]] | None = None,  # noqa: V107
     ) -> Awaitable[Any]:
         """Show `screen`; `callback` gets what it is dismissed with."""
         ...

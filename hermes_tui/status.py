@@ -237,7 +237,7 @@ class StatusHost(Protocol):
     def set_timer(
         self,
         delay: float,
-        callback: Callable[[], Any] | None = None,
+        callback: Callable[[], Any] | None = None,  # noqa: V107
         *,
         name: str | None = None,
         pause: bool = False,
@@ -248,10 +248,10 @@ class StatusHost(Protocol):
     def set_interval(
         self,
         interval: float,
-        callback: Callable[[], Any] | None = None,
+        callback: Callable[[], Any] | None = None,  # noqa: V107
         *,
         name: str | None = None,
-        repeat: int = 0,
+        repeat: int = 0,  # noqa: V107
         pause: bool = False,
     ) -> Timer:
         """Call `callback` every `interval` seconds."""
