@@ -1,11 +1,13 @@
 """The agent core: plain Python, no Textual. See DESIGN.md for the public API."""
 
+from typing import Any
+
 from agent.version import VERSION as __version__
 
 __all__ = ["Agent", "TurnResult", "__version__", "load_config"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:  # a class or a function, found on first use
     # Lazy: importing `agent` must stay cheap (the TUI's first frame waits on it).
     if name in ("Agent", "TurnResult"):
         from agent import loop

@@ -649,19 +649,18 @@ def _stream_summary(job: _Job, words: int) -> _Streamed:
     stream = job.provider.stream(request, job.abort)
     try:
         for part in stream:
-            kind = type(part)
-            if kind is TextPart:
+            if type(part) is TextPart:
                 written += len(part.text)
                 parts.append(part.text)
                 job.progress.advance(len(part.text))
-            elif kind is ReasoningPart:
+            elif type(part) is ReasoningPart:
                 reasoning += len(part.text)
                 job.progress.advance(0)
-            elif kind is ThinkingPart:
+            elif type(part) is ThinkingPart:
                 job.progress.advance(0)
-            elif kind is UsagePart:
+            elif type(part) is UsagePart:
                 usage = part
-            elif kind is FinishPart:
+            elif type(part) is FinishPart:
                 finish = part.reason
             if written > cap or reasoning > cap:  # H10: cut off, read no further
                 finish = "length"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from agent.answer_cap import DEFAULT_MAX_ANSWER_MB
 from agent.config_cache import CheckedFile, cache_key, config_cache_path
@@ -34,7 +34,7 @@ from agent.credentials import header_problem, safe_url, unsendable_key
 from agent.homes import default_home, platform_home, tilde
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
-from agent.pricing import PRICE_KEYS
+from agent.pricing import PriceKey
 
 # Defined where they belong, and part of what callers import from here.
 __all__ = ["ConfigError", "default_home", "platform_home", "tilde"]
@@ -100,7 +100,6 @@ def _not_a_place(item: str) -> str | None:
 
 Seconds = Annotated[float, AtLeast(0)]
 HeaderText = Annotated[str, Before(scalar_text), Check(_unsendable)]
-PriceKey = Literal[PRICE_KEYS]
 Price = Annotated[float, AtLeast(0), Must("be a number of dollars per million tokens")]
 Prices = Annotated[dict[PriceKey, Price], Must("be a mapping like {input: 2.0, output: 8.0}")]
 Places = Annotated[tuple[Annotated[str, Check(_not_a_place)], ...], Must("be a list of paths")]
@@ -403,18 +402,18 @@ def _env_providers(existing: dict[str, ProviderConfig]) -> dict[str, ProviderCon
     if "openai" not in out and os.environ.get("OPENAI_API_KEY"):
         out["openai"] = ProviderConfig(
             name="openai",
-            kind="openai",
+            kind=ProviderKind.OPENAI,
             base_url=os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
             api_key_env="OPENAI_API_KEY",
         )
     if "anthropic" not in out and os.environ.get("ANTHROPIC_API_KEY"):
         out["anthropic"] = ProviderConfig(
-            name="anthropic", kind="anthropic", api_key_env="ANTHROPIC_API_KEY"
+            name="anthropic", kind=ProviderKind.ANTHROPIC, api_key_env="ANTHROPIC_API_KEY"
         )
     if "openrouter" not in out and os.environ.get("OPENROUTER_API_KEY"):
         out["openrouter"] = ProviderConfig(
             name="openrouter",
-            kind="openai",
+            kind=ProviderKind.OPENAI,
             base_url="https://openrouter.ai/api/v1",
             api_key_env="OPENROUTER_API_KEY",
         )
@@ -441,7 +440,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
     providers = _env_providers(file.providers)
     model = _configured_model(path, raw, file.model, providers)
     is_demo = demo or model is None or split_model_ref(model)[0] == DEMO_PROVIDER
-    if is_demo:
+    if is_demo or model is None:  # (no model is a demo: said again for the type checker)
         providers = {**providers, DEMO_PROVIDER: ProviderConfig(name=DEMO_PROVIDER, api_key="demo")}
         model = f"{DEMO_PROVIDER}:{DEMO_MODEL}"
     else:

@@ -91,7 +91,10 @@ def schema_fingerprint(hint: Any) -> str | None:
 
 @functools.cache
 def _module_digest(name: str) -> str:
-    return hashlib.sha256(Path(sys.modules[name].__file__).read_bytes()).hexdigest()
+    file = sys.modules[name].__file__
+    if file is None:
+        raise TypeError(f"{name} was not loaded from a file")  # as Path(None) would
+    return hashlib.sha256(Path(file).read_bytes()).hexdigest()
 
 
 def declaring_modules(hint: Any, seen: set[Any]) -> set[str]:
@@ -214,7 +217,7 @@ def from_data(hint: Any, data: Any) -> Any:
     if data is None:
         return None
     bare = bare_type(hint)
-    if dataclasses.is_dataclass(bare):
+    if isinstance(bare, type) and dataclasses.is_dataclass(bare):  # a class, never an instance
         hints = type_hints(bare)
         fields = {f.name for f in dataclasses.fields(bare)}
         if not isinstance(data, dict) or set(data) - fields:

@@ -20,7 +20,17 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    TypeVar,
+    Union,
+    dataclass_transform,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from agent.config_source import ConfigError, LineMapping, walk
 from agent.credentials import is_credential_name
@@ -34,6 +44,7 @@ NOT_IN_FILE = {"in_file": False}
 """Field metadata: set by the loader, not a key of the file (`providers.NAME.name`)."""
 
 
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def settings(cls: type[T]) -> type[T]:
     """A frozen dataclass whose fields are the keys of a config section (unknown ones refused)."""
     cls.__pydantic_config__ = FILE_CONFIG  # type: ignore[attr-defined]
@@ -130,7 +141,9 @@ def _prepared(hint: Any, data: Any) -> Any:
 
 
 def _prepared_mapping(bare: Any, data: dict[Any, Any]) -> dict[Any, Any]:
-    hints = type_hints(bare) if dataclasses.is_dataclass(bare) else {}
+    # A hint is a class, never an instance: the isinstance narrows it for the type checker.
+    is_settings = isinstance(bare, type) and dataclasses.is_dataclass(bare)
+    hints = type_hints(bare) if is_settings else {}
     default = get_args(bare)[1] if get_origin(bare) is dict else Any
     out = {k: _prepared(hints.get(str(k), default), v) for k, v in data.items() if v is not None}
     return LineMapping(out, data.lines) if isinstance(data, LineMapping) else out
@@ -151,7 +164,9 @@ _NOUNS = {
 """What a setting must be, in words, by the kind of pydantic error."""
 
 
-def _sentence(error: Mapping[str, Any], cls: Any, data: Any, path: Path, at: tuple) -> str:
+def _sentence(
+    error: Mapping[str, Any], cls: Any, data: Any, path: Path, at: tuple[str, ...]
+) -> str:
     """The one sentence for pydantic's `error` about `data` (read from `path`)."""
     loc, kind, inside_list = _located(error)
     value, line = walk(data, loc)
@@ -199,7 +214,7 @@ def _declared(cls: Any, loc: Sequence[str | int]) -> tuple[Any, list[str]]:
     hint, owner = cls, None
     for part in loc:
         bare = bare_type(hint)
-        if dataclasses.is_dataclass(bare):
+        if isinstance(bare, type) and dataclasses.is_dataclass(bare):
             owner, hint = bare, type_hints(bare).get(str(part), Any)
         elif get_origin(bare) in (dict, tuple, list):
             owner, hint = None, get_args(bare)[-1 if get_origin(bare) is dict else 0]

@@ -12,7 +12,7 @@ class ConfigError(Exception):
     """A configuration problem, phrased as one sentence that names the file, line and key."""
 
 
-class LineMapping(dict):
+class LineMapping(dict[Any, Any]):
     """A dict that knows the source line of each key (`lines`, by the key as text)."""
 
     def __init__(self, data: dict[Any, Any], lines: dict[str, int]) -> None:
@@ -29,7 +29,9 @@ def line_loader() -> type:
     """
     import yaml
 
-    class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    # The base is chosen at run time (libyaml's loader exists only when PyYAML was built
+    # with it), which no static checker can follow.
+    class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
         pass
 
     def construct_mapping(loader: Any, node: Any) -> dict[str, Any]:

@@ -46,7 +46,8 @@ def context_report(agent: Agent) -> ContextReport:
     """The parts of the request `agent` would send now (estimates: ~4 characters a token)."""
     request = agent.request()
     section = agent.context.instructions.prompt_section()
-    base = request.system[: len(request.system) - len(section)] if section else request.system
+    system = request.system or ""  # (the agent's requests always carry their prompt)
+    base = system[: len(system) - len(section)] if section else system
     files = tuple(FileCost(f.listed, f.scope, f.tokens, f.truncated) for f in agent.context.files)
     visible = model_visible(request.messages)
     return ContextReport(

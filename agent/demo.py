@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
-from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig
+from agent.config import DEMO_CONTEXT_WINDOW, DEMO_PROVIDER, Config, ProviderConfig, ProviderKind
+
+if TYPE_CHECKING:
+    from agent.scripted import ScriptedServer
 
 
-def start_demo(config: Config, *, delay: float | None = None) -> tuple[Config, Any]:
+def start_demo(
+    config: Config, *, delay: float | None = None
+) -> tuple[Config, ScriptedServer | None]:
     """Start the demo server when `config.demo`; returns (config pointing at it, server|None).
 
     `delay`: seconds between the stream's chunks (None: the tour's own pace, set for a person
@@ -24,7 +29,7 @@ def start_demo(config: Config, *, delay: float | None = None) -> tuple[Config, A
     server = ScriptedServer(script).start()
     demo = ProviderConfig(
         name=DEMO_PROVIDER,
-        kind="openai",
+        kind=ProviderKind.OPENAI,
         base_url=server.openai_base_url,
         api_key="demo",
         context_window=DEMO_CONTEXT_WINDOW,

@@ -49,7 +49,9 @@ class TextDelta(NamedTuple):
 class ToolCallDelta(NamedTuple):
     """The model is streaming a tool call (name known, arguments growing)."""
 
-    index: int
+    # The field shadows tuple.index (never called on an event), and keeps its name: it is
+    # a key of `run --json`'s output.
+    index: int  # type: ignore[assignment]
     name: str
 
 
@@ -145,7 +147,7 @@ class Retrying(NamedTuple):
     reason: str
 
     @property
-    def count(self) -> str:
+    def progress(self) -> str:
         """`n/m` for the user: this retry's number (the first is 1) of the retries there can
         be (`attempt` counts the first try too)."""
         return f"{max(1, self.attempt - 1)}/{max(1, self.max_attempts - 1)}"

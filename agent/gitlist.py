@@ -52,9 +52,10 @@ def find_repository(workspace: Path) -> Repository | None:
         if dot_git.is_dir():
             git_dir = dot_git
         elif dot_git.is_file():
-            git_dir = _gitfile_target(dot_git)
-            if git_dir is None:
+            target = _gitfile_target(dot_git)
+            if target is None:
                 return None
+            git_dir = target
         elif dot_git.exists() or os.path.lexists(dot_git):
             return None
         else:

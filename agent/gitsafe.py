@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 GIT = "git"
 
@@ -125,14 +126,14 @@ def start(
     env: Mapping[str, str],
     cwd: Path,
     *,
-    stdin: object,
+    stdin: IO[bytes],
     settings: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     """Start git reading `stdin` (an open file), its output dropped; `env` from `inert_env`."""
     _check(env)
     return subprocess.Popen(
         _argv(args, settings),
-        stdin=stdin,  # type: ignore[arg-type]
+        stdin=stdin,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=dict(env),

@@ -45,6 +45,9 @@ HEADER = (
 )
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
+FileStamp = tuple[int, int, int, int]
+"""A read file's device, inode, size and modification time (ns): changed when it changed."""
+
 
 @dataclass(frozen=True)
 class InstructionFile:
@@ -59,7 +62,7 @@ class InstructionFile:
     shown: str
     scope: str
     text: str
-    stamp: tuple[int, int, int, int]
+    stamp: FileStamp
     full_chars: int
     also: tuple[str, ...] = ()
 
@@ -142,7 +145,7 @@ def _inside(path: Path, root: Path) -> bool:
     return real == root or real.is_relative_to(root)
 
 
-def read_instruction(path: Path, confine: Path | None, cap: int) -> tuple[str, tuple, int]:
+def read_instruction(path: Path, confine: Path | None, cap: int) -> tuple[str, FileStamp, int]:
     """(text up to `cap` characters, stamp, full length) of one instruction file.
 
     `confine`: the file, its links followed, must stay under this directory. Raises

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ from agent.providers.factory import ProviderCache
 from agent.requests import next_request
 from agent.secrets import Secrets
 from agent.server_check import ServerAsker
-from agent.session_state import COOLDOWN_KEY, SessionState, title_of
+from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
@@ -49,6 +49,7 @@ from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
 
 if TYPE_CHECKING:
     from agent.tools.registry import ToolRegistry
+    from storage.rows import SessionRow
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -176,7 +177,7 @@ class Agent:
     def messages(self, messages: list[Message]) -> None:
         self.state.messages = messages
 
-    def _enter(self, state: SessionState, session: dict[str, Any] | None) -> None:
+    def _enter(self, state: SessionState, session: StoredRow | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
         self.usage_recorder.totals = Usage.of_session(session)
@@ -191,7 +192,7 @@ class Agent:
         self.context.new_session()
 
     def attach_session(
-        self, session_id: str, rows: list[dict[str, Any]], session: dict[str, Any] | None = None
+        self, session_id: str, rows: Sequence[StoredRow], session: StoredRow | None = None
     ) -> None:
         """Switch to a stored session from its persisted rows (no I/O here) (D3).
 
@@ -201,7 +202,7 @@ class Agent:
         self._enter(SessionState.of(session_id, rows, session), session)
         self.context.attach_rows(rows)
 
-    def resume(self, ref: str) -> dict[str, Any]:
+    def resume(self, ref: str) -> SessionRow:
         """Blocking resume by id or title through the store; returns the session row."""
         if self.store is None:
             raise ValueError("resuming needs a session store")
@@ -300,7 +301,7 @@ class Agent:
         refused = refusal(self.skew_guard, self.missing_key(), unknown_model(self.config, model))
         if refused is not None:
             refused.unsent = raw if refused.error_kind == ErrorKind.UPGRADED else typed
-            self.sink(ev.TurnError(refused.error or "", refused.error_kind or ""))
+            self.sink(ev.TurnError(refused.error or "", refused.error_kind or ErrorKind.OTHER))
         return refused
 
     @contextlib.contextmanager

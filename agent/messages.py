@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +84,7 @@ class Message:
         }
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Message:
+    def from_row(cls, row: Mapping[str, Any]) -> Message:
         """Rebuild a message from a stored row (as returned by SessionDB.load_messages)."""
         calls = row.get("tool_calls") or []
         return cls(

@@ -42,7 +42,7 @@ MAX_BACKOFF_SECONDS = 60.0
 
 def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
     """Exponential backoff with jitter, never shorter than Retry-After (W8)."""
-    delay = base * (2 ** (attempt - 1))
+    delay = base * (2.0 ** (attempt - 1))
     delay = min(delay, MAX_BACKOFF_SECONDS) * (0.5 + random.random() / 2)
     if retry_after is not None:
         delay = max(delay, retry_after)
@@ -70,8 +70,7 @@ def stream_into(
             if abort.fired:
                 # Belt and braces: even when no socket could be shut down, stop reading.
                 break
-            kind = type(part)
-            if kind is TextPart:
+            if type(part) is TextPart:
                 text = part.text
                 draft.text_chars += len(text)
                 over = draft.text_chars - cap
@@ -86,7 +85,7 @@ def stream_into(
                 if over > 0:
                     draft.finish = "length"
                     break
-            elif kind is ReasoningPart:
+            elif type(part) is ReasoningPart:
                 text = part.text
                 draft.produced = True
                 draft.reasoning_chars += len(text)
@@ -100,19 +99,19 @@ def stream_into(
                     draft.capped = cut_off_sentence("reasoning", max_answer_mb)
                     draft.finish = "length"
                     break
-            elif kind is ToolCallPart:
+            elif type(part) is ToolCallPart:
                 if draft.add_call_part(part):
                     sink(ev.ToolCallDelta(part.index, part.name or ""))
-            elif kind is ThinkingPart:
+            elif type(part) is ThinkingPart:
                 # Only complete, signed blocks are kept, and only for this turn (A7).
                 if part.signature or part.redacted_data:
                     draft.thinking.append(
                         ThinkingBlock(part.thinking, part.signature, part.redacted_data)
                     )
-            elif kind is UsagePart:
+            elif type(part) is UsagePart:
                 draft.usage = part
                 on_usage(part)
-            elif kind is FinishPart:
+            elif type(part) is FinishPart:
                 draft.finish = part.reason
     finally:
         # Closed here, on the worker's own thread, the moment the loop ends (a stop's break

@@ -8,9 +8,9 @@ app uses; the provider seam is `agent.providers.base.Provider`.
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from agent.events import Sink
@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from agent.session_writer import SessionWriter
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
+    from storage.checkpoints import CheckpointRow
+    from storage.rows import MessageRow, SessionRow
+
+T = TypeVar("T")
 
 
 class SessionStore(Protocol):
@@ -39,24 +43,28 @@ class SessionStore(Protocol):
         ...
 
     def call(
-        self, coro_fn: Callable[..., Awaitable[Any]], *args: Any, timeout: float = 30, **kwargs: Any
-    ) -> Any:
+        self,
+        coro_fn: Callable[..., Coroutine[Any, Any, T]],
+        *args: Any,
+        timeout: float = 30,
+        **kwargs: Any,
+    ) -> T:
         """Run one of the async methods below on the store's loop; block for its result."""
         ...
 
     async def create_session(
         self, *, model: str, provider: str, workspace: str, title: str = ""
-    ) -> dict[str, Any]:
+    ) -> SessionRow:
         """Create a session and return its row (with its `id`)."""
         ...
 
-    async def find_session(self, ref: str) -> dict[str, Any] | None:
+    async def find_session(self, ref: str) -> SessionRow | None:
         """The session whose id or title matches `ref`, or None."""
         ...
 
     async def load_messages(
         self, session_id: str, *, include_compacted: bool = True
-    ) -> list[dict[str, Any]]:
+    ) -> list[MessageRow]:
         """The stored rows of a session, in order."""
         ...
 
@@ -72,11 +80,15 @@ class SessionStore(Protocol):
         """Record a compaction in one transaction; the ids of the inserted rows (C5)."""
         ...
 
-    def enqueue_message(self, session_id: str, row: dict[str, Any]) -> concurrent.futures.Future:
+    def enqueue_message(
+        self, session_id: str, row: dict[str, Any]
+    ) -> concurrent.futures.Future[int]:
         """Queue a message row; the Future resolves to its id."""
         ...
 
-    def enqueue_session_update(self, session_id: str, **fields: Any) -> concurrent.futures.Future:
+    def enqueue_session_update(
+        self, session_id: str, **fields: Any
+    ) -> concurrent.futures.Future[None]:
         """Queue a change of the session's row (model, heartbeat...)."""
         ...
 
@@ -88,17 +100,19 @@ class SessionStore(Protocol):
         """Block until what was queued before is written (S4, S6)."""
         ...
 
-    def enqueue_checkpoint(self, session_id: str, row: dict[str, Any]) -> concurrent.futures.Future:
+    def enqueue_checkpoint(
+        self, session_id: str, row: dict[str, Any]
+    ) -> concurrent.futures.Future[int]:
         """Queue a checkpoint row (X2)."""
         ...
 
     def enqueue_checkpoint_update(
         self, session_id: str, key: str, **fields: Any
-    ) -> concurrent.futures.Future:
+    ) -> concurrent.futures.Future[None]:
         """Queue a change of a checkpoint (its after-snapshot, paths, undone)."""
         ...
 
-    async def list_checkpoints(self, session_id: str) -> list[dict[str, Any]]:
+    async def list_checkpoints(self, session_id: str) -> list[CheckpointRow]:
         """The session's checkpoints, oldest first."""
         ...
 

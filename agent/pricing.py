@@ -7,13 +7,15 @@ none: without a price for the model the cost stays unknown ("–"), never a gues
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal, get_args
 
-PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+PriceKey = Literal["input", "output", "cache_read", "cache_write"]
+PRICE_KEYS: tuple[PriceKey, ...] = get_args(PriceKey)
 """USD per million tokens; cache prices default to the input price when not given."""
 ANY_MODEL = "*"
 
 
-Prices = Mapping[str, float]
+Prices = Mapping[PriceKey, float]
 """One model's prices by PRICE_KEYS."""
 
 

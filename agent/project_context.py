@@ -4,7 +4,7 @@ the user's message, each shown to the user as a typed event or display row (D1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ class ProjectContext:
         for notice in self.instructions.take_notices():
             self._sink(ev.Notice(notice, "warning"))
 
-    def attach_rows(self, rows: list[dict[str, Any]]) -> None:
+    def attach_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """A stored session: the subdirectory files it had joined join again."""
         joined = [
             row["display_metadata"]["dir"]

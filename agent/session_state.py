@@ -6,10 +6,14 @@ from; both go through `SessionState.of`, so no field can be forgotten on one pat
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent.messages import Message, ToolCallIds, mark_withheld
+
+StoredRow = Mapping[str, Any]
+"""A stored row as the agent reads it (storage's row TypedDicts are such mappings)."""
 
 COOLDOWN_KEY = "compaction_cooldown"
 """The session metadata key that keeps compaction's cooldown across runs (C3)."""
@@ -29,8 +33,8 @@ class SessionState:
     def of(
         cls,
         session_id: str | None = None,
-        rows: list[dict[str, Any]] = (),  # type: ignore[assignment]
-        session: dict[str, Any] | None = None,
+        rows: Sequence[StoredRow] = (),
+        session: StoredRow | None = None,
     ) -> SessionState:
         """The state of a stored session from its persisted rows and row (none: a new one)."""
         # Compacted rows are history for the transcript, never for the model (C, D3).

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.messages import Message
 from agent.ports import SessionStore
 from storage.errors import StorageLockedError, lock_wait_notice
+
+if TYPE_CHECKING:
+    from storage.rows import MessageRow, SessionRow
 
 log = logging.getLogger("hermes_tui.agent")
 
@@ -48,17 +51,17 @@ class SessionWriter:
         self.check()
 
     # -- the few blocking calls (a session found, loaded, created; a compaction applied) ----
-    def find_session(self, ref: str) -> dict[str, Any] | None:
+    def find_session(self, ref: str) -> SessionRow | None:
         """The stored session `ref` (an id, its prefix or a title) names, or None."""
         store = self._required()
         return store.call(store.find_session, ref)
 
-    def load_messages(self, session_id: str) -> list[dict[str, Any]]:
+    def load_messages(self, session_id: str) -> list[MessageRow]:
         """A stored session's rows the model may see (compacted ones left out)."""
         store = self._required()
         return store.call(store.load_messages, session_id, include_compacted=False)
 
-    def create_session(self, **fields: Any) -> dict[str, Any]:
+    def create_session(self, **fields: Any) -> SessionRow:
         """A new session row (its model, provider, workspace and title), once it is written."""
         store = self._required()
         return store.call(store.create_session, **fields)
@@ -119,7 +122,7 @@ class SessionWriter:
         `reason`: a failure the store just reported (else the store's last one).
         """
         store = self.store
-        if self.saving_waits():
+        if store is not None and self.saving_waits():  # (it waits only with a store)
             if not self._told_saving_waits:
                 self._told_saving_waits = True
                 self._notify(ev.SavingFailed(lock_wait_notice(store.path), waiting=True))

@@ -97,7 +97,9 @@ class ToolBatch:
 
         return ask
 
-    def result(self, call: ToolCall, result: ToolResult, duration: float, *, announce=True):
+    def result(
+        self, call: ToolCall, result: ToolResult, duration: float, *, announce: bool = True
+    ) -> None:
         """The one path of every tool result: redacted, kept, and shown."""
         # What is stored, shown and sent next is redacted the way errors are (a `cat .env`,
         # an `env`) (H5).

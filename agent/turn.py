@@ -19,14 +19,14 @@ from agent.context_gauge import prompt_tokens
 from agent.control import TurnControl, TurnStopped
 from agent.drafts import Draft
 from agent.inbox import Inbox
-from agent.kinds import ApprovalMode, ErrorKind, TurnStatus
+from agent.kinds import ApprovalMode, CallPurpose, ErrorKind, TurnStatus
 from agent.liveness import ActivityClock, CodeSkewGuard
 from agent.log_context import session_var
 from agent.messages import REQUEST_FAILED, Message, ToolCall
 from agent.model_call import call_model
 from agent.models import estimate_request
 from agent.overflow import compact_after_overflow
-from agent.ports import ApprovalPolicy
+from agent.ports import ApprovalPolicy, CompactionHost
 from agent.probes import AgentProbes
 from agent.project_context import ProjectContext
 from agent.prompts import EMPTY_ANSWER_NUDGE
@@ -58,8 +58,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_tui.agent")
 
 
-class TurnHost(Protocol):
-    """What a turn uses of its agent: the parts, the session, and the few acts it asks for."""
+class TurnHost(CompactionHost, Protocol):
+    """What a turn uses of its agent: the parts, the session, and the few acts it asks for
+    (a turn hands its agent to the compressor, so it is a compaction's host as well)."""
 
     config: Config
     sink: ev.Sink
@@ -94,7 +95,7 @@ class TurnHost(Protocol):
 
     def provider(self) -> Provider: ...
     def request(self) -> ChatRequest: ...
-    def record_usage(self, usage: UsagePart) -> None: ...
+    def record_usage(self, usage: UsagePart, purpose: CallPurpose = ...) -> None: ...
     def append(self, message: Message, *, persist: bool = False) -> None: ...
     def ensure_session(self, first_text: str) -> None: ...
     def ask_server(self) -> None: ...
@@ -353,7 +354,7 @@ class Turn:
             provider=host.config.provider(host.provider_name),
             model=host.model_name,
             compressor=host.compressor,
-            host=host,  # type: ignore[arg-type]  # the agent is the compaction's host too
+            host=host,
             compacted_this_turn=self._overflow_compacted,
         )
         self._overflow_compacted = True  # once a turn, whatever came of it
@@ -390,12 +391,12 @@ class Turn:
         return estimated_usage(prompt, draft.streamed_chars)
 
     # -- the ending ---------------------------------------------------------------------------
-    def _fail(self, error: str, kind: str) -> None:
+    def _fail(self, error: str, kind: ErrorKind) -> None:
         self.result.status = TurnStatus.ERROR
-        self.result.error, self.result.error_kind = error, str(kind)
+        self.result.error, self.result.error_kind = error, kind
         self.host.sink(ev.TurnError(error, kind))
 
-    def _withhold_unanswered(self, kind: str) -> None:
+    def _withhold_unanswered(self, kind: ErrorKind) -> None:
         """A failed turn's user messages that no model answered stay in the history, marked,
         and are never merged into a later request (T7): a `request_failed` row follows them."""
         found = unanswered(self.host.messages, self.asked)

@@ -32,7 +32,7 @@ class TurnResult:
     session_id: str | None = None
     unsent: str | None = None
     withheld: str | None = None
-    error_kind: str | None = None
+    error_kind: ErrorKind | None = None
 
 
 def unanswered(messages: list[Message], first: Message | None) -> list[Message]:

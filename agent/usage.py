@@ -9,6 +9,7 @@ failed mid-stream) is recorded from `estimated_usage`, marked estimated: the del
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,7 @@ class Usage:
     as `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
 
     @classmethod
-    def of_session(cls, session: dict[str, Any] | None) -> Usage:
+    def of_session(cls, session: Mapping[str, Any] | None) -> Usage:
         """The totals a stored session row holds (none for a new session)."""
         if not session:
             return cls()

@@ -10,21 +10,20 @@ from hermes_tui.clipboard import clip_for
 if TYPE_CHECKING:
     from hermes_tui.app import HermesApp
 
-    _Base = HermesApp
-else:
-    _Base = object
-
 
 QUIT_AGAIN_SECONDS = 2.0
 """ctrl+c on an idle, empty composer quits when pressed again within this time."""
 
 
-class KeyActions(_Base):
-    """The app's key actions (mixed into HermesApp); each hands over to the part that acts."""
+class KeyActions:
+    """The app's key actions (mixed into HermesApp); each hands over to the part that acts.
+
+    Each method is typed on HermesApp (`self: HermesApp`): the mixin is only ever that app.
+    """
 
     _quit_armed_at: float | None = None
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self: HermesApp, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Queue and steer keys show in the footer only while they can act."""
         queue = self.turns.queue
         if action == "steer_composer":
@@ -38,7 +37,7 @@ class KeyActions(_Base):
             return len(self.screen_stack) == 1
         return True
 
-    async def action_quit(self) -> None:
+    async def action_quit(self: HermesApp) -> None:
         """Quit; writes that another process's lock holds up get a bounded wait first (H7).
 
         The wait says what it waits for; quitting again leaves at once.
@@ -49,7 +48,7 @@ class KeyActions(_Base):
         self._quitting = True
         self.run_worker(self._save_then_exit(), group="exit", exclusive=True, exit_on_error=False)
 
-    async def _save_then_exit(self) -> None:
+    async def _save_then_exit(self: HermesApp) -> None:
         from storage.errors import sentence
 
         quit_key = self.keys.shown("app.quit")
@@ -63,14 +62,14 @@ class KeyActions(_Base):
         finally:
             self.exit(0)
 
-    def action_stop(self) -> None:
+    def action_stop(self: HermesApp) -> None:
         """Stop the running turn, or the one being sent (Z1); with none, Esc twice on an
         empty composer opens the rewind picker (an Esc that stops never counts towards it)."""
         if self.busy:
             self.turns.stop()
         self.changes.escape_pressed(time.monotonic())
 
-    async def action_interrupt(self) -> None:
+    async def action_interrupt(self: HermesApp) -> None:
         """ctrl+c: stop the running turn or the one being sent; else copy a selection or
         clear the composer (its text stays in the history: Up brings it back); else, pressed
         twice, quit."""
@@ -92,24 +91,24 @@ class KeyActions(_Base):
         again, quit_key = self.keys.shown("app.interrupt"), self.keys.shown("app.quit")
         self.notify(f"Press {again} again to quit ({quit_key} quits too).", timeout=2)
 
-    def action_steer_composer(self) -> None:
+    def action_steer_composer(self: HermesApp) -> None:
         """Send the composer's text into the running turn as a steer, as text (T2, T4)."""
         # After the characters still queued for the composer (see Composer.action_submit).
         self.composer.call_later(self._steer_composer_text)
 
-    async def _steer_composer_text(self) -> None:
+    async def _steer_composer_text(self: HermesApp) -> None:
         text = self.composer.text
         if not text.strip():
             return
         self.composer.remember(text)
         await self.send(text, "steer")
 
-    def action_focus_queue(self) -> None:
+    def action_focus_queue(self: HermesApp) -> None:
         """Focus the queued items (delete removes one, e puts it back in the input)."""
         self.show_panel("status")
         self.status_panel.queue_view.list.focus()
 
-    async def action_resume_queue(self) -> None:
+    async def action_resume_queue(self: HermesApp) -> None:
         """Let a paused queue run again."""
         await self.turns.resume_queue()
 
@@ -122,35 +121,35 @@ class KeyActions(_Base):
         """Start a new session."""
         await self.run_command("/new")
 
-    async def action_help(self) -> None:
+    async def action_help(self: HermesApp) -> None:
         """Show help."""
         await self.show_help()
 
-    def action_toggle_sessions(self) -> None:
+    def action_toggle_sessions(self: HermesApp) -> None:
         """Show or hide the sessions panel."""
         self.show_panel("sessions", not self.sessions_panel.display)
 
-    def action_toggle_status(self) -> None:
+    def action_toggle_status(self: HermesApp) -> None:
         """Show or hide the status panel."""
         self.show_panel("status", not self.status_panel.display)
 
-    async def action_focus_sessions(self) -> None:
+    async def action_focus_sessions(self: HermesApp) -> None:
         """Focus the sessions list (showing the panel)."""
         await self.sessions.focus_list()
 
-    async def action_search_sessions(self) -> None:
+    async def action_search_sessions(self: HermesApp) -> None:
         """Show the sessions panel and focus its search box."""
         await self.sessions.open_search()
 
-    def action_focus_composer(self) -> None:
+    def action_focus_composer(self: HermesApp) -> None:
         """Focus the composer."""
         self.composer.focus()
 
-    def action_focus_transcript(self) -> None:
+    def action_focus_transcript(self: HermesApp) -> None:
         """Focus the transcript (arrow keys and page keys scroll it)."""
         self.transcript.focus()
 
-    def action_copy(self) -> None:
+    def action_copy(self: HermesApp) -> None:
         """Copy the code block under the mouse, else the selected or last answer (OSC 52)."""
         transcript = self.transcript
         clip = clip_for(self.mouse_over, transcript.selected, list(transcript.children))
@@ -161,15 +160,15 @@ class KeyActions(_Base):
         lines = clip.text.count("\n") + 1
         self.notify(f"Copied the {clip.what} ({lines} line{'s' if lines > 1 else ''}).")
 
-    def action_jump(self, step: int) -> None:
+    def action_jump(self: HermesApp, step: int) -> None:
         """Select the previous or next message in the transcript."""
         self.transcript.jump(step)
 
-    def action_follow(self) -> None:
+    def action_follow(self: HermesApp) -> None:
         """Scroll the transcript to its newest row and follow it again."""
         self.transcript.anchor()
 
-    def action_page(self, step: int) -> None:
+    def action_page(self: HermesApp, step: int) -> None:
         """Scroll the transcript by a page."""
         if step < 0:
             self.transcript.page_up()

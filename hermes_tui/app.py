@@ -22,6 +22,7 @@ from hermes_tui import terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
+from hermes_tui.doors import started
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.modes import ModeController
@@ -47,9 +48,13 @@ from hermes_tui.widgets.transcript import Transcript
 from hermes_tui.widgets.working_line import WorkingLine
 
 if TYPE_CHECKING:
+    from agent.inbox import InputQueue
+    from agent.loop import Agent
     from hermes_tui.changes import ChangesController
     from hermes_tui.commands.registry import CommandTable
     from hermes_tui.completion.controller import CompletionController
+    from hermes_tui.runtime import Runtime
+    from storage.db import SessionDB
 
 BENCH_FIRST_FRAME_ENV = "HERMES_TUI_BENCH_FIRST_FRAME"
 """Set (by bench/startup.py) to make the app exit right after its first frame is painted."""
@@ -60,7 +65,9 @@ class HermesApp(KeyActions, App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "hermes-tui"
-    BINDINGS = KEY_BINDINGS
+    # Textual declares BINDINGS a list of Binding | tuple, and a list is invariant: ours, all
+    # Binding, is one such list all the same.
+    BINDINGS = KEY_BINDINGS  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -76,9 +83,10 @@ class HermesApp(KeyActions, App[int]):
         self.probes = probes or Probes()
         self.resume_ref = resume
         self.workspace = Path(workspace or Path.cwd()).resolve()
-        self.runtime: Any = None
-        self.db: Any = None
-        self.agent: Any = None
+        # None until the start after the first frame has opened the store and built the agent.
+        self.runtime: Runtime | None = None
+        self.db: SessionDB | None = None
+        self.agent: Agent | None = None
         self.bridge = Bridge(self)
         self.layout = ScreenLayout(self)
         terminal_keys.install()
@@ -94,7 +102,7 @@ class HermesApp(KeyActions, App[int]):
         self.modes = ModeController(self)
         self.notifier = Notifier(self, lambda data: self._terminal_write(data))
         self.sessions = SessionsController(self)
-        self.themes = theming.AppThemes(self)
+        self.themes = theming.AppThemes(self, settings=self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
         self._agent_up = asyncio.Event()
@@ -206,7 +214,7 @@ class HermesApp(KeyActions, App[int]):
         from storage.errors import StorageError, sentence
 
         self.composer.completer = self.completion
-        self.router.join(self.completion)
+        started(self.router, "event router").join(self.completion)  # made on mount
         try:
             runtime = await Runtime.start(
                 self.config,
@@ -252,7 +260,7 @@ class HermesApp(KeyActions, App[int]):
     def write_failed(self, reason: str) -> None:
         """A database write failed (on the app loop); a turn reports it itself (S7, H7)."""
         if not self.turns.busy:
-            self.agent.check_saving(reason)
+            started(self.agent, "agent").check_saving(reason)
 
     # -- what the rest of the app and the tests call ------------------------------------------
     @property
@@ -262,7 +270,7 @@ class HermesApp(KeyActions, App[int]):
         return self.turns.busy or self.sending.pending
 
     @property
-    def input_queue(self) -> Any:
+    def input_queue(self) -> InputQueue:
         """The input typed while the agent works (T1)."""
         return self.turns.queue
 

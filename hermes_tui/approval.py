@@ -3,10 +3,42 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hermes_tui.doors import ShowsScreens
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from agent.tools.approvals import Verdict
+    from agent.tools.registry import ApprovalRequest
+    from hermes_tui.bridge import Bridge
+    from hermes_tui.notify import Notifier
+    from hermes_tui.probes import Probes
+    from hermes_tui.status import StatusPresenter
+    from hermes_tui.widgets.composer import Composer
+
+
+class ApprovalHost(ShowsScreens, Protocol):
+    """What the approval flow uses of the app: its loop from the worker thread, the event
+    bridge (flushed before the dialog), the status, the composer and the test probes."""
+
+    bridge: Bridge
+    probes: Probes
+    status: StatusPresenter
+    notifier: Notifier
+
+    @property
+    def composer(self) -> Composer:
+        """The composer (the dialog hands focus back to it)."""
+        ...
+
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # noqa: V107
+        """Run `callback` on the app's loop; block this (other) thread for its result."""
+        ...
+
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:  # noqa: V107
+        """Run `callback` on the app's loop after the messages already queued."""
+        ...
 
 
 class ApprovalFlow:
@@ -16,21 +48,22 @@ class ApprovalFlow:
     a question still open when the app goes is answered no.
     """
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: ApprovalHost) -> None:
         self.app = app
-        self._pending: set[asyncio.Future[Any]] = set()
+        self._pending: set[asyncio.Future[Verdict]] = set()
 
     @property
     def waiting(self) -> bool:
         """True while a question waits for the user (the turn is not silent, it waits)."""
         return bool(self._pending)
 
-    def approve(self, request: Any) -> Any:
+    def approve(self, request: ApprovalRequest) -> Verdict:
         """Ask the user; called on the worker thread, which blocks until the answer."""
-        return self.app.call_from_thread(self._ask, request)
+        verdict: Verdict = self.app.call_from_thread(self._ask, request)
+        return verdict
 
-    async def _ask(self, request: Any) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    async def _ask(self, request: ApprovalRequest) -> Verdict:
+        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._pending.add(future)
         # Through the app's queue behind the buffered events, so the tool block that asks
         # is on screen under the dialog.
@@ -42,7 +75,7 @@ class ApprovalFlow:
             self._pending.discard(future)
             self.app.status.set_state("working")
 
-    async def _show(self, request: Any, future: asyncio.Future[Any]) -> None:
+    async def _show(self, request: ApprovalRequest, future: asyncio.Future[Verdict]) -> None:
         # Not on the start-up path.
         from agent.tools.approvals import Verdict
         from hermes_tui.screens.approval import APPROVAL_ARM_SECONDS, ApprovalScreen

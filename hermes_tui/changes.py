@@ -7,15 +7,28 @@ awaited on the app's loop, which owns it. Every restore leaves a ◈ row in the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from hermes_tui.doors import Notices, RunsWorkers, agent_of, started, store_of
 from hermes_tui.screens.rewind import ConflictScreen, RewindChoice, RewindScreen, points_of
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from agent.checkpoints.checkpointer import Checkpointer
     from agent.checkpoints.restore import RestorePlan, RestoreResult
     from agent.checkpoints.session import Rewind, Step
-    from hermes_tui.app import HermesApp
+    from agent.loop import Agent
+    from hermes_tui.sessions import SessionsController
+    from hermes_tui.turns import TurnController
+    from hermes_tui.widgets.composer import Composer
+    from hermes_tui.widgets.transcript import Transcript
+    from storage.checkpoints import CheckpointRow
+    from storage.db import SessionDB
+
+R = TypeVar("R")
 
 NO_CHECKPOINTS = (
     "Checkpoints are off (no git binary was found, or `checkpoints.enabled` is false): "
@@ -30,15 +43,44 @@ TURN_TEXT_CHARS = 200
 class Undone:
     """A turn /undo took back, for /redo: its checkpoint row and the restore that undid it."""
 
-    session_id: str | None
-    turn: dict[str, Any]
+    session_id: str
+    turn: Mapping[str, Any]
     undo_key: str
+
+
+class ChangesHost(Notices, RunsWorkers, Protocol):
+    """What /undo, /rewind, /diff and /fork use of the app: the agent and the store (after
+    the start), the turns (none may run), the sessions, the transcript and the composer."""
+
+    agent: Agent | None
+    db: SessionDB | None
+    turns: TurnController
+    sessions: SessionsController
+
+    @property
+    def busy(self) -> bool:
+        """True while agent work runs or a sent line waits to run."""
+        ...
+
+    @property
+    def composer(self) -> Composer:
+        """The composer widget."""
+        ...
+
+    @property
+    def transcript(self) -> Transcript:
+        """The transcript widget."""
+        ...
+
+    async def push_screen_wait(self, screen: Screen[R]) -> R:
+        """Show `screen` and wait for what it is dismissed with."""
+        ...
 
 
 class ChangesController:
     """Restores code and conversation to a checkpoint, and shows the session's changes."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: ChangesHost) -> None:
         self.app = app
         self._last_escape: float | None = None
         # The redo stack lives in memory, as in an editor: it is not stored, so it ends
@@ -48,13 +90,13 @@ class ChangesController:
         self.worker: Any = None
         """The running /undo, /rewind, /diff or /fork (tests wait for it)."""
 
-    def start(self, work: Any) -> None:
+    def start(self, work: Coroutine[Any, Any, None]) -> None:
         """Run one of the coroutines below as a worker: they may wait on a dialog."""
         self.worker = self.app.run_worker(
             self._reported(work), group="changes", exclusive=True, exit_on_error=False
         )
 
-    async def _reported(self, work: Any) -> None:
+    async def _reported(self, work: Coroutine[Any, Any, None]) -> None:
         from storage.errors import StorageError, sentence
 
         try:
@@ -68,19 +110,32 @@ class ChangesController:
             await self.worker.wait()
 
     @property
-    def _checkpointer(self) -> Any:
-        return self.app.agent.checkpointer
+    def _agent(self) -> Agent:
+        return agent_of(self.app)
 
-    async def _rows(self) -> list[dict[str, Any]]:
+    @property
+    def _db(self) -> SessionDB:
+        return store_of(self.app)
+
+    @property
+    def _session_id(self) -> str:
+        """The live session's id (each command here first checks there is one)."""
+        return started(self._agent.session_id, "session")
+
+    @property
+    def _checkpointer(self) -> Checkpointer | None:
+        return self._agent.checkpointer
+
+    async def _rows(self) -> list[CheckpointRow]:
         if self._checkpointer is not None:
             await asyncio.to_thread(self._checkpointer.idle)
-        return await self.app.db.list_checkpoints(self.app.agent.session_id)
+        return await self._db.list_checkpoints(self._session_id)
 
     async def _usable(self, what: str) -> bool:
         app = self.app
         if await app.turns.refused(what):
             return False
-        if app.agent.session_id is None:
+        if self._agent.session_id is None:
             await app.notice(NO_SESSION)
             return False
         return True
@@ -111,7 +166,7 @@ class ChangesController:
         if result.restored:
             self._redo = [*self._redo_stack(), Undone(self._session_id, step.turn, result.key)]
             self._own.add(result.key)
-        self.app.agent.add_display_row("undo", self._step_metadata(step, result))
+        self._agent.add_display_row("undo", self._step_metadata(step, result))
 
     async def redo(self) -> None:
         """Put back what the last /undo took back, unless files changed since (X2)."""
@@ -144,16 +199,13 @@ class ChangesController:
         self._redo = stack[:-1]
         result = await self._apply(step.rewind, step.plan)
         self._own.add(result.key)
-        self.app.db.enqueue_checkpoint_update(undone.session_id, undone.turn["key"], undone=False)
-        self.app.agent.add_display_row("redo", self._step_metadata(step, result))
-
-    @property
-    def _session_id(self) -> str | None:
-        return self.app.agent.session_id
+        self._db.enqueue_checkpoint_update(undone.session_id, undone.turn["key"], undone=False)
+        self._agent.add_display_row("redo", self._step_metadata(step, result))
 
     def _redo_stack(self) -> list[Undone]:
         """The undos /redo can bring back, newest last: none of another session's."""
-        return [entry for entry in self._redo if entry.session_id == self._session_id]
+        live = self._agent.session_id
+        return [entry for entry in self._redo if entry.session_id == live]
 
     def _step_metadata(self, step: Step, result: RestoreResult) -> dict[str, Any]:
         """An /undo's or /redo's ◈ row: which turn, and what it did to the files."""
@@ -161,7 +213,7 @@ class ChangesController:
         text = next(
             (
                 str((m.display_metadata or {}).get("shown") or m.content or "")
-                for m in self.app.agent.messages
+                for m in self._agent.messages
                 if message_id is not None and m.db_id == message_id
             ),
             "",
@@ -174,7 +226,8 @@ class ChangesController:
         from agent.checkpoints.shadow import ShadowError
 
         try:
-            plan = await asyncio.to_thread(session.plan, self._checkpointer, rewind)
+            checkpointer = started(self._checkpointer, "checkpoints")
+            plan = await asyncio.to_thread(session.plan, checkpointer, rewind)
         except ShadowError as exc:
             await self.app.notice(str(exc), "error")
             return None
@@ -187,13 +240,13 @@ class ChangesController:
         """Ask about outside edits (kept unless confirmed, X2), then write the plan back."""
         from agent.checkpoints import session
 
-        checkpointer = self._checkpointer
-        db, session_id = self.app.db, self.app.agent.session_id
+        checkpointer = started(self._checkpointer, "checkpoints")
+        db, session_id = self._db, self._session_id
         overwrite = False
         if plan.conflicts:
-            overwrite = bool(
-                await self.app.push_screen_wait(ConflictScreen([c.path for c in plan.conflicts]))
-            )
+            screen = ConflictScreen([c.path for c in plan.conflicts])
+            answer = await self.app.push_screen_wait(screen)
+            overwrite = bool(answer)  # None too when it closes without an answer
         return await asyncio.to_thread(
             session.apply,
             checkpointer,
@@ -212,7 +265,7 @@ class ChangesController:
         # Checkpoints first: that waits for the last turn's closing snapshot and writes what
         # is queued, so the messages read next are all there, each with its checkpoint.
         checkpoints = await self._rows()
-        rows = await self.app.db.load_messages(self.app.agent.session_id)
+        rows = await self._db.load_messages(self._session_id)
         points = points_of(rows, checkpoints)
         if not points:
             await self.app.notice(NO_SESSION)
@@ -242,21 +295,20 @@ class ChangesController:
         if choice.action in ("both", "conversation"):
             meta["branch"] = await self._rewind_conversation(point.seq)
             app.composer.text = point.text
-        app.agent.add_display_row("rewind", meta)
+        self._agent.add_display_row("rewind", meta)
 
     async def _rewind_conversation(self, seq: int) -> str:
         """The session goes on from before `seq`; later rows move to a branch session."""
-        app = self.app
-        session_id = app.agent.session_id
-        branch = await app.db.branch_session(session_id, seq, kind="rewind", move_later=True)
+        session_id = self._session_id
+        branch = await self._db.branch_session(session_id, seq, kind="rewind", move_later=True)
         await self._reattach(session_id)
         return branch["id"]
 
     async def _reattach(self, session_id: str) -> None:
         app = self.app
-        session = await app.db.get_session(session_id)
-        rows = await app.db.load_messages(session_id)
-        app.agent.attach_session(session_id, rows, session)
+        session = await self._db.get_session(session_id)
+        rows = await self._db.load_messages(session_id)
+        self._agent.attach_session(session_id, rows, session)
         await app.transcript.clear()
         await app.transcript.open_history()
         await app.sessions.refresh()
@@ -267,14 +319,15 @@ class ChangesController:
         app = self.app
         if not await self._usable("fork"):
             return
-        parent_id = app.agent.session_id
-        parent = await app.db.get_session(parent_id)
+        parent_id = self._session_id
+        parent = await self._db.get_session(parent_id)
         if seq is None:
-            seq = await app.db.last_message_seq(parent_id) or 0
+            seq = await self._db.last_message_seq(parent_id) or 0
         # The same title: the sessions panel marks it as a fork of its parent.
-        fork = await app.db.branch_session(parent_id, seq, kind="fork")
+        fork = await self._db.branch_session(parent_id, seq, kind="fork")
         await self._reattach(fork["id"])
-        app.agent.add_display_row("fork", {"from": (parent or {}).get("title") or parent_id})
+        title = parent.get("title") if parent else None
+        self._agent.add_display_row("fork", {"from": title or parent_id})
         if text:
             app.composer.text = text
 

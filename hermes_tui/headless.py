@@ -143,7 +143,7 @@ def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
         first = output.split("\n")[0] if output else "failed"
         return f"  ✗ {first}\n"
     if isinstance(event, ev.Retrying):
-        return f"retrying ({event.count}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
+        return f"retrying ({event.progress}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
     if isinstance(event, ev.McpWaiting) and event.names:
         names = ", ".join(safe_name(name) for name in event.names)
         return f"waiting for MCP servers to start: {names}\n"

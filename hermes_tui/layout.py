@@ -9,10 +9,11 @@ fresh start at the new size does (U1, issue 17).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from textual.geometry import Size
+    from textual.widget import Widget
 
 SESSIONS_MIN_WIDTH = 120
 """From this width the sessions panel shows on its own (it takes 28 columns)."""
@@ -35,10 +36,34 @@ def panels_for(width: int, choice: PanelChoice | None = None) -> dict[str, bool]
     return panels
 
 
+class LayoutHost(Protocol):
+    """What the layout uses of the app: its size and the panels it shows or hides."""
+
+    @property
+    def size(self) -> Size:
+        """The terminal's size."""
+        ...
+
+    @property
+    def sessions_panel(self) -> Widget:
+        """The sessions panel."""
+        ...
+
+    @property
+    def status_panel(self) -> Widget:
+        """The status panel."""
+        ...
+
+    @property
+    def status_line(self) -> Widget:
+        """The status line (shown while the status panel is hidden)."""
+        ...
+
+
 class ScreenLayout:
     """Shows and hides the side panels and the status line as the width and the user say."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: LayoutHost) -> None:
         self.app = app
         self.choice = PanelChoice()
         self._width: int | None = None

@@ -3,13 +3,18 @@ mode a resumed session comes back in (N1)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.kinds import ApprovalMode
 from agent.modes import MODE_KEY, SUMMARIES, next_in_cycle, stored_mode, switch_mode
+from hermes_tui.doors import Notices, ShowsScreens, started
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from agent.config import Config
+    from agent.loop import Agent
+    from hermes_tui.keys import KeyMap
+    from hermes_tui.status import StatusPresenter
 
 YOLO_KEPT = (
     "This session ran in yolo mode; it resumes in {mode} (yolo is turned on again only on "
@@ -17,10 +22,20 @@ YOLO_KEPT = (
 )
 
 
+class ModesHost(Notices, ShowsScreens, Protocol):
+    """What the mode switch uses of the app: the config's mode, the agent (after the start),
+    the keys (to name the mode key), the status and the yolo dialog."""
+
+    config: Config
+    agent: Agent | None
+    keys: KeyMap
+    status: StatusPresenter
+
+
 class ModeController:
     """Switches the agent's approval mode and shows it (status panel, status line, notice)."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: ModesHost) -> None:
         self.app = app
 
     @property
@@ -54,17 +69,17 @@ class ModeController:
         await self._set(mode)
 
     async def _set(self, mode: ApprovalMode) -> None:
-        switch_mode(self.app.agent, mode)
+        switch_mode(started(self.app.agent, "agent"), mode)
         self.show()
         key = self.app.keys.shown("mode.cycle")
         await self.app.notice(f"Now in {mode} mode: {SUMMARIES[mode]} ({key} or /mode switches).")
 
-    async def restore(self, session: dict[str, Any]) -> None:
+    async def restore(self, session: Mapping[str, Any]) -> None:
         """A resumed session comes back in the mode kept with it (yolo never: the config's)."""
         default = self.app.config.agent.approval
         kept = (session.get("metadata") or {}).get(MODE_KEY)
         mode = stored_mode(session.get("metadata"), default)
-        switch_mode(self.app.agent, mode)
+        switch_mode(started(self.app.agent, "agent"), mode)
         self.show()
         if kept == ApprovalMode.YOLO and mode != ApprovalMode.YOLO:
             await self.app.notice(YOLO_KEPT.format(mode=mode), "warning")

@@ -12,13 +12,14 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import events as ev
 from agent.kinds import TurnStatus
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
+    from hermes_tui.ui_config import UISettings
 
 TITLE = "hermes-tui"
 MAX_CHARS = 120
@@ -68,10 +69,23 @@ def signal(mode: str, text: str, env: Mapping[str, str]) -> str:
     return ""
 
 
+class NotifyHost(Protocol):
+    """What the notifier uses of the app: its `ui:` settings, the clock of its probes and
+    whether the terminal has the focus."""
+
+    ui_settings: UISettings
+    probes: Probes
+
+    @property
+    def app_focus(self) -> bool:
+        """Whether the terminal has the focus (focus reporting)."""
+        ...
+
+
 class Notifier:
     """Tells the user a turn ended, failed or waits for an approval, when they look away."""
 
-    def __init__(self, app: HermesApp, write: Callable[[str], None]) -> None:
+    def __init__(self, app: NotifyHost, write: Callable[[str], None]) -> None:
         self.app = app
         self._write = write
         self._started: float | None = None

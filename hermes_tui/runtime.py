@@ -8,9 +8,17 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agent.config import Config
+
+if TYPE_CHECKING:
+    from agent.events import Sink
+    from agent.loop import Agent
+    from agent.mcp.manager import McpManager
+    from agent.ports import ApprovalPolicy
+    from agent.scripted import ScriptedServer
+    from storage.db import SessionDB
 
 
 def load_config_for(*, demo: bool = False, model: str | None = None) -> Config:
@@ -30,11 +38,11 @@ class Runtime:
     """What a run of hermes-tui works with: its config, the store, the agent, the demo server."""
 
     config: Config
-    db: Any
-    agent: Any
-    demo_server: Any = None
-    mcp: Any = None
-    """The MCP servers (agent.mcp.manager.McpManager), or None when none is configured."""
+    db: SessionDB
+    agent: Agent
+    demo_server: ScriptedServer | None = None
+    mcp: McpManager | None = None
+    """The MCP servers, or None when none is configured."""
     on_exit_wait: Callable[[str], None] | None = None
     """Told what the exit waits for while another process's lock holds queued writes."""
     not_saved: str | None = None
@@ -44,8 +52,8 @@ class Runtime:
     async def start(
         cls,
         config: Config,
-        sink: Callable[[Any], None],
-        approve: Callable[[Any], Any] | None,
+        sink: Sink,
+        approve: ApprovalPolicy | None,
         *,
         workspace: Path,
         on_exit_wait: Callable[[str], None] | None = None,
@@ -78,8 +86,8 @@ class Runtime:
     async def open(
         cls,
         config: Config,
-        sink: Callable[[Any], None],
-        approve: Callable[[Any], Any] | None,
+        sink: Sink,
+        approve: ApprovalPolicy | None,
         *,
         workspace: Path,
         on_exit_wait: Callable[[str], None] | None = None,

@@ -7,13 +7,21 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+
+from hermes_tui.doors import RunsWorkers
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from hermes_tui.turns import TurnController
 
 Job = Callable[[bool], Awaitable[object]]
 """A sent line's work; told whether a stop was asked after the line was sent."""
+
+
+class SendHost(RunsWorkers, Protocol):
+    """What the send line uses of the app: its worker, and the turns' count of stops."""
+
+    turns: TurnController
 
 
 class SendLine:
@@ -23,7 +31,7 @@ class SendLine:
     after it, which keep their order; the keys go on being read meanwhile.
     """
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: SendHost) -> None:
         self.app = app
         self._lines: deque[tuple[Job, int]] = deque()
         self._running = False

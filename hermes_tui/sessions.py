@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import events as ev
+from hermes_tui.doors import Notices, RunsWorkers, ShowsScreens, agent_of, started, store_of
 from hermes_tui.safe_text import has_hidden
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from agent.config import Config
+    from agent.loop import Agent
+    from hermes_tui.modes import ModeController
+    from hermes_tui.probes import Probes
+    from hermes_tui.status import StatusPresenter
+    from hermes_tui.turns import TurnController
+    from hermes_tui.widgets.composer import Composer
+    from hermes_tui.widgets.sessions_panel import SessionsPanel
+    from hermes_tui.widgets.transcript import Transcript
+    from storage.db import SessionDB
+    from storage.rows import SessionRow
 
 SEARCH_LIMIT = 50
 INTERRUPTED = (
@@ -19,16 +30,61 @@ INTERRUPTED = (
 )
 
 
+class SessionsHost(Notices, RunsWorkers, ShowsScreens, Protocol):
+    """What the sessions use of the app: the agent and the store (after the start), its
+    folder, the panel, the transcript, the status and the turns (none may run meanwhile)."""
+
+    config: Config
+    agent: Agent | None
+    db: SessionDB | None
+    workspace: Path
+    probes: Probes
+    status: StatusPresenter
+    turns: TurnController
+    modes: ModeController
+
+    @property
+    def sessions_panel(self) -> SessionsPanel:
+        """The sessions panel widget."""
+        ...
+
+    @property
+    def transcript(self) -> Transcript:
+        """The transcript widget."""
+        ...
+
+    @property
+    def composer(self) -> Composer:
+        """The composer widget."""
+        ...
+
+    def show_panel(self, name: str, shown: bool = True) -> None:
+        """Show (or hide) panel `name` until the next resize."""
+        ...
+
+    async def ready(self) -> None:
+        """Wait until the store and the agent are up."""
+        ...
+
+
 class SessionsController:
     """Keeps the sessions panel, the agent's session and the transcript in step."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: SessionsHost) -> None:
         self.app = app
         self._told: set[str] = set()  # read failures already shown, each once
-        self.listed: list[dict[str, Any]] = []
+        self.listed: list[SessionRow] = []
         """The sessions the panel lists, newest first (what `/resume` completes to)."""
 
-    def routes(self) -> Iterable[tuple[type, Any]]:
+    @property
+    def _agent(self) -> Agent:
+        return agent_of(self.app)
+
+    @property
+    def _db(self) -> SessionDB:
+        return store_of(self.app)
+
+    def routes(self) -> Iterable[tuple[type, Callable[[Any], Coroutine[Any, Any, None]]]]:
         """A turn that starts may have created its session: the list shows it (see EventRouter)."""
         yield ev.TurnStarted, lambda _event: self.refresh()
 
@@ -38,7 +94,7 @@ class SessionsController:
 
         app = self.app
         try:
-            sessions = await app.db.list_sessions()
+            sessions = await self._db.list_sessions()
         except StorageError as exc:
             reason = sentence(exc)
             if reason not in self._told:
@@ -46,12 +102,12 @@ class SessionsController:
                 await app.notice(reason, "error")
             return
         self.listed = list(sessions)
-        app.sessions_panel.show(sessions, app.agent.session_id, app.probes.now())
+        app.sessions_panel.show(sessions, self._agent.session_id, app.probes.now())
 
     async def new(self) -> None:
         """Start a fresh session; the next turn creates it."""
         app = self.app
-        app.agent.new_session()
+        self._agent.new_session()
         await app.transcript.clear()
         app.status.show_usage()
         app.status.set_state("idle")
@@ -72,26 +128,26 @@ class SessionsController:
             choices.append(title if unique else session["id"])
         return choices
 
-    async def find(self, ref: str) -> dict[str, Any] | None:
+    async def find(self, ref: str) -> SessionRow | None:
         """The stored session `ref` names: an id, an id prefix or a title."""
-        return await self.app.db.find_session(ref)
+        return await self._db.find_session(ref)
 
     async def resume(self, session_id: str) -> None:
         """Show exactly what was persisted for `session_id` and continue it (D3)."""
         app = self.app
         if await app.turns.refused("switch sessions"):
             return
-        await app.db.flush()
-        session = await app.db.get_session(session_id)
+        await self._db.flush()
+        session = await self._db.get_session(session_id)
         if session is None:
             await app.notice("That session no longer exists.", "error")
             return
-        rows = await app.db.load_messages(session_id)
+        rows = await self._db.load_messages(session_id)
         # The stored totals go with it: the agent counts on from them (one source, U1).
-        app.agent.attach_session(session_id, rows, session)
+        self._agent.attach_session(session_id, rows, session)
         provider = session.get("provider")
         if provider in app.config.providers and session.get("model"):
-            app.agent.model_ref = f"{provider}:{session['model']}"
+            self._agent.model_ref = f"{provider}:{session['model']}"
         await app.transcript.open_history()
         app.status.show_usage()
         app.status.show_model()
@@ -99,11 +155,11 @@ class SessionsController:
         await app.modes.restore(session)  # the mode kept with it (N1)
         await self.refresh()
         app.composer.focus()
-        if app.agent.interrupted:
+        if self._agent.interrupted:
             await app.notice(INTERRUPTED, "warning")
         await self._check_workspace(session)
 
-    async def _check_workspace(self, session: dict[str, Any]) -> None:
+    async def _check_workspace(self, session: SessionRow) -> None:
         """A session from another folder: ask whether its tools run there or here (item 6)."""
         from agent.config import tilde
         from hermes_tui.screens.workspace import THERE, WorkspaceScreen
@@ -131,7 +187,7 @@ class SessionsController:
     async def _stay(self, session_id: str, sentence: str) -> None:
         """The session continues in this window's folder, recorded as its folder from now on."""
         app = self.app
-        await app.db.update_session(session_id, workspace=str(app.workspace))
+        await self._db.update_session(session_id, workspace=str(app.workspace))
         await app.notice(sentence, "warning")
         await self.refresh()
 
@@ -139,7 +195,7 @@ class SessionsController:
         """The app and its agent work in `folder` from now on."""
         app = self.app
         app.workspace = folder.resolve()
-        app.agent.use_workspace(app.workspace)
+        self._agent.use_workspace(app.workspace)
         app.sessions_panel.workspace = str(app.workspace)
 
     async def resume_picked(self, session_id: str) -> None:
@@ -153,7 +209,7 @@ class SessionsController:
 
     async def rename(self, title: str) -> None:
         """Give the current session a new title."""
-        await self.app.db.update_session(self.app.agent.session_id, title=title)
+        await self._db.update_session(started(self._agent.session_id, "session"), title=title)
         await self.refresh()
 
     # -- the panel ---------------------------------------------------------------------------
@@ -179,7 +235,7 @@ class SessionsController:
         await self.app.ready()
         panel = self.app.sessions_panel
         try:
-            hits = await self.app.db.search(query, limit=SEARCH_LIMIT)
+            hits = await self._db.search(query, limit=SEARCH_LIMIT)
         except Exception as exc:
             panel.show_hits(query, [], error=f"search failed: {exc}")
             return

@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.css.query import NoMatches
 from textual.timer import Timer
@@ -15,10 +15,21 @@ from textual.timer import Timer
 from agent import events as ev
 from agent.config import DEMO_PROVIDER
 from agent.kinds import CallPurpose
+from hermes_tui.doors import agent_of
 from hermes_tui.durations import format_duration
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from agent.config import Config
+    from agent.loop import Agent
+    from hermes_tui.approval import ApprovalFlow
+    from hermes_tui.keys import KeyMap
+    from hermes_tui.probes import Probes
+    from hermes_tui.turns import TurnController
+    from hermes_tui.widgets.sessions_panel import SessionsPanel
+    from hermes_tui.widgets.stall_banner import StallBanner
+    from hermes_tui.widgets.status_line import StatusLine
+    from hermes_tui.widgets.status_panel import StatusPanel
+    from hermes_tui.widgets.working_line import WorkingLine
 
 log = logging.getLogger("hermes_tui.liveness")
 
@@ -108,7 +119,7 @@ class TurnState:
 
     def _retrying(self, event: ev.Retrying, now: float) -> None:
         self._enter("retrying", now)
-        self.retry = f"retrying ({event.count}) in {event.delay:.0f} s"
+        self.retry = f"retrying ({event.progress}) in {event.delay:.0f} s"
 
     def _mcp_waiting(self, event: ev.McpWaiting, now: float) -> None:
         self._enter("mcp" if event.names else "waiting", now)
@@ -181,10 +192,76 @@ _STEPS: dict[type, Callable[[TurnState, Any, float], None]] = {
 """Which events move the turn state, and how."""
 
 
+class StatusHost(Protocol):
+    """What the status presenter uses of the app: the agent (None before the start), the
+    turns and the approval flow (whether work runs or waits), the panels and lines it
+    draws, its timers and the test probes."""
+
+    config: Config
+    agent: Agent | None
+    turns: TurnController
+    approval: ApprovalFlow
+    keys: KeyMap
+    probes: Probes
+
+    @property
+    def is_running(self) -> bool:
+        """True while the app runs (not yet closing)."""
+        ...
+
+    @property
+    def status_panel(self) -> StatusPanel:
+        """The status panel widget."""
+        ...
+
+    @property
+    def status_line(self) -> StatusLine:
+        """The one-line status."""
+        ...
+
+    @property
+    def sessions_panel(self) -> SessionsPanel:
+        """The sessions panel widget."""
+        ...
+
+    @property
+    def working_line(self) -> WorkingLine:
+        """The spinner under the transcript."""
+        ...
+
+    @property
+    def stall_banner(self) -> StallBanner:
+        """The stall banner above the composer."""
+        ...
+
+    def set_timer(
+        self,
+        delay: float,
+        callback: Callable[[], Any] | None = None,  # noqa: V107
+        *,
+        name: str | None = None,
+        pause: bool = False,
+    ) -> Timer:
+        """Call `callback` once after `delay` seconds."""
+        ...
+
+    def set_interval(
+        self,
+        interval: float,
+        callback: Callable[[], Any] | None = None,  # noqa: V107
+        *,
+        name: str | None = None,
+        repeat: int = 0,  # noqa: V107
+        pause: bool = False,
+    ) -> Timer:
+        """Call `callback` every `interval` seconds."""
+        ...
+
+
 class StatusPresenter:
     """Keeps the status panel, the busy session's clock and the stall banner current."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: StatusHost) -> None:
         self.app = app
         self.turn_state = TurnState()
         self.watchdog = StallWatchdog(app.config.agent.stall_timeout_seconds)
@@ -194,6 +271,10 @@ class StatusPresenter:
     @property
     def _status(self) -> Any:
         return self.app.status_panel.status
+
+    @property
+    def _agent(self) -> Agent:
+        return agent_of(self.app)
 
     def routes(self) -> Iterable[tuple[type, Callable[[Any], None]]]:
         """The events this presenter follows, each with its handler (see EventRouter)."""
@@ -359,7 +440,7 @@ class StatusPresenter:
 
     def show_model(self) -> None:
         """The current model, its provider and the window the context bar measures (C1)."""
-        agent = self.app.agent
+        agent = self._agent
         status = self._status
         status.model = agent.model_ref
         status.provider = agent.provider_name
@@ -377,7 +458,7 @@ class StatusPresenter:
 
     def show_usage(self) -> None:
         """The session's totals as the agent holds them (a new or a resumed session)."""
-        usage = self.app.agent.usage
+        usage = self._agent.usage
         status = self._status
         status.input_tokens, status.output_tokens = usage.input_tokens, usage.output_tokens
         status.cost_usd = usage.cost_usd
@@ -396,10 +477,10 @@ class StatusPresenter:
     def show_setup(self) -> str | None:
         """The hint the current model needs: its missing key (returned), the demo's setup."""
         app = self.app
-        problem = app.agent.missing_key()
+        problem = self._agent.missing_key()
         if problem is not None:
             self.show_hint(problem, "error")
-        elif app.config.demo and app.agent.provider_name == DEMO_PROVIDER:
+        elif app.config.demo and self._agent.provider_name == DEMO_PROVIDER:
             self.show_hint(app.config.setup_hint)
         else:
             self.show_hint("")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.config import Config
+    from storage.db import SessionDB
 
 
-async def open_store(config: Any) -> Any:
+async def open_store(config: Config) -> SessionDB:
     """Open the session database of config with its lock window and exit wait."""
     from storage.db import SessionDB
 

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 from textual.color import Color, ColorParseError
@@ -28,7 +28,8 @@ from hermes_tui.ui_config import save_ui_theme
 from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from agent.config import Config
+    from hermes_tui.ui_config import UISettings
 
 DEFAULT_THEME = "hermes-dark"
 COLOR_KEYS = (
@@ -164,7 +165,7 @@ def _read_cache(cache: Path, stamp: list[list[Any]]) -> list[dict[str, Any]] | N
         data = json.loads(cache.read_text(encoding="utf-8"))
         if data["version"] != CACHE_VERSION or data["files"] != stamp:
             return None
-        themes = data["themes"]
+        themes: list[dict[str, Any]] = data["themes"]
         if not all(isinstance(theme, dict) and isinstance(theme["name"], str) for theme in themes):
             return None
         return themes
@@ -311,15 +312,25 @@ def derived_variables(theme: Theme) -> dict[str, str]:
     }
 
 
+class ThemeSettings(Protocol):
+    """Where the themes' settings come from: the config (its home and file, read when
+    used) and the front end's `ui:` settings (the theme to start in)."""
+
+    config: Config
+    ui_settings: UISettings
+
+
 class AppThemes:
     """The app's themes: ours only, the configured one from the first frame, a switch saved.
 
     A switch from /theme or the command palette is remembered as `ui.theme` in config.yaml.
     """
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: App[Any], settings: ThemeSettings) -> None:
+        # The Textual app whose themes these are (its whole theme machinery is used).
         self.app = app
-        self._saved = app.ui_settings.theme
+        self.settings = settings
+        self._saved = settings.ui_settings.theme
 
     def attach(self) -> None:
         """Once mounted: remember every theme switch, and on a 256-colour terminal show each
@@ -346,10 +357,11 @@ class AppThemes:
         notices = [problem.message for problem in catalog.problems]
         for theme in catalog.themes.values():
             app.register_theme(theme)
-        wanted = self.app.ui_settings.theme
+        wanted = self.settings.ui_settings.theme
         if wanted not in catalog.themes:
+            config_path = self.settings.config.config_path
             notices.append(
-                f"Theme {wanted!r} (ui.theme in {self.app.config.config_path}) is not installed; "
+                f"Theme {wanted!r} (ui.theme in {config_path}) is not installed; "
                 f"using {DEFAULT_THEME}. /theme lists the themes."
             )
             wanted = DEFAULT_THEME if DEFAULT_THEME in catalog.themes else app.theme
@@ -387,7 +399,7 @@ class AppThemes:
         if theme.name == self._saved:
             return True
         try:
-            save_ui_theme(self.app.config.home, theme.name)
+            save_ui_theme(self.settings.config.home, theme.name)
         except (OSError, ConfigError) as exc:
             # The reason names a path: shown as text, never as markup.
             reason = safe_text(str(exc))

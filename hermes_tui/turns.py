@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.message import Message
 from textual.worker import Worker, WorkerState
@@ -15,18 +15,28 @@ from textual.worker import Worker, WorkerState
 from agent import events as ev
 from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
+from hermes_tui.doors import Notices, RunsWorkers, started
 from hermes_tui.safe_text import safe_text
 from hermes_tui.widgets.notes import RecoveryNote
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from agent.loop import Agent
+    from hermes_tui.bridge import Bridge
+    from hermes_tui.keys import KeyMap
+    from hermes_tui.presenter import EventRouter
+    from hermes_tui.probes import Probes
+    from hermes_tui.sessions import SessionsController
+    from hermes_tui.status import StatusPresenter
+    from hermes_tui.widgets.composer import Composer
+    from hermes_tui.widgets.status_panel import StatusPanel
+    from hermes_tui.widgets.transcript import Transcript
 
 WORK_GROUP = "work"
 """The worker group of agent work: one piece at a time."""
 PAUSING_OUTCOMES = frozenset({TurnStatus.STOPPED, TurnStatus.ERROR})
 """Turn outcomes after which the input queue waits for the user instead of running on (T6)."""
 COMPACT_BUSY = "A turn is running: /compact works when the agent is idle."
-QUEUE_ORIGINS = {BusyInputMode.STEER: "steer", BusyInputMode.INTERRUPT: "redirect"}
+QUEUE_ORIGINS: dict[str, str] = {BusyInputMode.STEER: "steer", BusyInputMode.INTERRUPT: "redirect"}
 """How a steer or redirect no turn took is marked in the queue."""
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 STOPPED_BEFORE = "Stopped before the model was asked. "
@@ -87,10 +97,46 @@ def quote(text: str, width: int = 60) -> str:
     return f"“{line[: width - 1]}…”" if len(line) > width else f"“{line}”"
 
 
+class TurnHost(Notices, RunsWorkers, Protocol):
+    """What the turn flow uses of the app: the agent (after the start), the event bridge and
+    router, the transcript, the composer, the status and its panel, the sessions, the keys."""
+
+    agent: Agent | None
+    bridge: Bridge
+    router: EventRouter | None
+    probes: Probes
+    keys: KeyMap
+    status: StatusPresenter
+    sessions: SessionsController
+
+    @property
+    def transcript(self) -> Transcript:
+        """The transcript widget."""
+        ...
+
+    @property
+    def composer(self) -> Composer:
+        """The composer widget."""
+        ...
+
+    @property
+    def status_panel(self) -> StatusPanel:
+        """The status panel widget."""
+        ...
+
+    def post_message(self, message: Message) -> bool:
+        """Queue `message` on the app."""
+        ...
+
+    def refresh_bindings(self) -> None:
+        """Show the keys that can act now."""
+        ...
+
+
 class TurnController:
     """Starts agent work, routes input typed meanwhile, and settles each end (T1, T3, T6)."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: TurnHost) -> None:
         self.app = app
         self.queue = InputQueue()
         self._idle = asyncio.Event()
@@ -100,6 +146,10 @@ class TurnController:
         self._stop_asked = False  # a stop while busy: it holds until the work's end is settled
         self.stops = 0
         """How many stops were asked: a line sent before a stop and not yet run sees it."""
+
+    @property
+    def _router(self) -> EventRouter:
+        return started(self.app.router, "event router")  # made on mount
 
     @property
     def busy(self) -> bool:
@@ -117,10 +167,10 @@ class TurnController:
         Nothing is dropped: a steer or redirect that no turn takes joins the queue behind
         older items. Sending while idle also releases a queue paused by a stop (T6).
         """
-        agent = self.app.agent
         if not self.busy:
             self.queue.resume()
             return await self.start_turn(text)
+        agent = started(self.app.agent, "agent")
         if mode == BusyInputMode.STEER and agent.steer(text):
             # Whether the model takes another step is not known while it answers: say both.
             await self.app.notice(f"{STEER_SENT} {quote(text)}")
@@ -170,7 +220,7 @@ class TurnController:
     ) -> Worker[Any] | None:
         """Run one user turn with `text` (from the queued `item`, if it came from there);
         a `prompt` is shown as the user typed it and may run on a model of its own."""
-        agent = self.app.agent
+        agent = started(self.app.agent, "agent")
         if prompt is None:
             return await self.begin(WorkKind.TURN, text, lambda: agent.run_turn(text), item)
         if item is not None:
@@ -213,7 +263,7 @@ class TurnController:
         self.app.refresh_bindings()
         if kind is not WorkKind.COMPACTION:
             # From here until the worker runs, a stop reaches the agent, which keeps it (Z1).
-            self.app.agent.expect_turn()
+            started(self.app.agent, "agent").expect_turn()
         return self.app.run_worker(
             work, name=kind, group=WORK_GROUP, thread=True, exclusive=True, exit_on_error=False
         )
@@ -221,7 +271,7 @@ class TurnController:
     async def _not_started(self, kind: WorkKind, text: str, item: QueuedInput | None) -> None:
         """The work was stopped before it started: no request, nothing written (Z1). It
         ends as a stopped turn ends, for the transcript and the status alike."""
-        await self.app.router.apply([ev.stopped_on_the_way()])
+        await self._router.apply([ev.stopped_on_the_way()])
         if kind is WorkKind.TURN:
             await self._give_back(text, item, STOPPED_BEFORE)
         await self.run_next_or_idle()
@@ -237,7 +287,7 @@ class TurnController:
     async def ended(self, message: WorkEnded) -> None:
         """The one end of every piece of work: its last events, its outcome, then what's next."""
         # Events still buffered in the bridge belong before the end.
-        await self.app.router.apply(self.app.bridge.drain())
+        await self._router.apply(self.app.bridge.drain())
         worker, state = message.worker, message.state
         if worker.name == WorkKind.COMPACTION:
             await self._compaction_ended(worker, state)

@@ -71,7 +71,7 @@ class Checkpointer:
         self._record = record
         self._update = update
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="checkpoints")
-        self._pending: concurrent.futures.Future | None = None
+        self._pending: concurrent.futures.Future[str | None] | None = None
         self._session_id: str | None = None
         self._message: Any = None
         self._turn: TurnCheckpoint | None = None

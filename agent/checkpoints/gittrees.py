@@ -23,6 +23,10 @@ _PACK_VERSION = 2
 _IDX_MAGIC = b"\xfftOc"
 
 
+# Each folder's entries by the folder's path: name, mode, object id, whether a folder.
+_Folders = dict[bytes, list[tuple[bytes, bytes, bytes, bool]]]
+
+
 def _object_id(kind: bytes, body: bytes) -> bytes:
     return hashlib.sha1(b"%s %d\0" % (kind, len(body)) + body, usedforsecurity=False).digest()
 
@@ -35,7 +39,7 @@ def _tree_key(name: bytes, is_tree: bool) -> bytes:
 def build_trees(files: Iterable[tuple[bytes, int, bytes]]) -> tuple[bytes, dict[bytes, bytes]]:
     """The root tree id of `files` (path, mode, object id; no folder may also be a file's
     path), and every tree's body by its id."""
-    folders: dict[bytes, list[tuple[bytes, bytes, bytes, bool]]] = {b"": []}
+    folders: _Folders = {b"": []}
     for path, mode, oid in files:
         parent, _, name = path.rpartition(b"/")
         if parent not in folders:
@@ -57,7 +61,7 @@ def build_trees(files: Iterable[tuple[bytes, int, bytes]]) -> tuple[bytes, dict[
     return ids[b""], trees
 
 
-def _add_folder(folders: dict, folder: bytes) -> None:
+def _add_folder(folders: _Folders, folder: bytes) -> None:
     """Make `folder` and each of its missing parents, each listed in its parent."""
     folders[folder] = []
     parent = folder.rpartition(b"/")[0]

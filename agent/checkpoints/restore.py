@@ -9,7 +9,7 @@ a shell command); everything between one turn's end and the next checkpoint is o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ class RestoreResult:
     key: str = ""
 
 
-def outside_changes(repo: ShadowRepo, chain: Sequence[dict[str, Any]], now: str) -> set[str]:
+def outside_changes(repo: ShadowRepo, chain: Sequence[Mapping[str, Any]], now: str) -> set[str]:
     """Paths changed outside the agent from the first checkpoint of `chain` until `now`."""
     outside: set[str] = set()
     for index, row in enumerate(chain):
@@ -75,7 +75,7 @@ def outside_changes(repo: ShadowRepo, chain: Sequence[dict[str, Any]], now: str)
 
 
 def plan_restore(
-    repo: ShadowRepo, chain: Sequence[dict[str, Any]], now: str, *, only: Sequence[str] = ()
+    repo: ShadowRepo, chain: Sequence[Mapping[str, Any]], now: str, *, only: Sequence[str] = ()
 ) -> RestorePlan:
     """Restoring the workspace `now` to the first checkpoint of `chain` (`only`: these paths)."""
     target = chain[0]["before_ref"]

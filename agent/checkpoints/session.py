@@ -7,7 +7,7 @@ session's checkpoint rows (storage's `list_checkpoints`) as read by the caller.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ class Rewind:
     (`only`; none: every path). `marks_undone`: the chain's turns are marked undone once it
     is applied (not by a redo)."""
 
-    chain: list[dict[str, Any]]
+    chain: list[Mapping[str, Any]]
     only: tuple[str, ...] = ()
     marks_undone: bool = True
 
@@ -44,17 +44,17 @@ class Rewind:
 class Step:
     """One /undo or /redo ready to apply: the turn it steps over, and its plan."""
 
-    turn: dict[str, Any]
+    turn: Mapping[str, Any]
     rewind: Rewind
     plan: RestorePlan
 
 
-def turn_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def turn_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The checkpoints turns took (not those a rewind or undo recorded)."""
     return [row for row in rows if row.get("kind", "turn") == "turn"]
 
 
-def rewind_to_message(rows: Sequence[dict[str, Any]], message_id: int) -> Rewind | None:
+def rewind_to_message(rows: Sequence[Mapping[str, Any]], message_id: int) -> Rewind | None:
     """Back to before the user message `message_id`: the first checkpoint from it on."""
     for index, row in enumerate(rows):
         linked = row.get("message_id")
@@ -63,7 +63,7 @@ def rewind_to_message(rows: Sequence[dict[str, Any]], message_id: int) -> Rewind
     return None
 
 
-def undo_step(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> Step | None:
+def undo_step(checkpointer: Checkpointer, rows: Sequence[Mapping[str, Any]]) -> Step | None:
     """The /undo to do now: the newest turn, not undone yet, whose changes are still there to
     take back (a turn that changed no file, or whose files are already as before it, is
     stepped over); None when no turn is left."""
@@ -86,15 +86,15 @@ def undo_step(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> Ste
     return None
 
 
-def any_undone(rows: Sequence[dict[str, Any]]) -> bool:
+def any_undone(rows: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a turn of the session is undone (by /undo or /rewind)."""
     return any(row.get("kind", "turn") == "turn" and row.get("undone") for row in rows)
 
 
 def redo_step(
     checkpointer: Checkpointer,
-    rows: Sequence[dict[str, Any]],
-    turn: dict[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    turn: Mapping[str, Any],
     undo_key: str,
     own: set[str],
 ) -> Step | None:
@@ -139,8 +139,8 @@ def apply(
     restore_plan: RestorePlan,
     *,
     overwrite: bool,
-    record: Callable[[dict[str, Any]], None],
-    mark_undone: Callable[[str], None],
+    record: Callable[[dict[str, Any]], object],
+    mark_undone: Callable[[str], object],
 ) -> RestoreResult:
     """Write the plan back (conflicts too when `overwrite`), and record it as a checkpoint
     of its own, so a later rewind counts what it wrote as the agent's, not as outside."""
@@ -166,7 +166,7 @@ def apply(
     return result
 
 
-def session_diff(checkpointer: Checkpointer, rows: Sequence[dict[str, Any]]) -> list[FileDiff]:
+def session_diff(checkpointer: Checkpointer, rows: Sequence[Mapping[str, Any]]) -> list[FileDiff]:
     """Every file that differs now from the session's first checkpoint, as diffs."""
     if not rows:
         return []

@@ -383,17 +383,19 @@ class ShadowRepo:
         self._leave_out(newly)
         return newly, tree
 
-    def _hash_slices(self, names: list[str], count: int, newly: list[str], parts: list[Path]):
+    def _hash_slices(
+        self, names: list[str], count: int, newly: list[str], parts: list[Path]
+    ) -> bool:
         """`names` in `count` slices, each hashed by its own `update-index` into an index file
         of its own (added to `parts`), started as soon as its files' sizes are checked, while
         the next slice's are; those over the cap go to `newly`. Whether all succeeded."""
         size = -(-len(names) // count)
         command = ["update-index", "--add", "-z", "--stdin"]
-        running: list[subprocess.Popen] = []
+        running: list[subprocess.Popen[bytes]] = []
         root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
         try:
             for start in range(0, len(names), size):
-                small = []
+                small: list[str] = []
                 for rel in names[start : start + size]:
                     (newly if self._over_cap(rel, root) else small).append(rel)
                 if small:
@@ -422,7 +424,7 @@ class ShadowRepo:
         self._last_tree = (tree.hex(), self._index_stamp())
         return tree.hex()
 
-    def _start(self, command: list[str], paths: list[str], index: Path) -> subprocess.Popen:
+    def _start(self, command: list[str], paths: list[str], index: Path) -> subprocess.Popen[bytes]:
         """git `command` running on its own index file, reading `paths` from a file."""
         with tempfile.TemporaryFile(dir=self.git_dir) as feed:
             feed.write(b"".join(os.fsencode(path) + b"\0" for path in paths))

@@ -17,11 +17,12 @@ repository's is: its HEAD is what a snapshot records of it).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 STAMP_ENTRIES = 1000
@@ -60,7 +61,7 @@ def take(root: str, skipped: Collection[str] = ()) -> Stamp | None:
             path = os.path.join(root, folder) if folder else root
             found = os.lstat(path)
             names = sorted(os.listdir(path))
-            entries[folder or "."] = _entry(found, started, lambda names=names: _listing(names))
+            entries[folder or "."] = _entry(found, started, functools.partial(_listing, names))
             for name in names:
                 rel = f"{folder}/{name}" if folder else name
                 if rel == ".git" or rel in skipped:
@@ -70,7 +71,7 @@ def take(root: str, skipped: Collection[str] = ()) -> Stamp | None:
                 if stat.S_ISDIR(found.st_mode):
                     folders.append(rel)
                 elif stat.S_ISREG(found.st_mode):
-                    entries[rel] = _entry(found, started, lambda full=full: _digest(full))
+                    entries[rel] = _entry(found, started, functools.partial(_digest, full))
                 else:
                     return None  # a link or a special file: left to git
                 if len(entries) > STAMP_ENTRIES:
@@ -84,7 +85,7 @@ class _TooLarge(Exception):
     """A file too recent to trust by its times and too large to hash for a stamp."""
 
 
-def _entry(found: os.stat_result, started: int, content) -> Entry:
+def _entry(found: os.stat_result, started: int, content: Callable[[], bytes]) -> Entry:
     racy = max(found.st_mtime_ns, found.st_ctime_ns) >= started - RACY_NS
     if racy and found.st_size > HASH_BYTES:
         raise _TooLarge

@@ -38,7 +38,8 @@ class _Stop(Exception):
 def _prctl(option: int, value: int) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
+        status: int = libc.prctl(option, value, 0, 0, 0)  # ctypes: an int return
+        return status == 0
     except (OSError, AttributeError):
         return False
 
@@ -68,7 +69,7 @@ def descendants(root: int) -> list[int]:
 
 def _reap() -> list[tuple[int, int]]:
     """Reap every child that has exited: [(pid, status)]."""
-    reaped = []
+    reaped: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)

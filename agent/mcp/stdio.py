@@ -268,9 +268,9 @@ class Waiting:
         if method >= 0 and (reply < 0 or method < reply):
             return []
         for match in _ID.finditer(head):
-            found = self.ids.get(match.group(1).decode("utf-8", "replace"))
-            if found is not None:
-                return [found]
+            known = self.ids.get(match.group(1).decode("utf-8", "replace"))
+            if known is not None:
+                return [known]
         return list(self.ids.values())
 
 

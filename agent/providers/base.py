@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -79,6 +79,9 @@ class FinishPart:
 
 StreamPart = ReasoningPart | TextPart | ToolCallPart | ThinkingPart | UsagePart | FinishPart
 
+# A call's parts: a generator, so its caller can close it (and release its connection) early.
+PartStream = Generator[StreamPart, None, None]
+
 
 class Abort:
     """Cancels an in-flight stream from any thread by shutting its socket down (W4)."""
@@ -125,7 +128,7 @@ class Provider(Protocol):
     call_deadline: float | None
     """W9: the one cumulative deadline (monotonic) of a call's retries after a stall, or None."""
 
-    def stream(self, request: ChatRequest, abort: Abort) -> Iterator[StreamPart]:
+    def stream(self, request: ChatRequest, abort: Abort) -> PartStream:
         """Yield the parts of one streamed call; raise ProviderError on failure."""
         ...
 

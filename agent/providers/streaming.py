@@ -11,7 +11,7 @@ from typing import Any
 from agent.config import ProviderConfig
 from agent.credentials import safe_url, url_secrets
 from agent.kinds import ErrorKind
-from agent.providers.base import Abort, ChatRequest, StreamPart, ToolCallPart
+from agent.providers.base import Abort, ChatRequest, PartStream, StreamPart, ToolCallPart
 from agent.providers.bounds import ToolCallBounds
 from agent.providers.credentials import Credential, CredentialPool
 from agent.providers.errors import (
@@ -62,7 +62,7 @@ class SDKCall:
         return self.pool.current().key
 
     # -- client ---------------------------------------------------------------------------
-    def client_kwargs(self, api_key: str, request: ChatRequest | None = None):
+    def client_kwargs(self, api_key: str, request: ChatRequest | None = None) -> dict[str, Any]:
         """The effective client arguments (the slot's cache key): key, URL, headers, timeouts.
 
         The key is the one of the pool entry charged for the request (K1). SDK retries are
@@ -177,7 +177,7 @@ class SDKCall:
         read = min(self.idle_timeout, left)
         return {"timeout": httpx2.Timeout(self.config.timeout_seconds, connect=15.0, read=read)}
 
-    def stream(self, request: ChatRequest, abort: Abort) -> Iterator[StreamPart]:
+    def stream(self, request: ChatRequest, abort: Abort) -> PartStream:
         """Send the request and yield normalised parts; stops quietly when aborted."""
         import httpx2
 
@@ -308,7 +308,8 @@ class SDKCall:
 
     def _from_status_error(self, exc: Any, entry: Credential | None = None) -> ProviderError:
         response = getattr(exc, "response", None)
-        status = getattr(exc, "status_code", None) or getattr(response, "status_code", 500)
+        # No status on the error (or 0): the response's, else 500.
+        status: int = getattr(exc, "status_code", 0) or getattr(response, "status_code", 500)
         body = getattr(exc, "body", None)
         if body is None and response is not None:
             try:

@@ -85,7 +85,7 @@ def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
 class _DrainStream(httpcore2.NetworkStream):
     """A network stream whose reads can be bounded by a deadline (for the drain only)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
         self._inner = inner
         self.deadline: float | None = None
 
@@ -291,7 +291,7 @@ def shutdown_sockets(client: Any, why: str) -> int:
 # -- the slot --------------------------------------------------------------------------------
 
 
-def client_key(kwargs: dict[str, Any]) -> tuple:
+def client_key(kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """A hashable key of the effective client arguments (key, URL, headers, timeouts...)."""
 
     def freeze(value: Any) -> Any:
@@ -303,7 +303,7 @@ def client_key(kwargs: dict[str, Any]) -> tuple:
             return ("timeout", value.connect, value.read, value.write, value.pool)
         return value
 
-    return freeze(kwargs)
+    return tuple(sorted((str(k), freeze(v)) for k, v in kwargs.items()))
 
 
 class Lease:
@@ -343,7 +343,7 @@ class ClientSlot:
         self._build = build
         self._lock = threading.Lock()
         self._client: Any = None
-        self._key: tuple | None = None
+        self._key: tuple[Any, ...] | None = None
         self._holder: Lease | None = None
         self.builds = 0
         self.untracked = 0

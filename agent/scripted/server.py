@@ -100,6 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "hermes-scripted/1"
     sys_version = ""
     server: _HTTPServer
+    # The stdlib's header buffer (send_header fills it; typeshed does not declare it): the
+    # body is appended to it, so that headers and body leave in one write.
+    _headers_buffer: list[bytes]
 
     def setup(self) -> None:
         """Finish the TLS handshake on this thread (not the accept loop)."""

@@ -11,7 +11,7 @@ from typing import Any
 from agent.scripted.script import Reply, RequestInfo
 from agent.scripted.wire_openai import pieces, usage_counts
 
-_q = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_q = json.encoder.encode_basestring_ascii
 
 _STOP = {
     "stop": "end_turn",

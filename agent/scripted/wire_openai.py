@@ -10,7 +10,7 @@ from typing import Any
 
 from agent.scripted.script import Reply, RequestInfo
 
-_q = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_q = json.encoder.encode_basestring_ascii
 
 _FINISH = {
     "stop": "stop",

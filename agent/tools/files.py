@@ -183,7 +183,7 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     if not target.parts or (stamp is not None and stamp.is_dir):
         raise ToolError(f"{rel} is a directory; give a file path to write.")
     exists = stamp is not None
-    if exists and not stamp.is_file:
+    if stamp is not None and not stamp.is_file:
         raise ToolError(f"{rel} exists and is not a regular file.")
     why, protected = _protection(ctx, target)
 

@@ -216,13 +216,14 @@ def _walk_resolving(workspace: Path, raw: str, pending: deque[str], links: list[
                     pending.extendleft(reversed(PurePosixPath(target).parts))
                 continue
             real.append(name)
-            stamps.append(Stamp.of(st))
+            stamp = Stamp.of(st)
+            stamps.append(stamp)
             if not pending:
                 break
             if not stat.S_ISDIR(st.st_mode):
                 raise ToolError(f"{'/'.join(real)} is not a directory, so {raw} cannot exist.")
             fd = _open_dir(name, fds[-1], "/".join(real))
-            if not stamps[-1].same_object(os.fstat(fd)):
+            if not stamp.same_object(os.fstat(fd)):
                 os.close(fd)
                 raise changed("/".join(real), "it was replaced while being looked up")
             fds.append(fd)
@@ -354,7 +355,7 @@ def write_bytes(target: Target, data: bytes, *, executable: bool | None = None) 
             raise changed(target.rel, "the file was removed")
         if current is not None and stat.S_ISLNK(current.st_mode):
             raise changed(target.rel, "it is now a symbolic link")
-        if expected is not None and not expected.unchanged(current):
+        if expected is not None and current is not None and not expected.unchanged(current):
             raise changed(target.rel, "the file was modified or replaced")
         _replace(parent, name, data, current, executable)
     finally:

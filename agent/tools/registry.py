@@ -160,7 +160,7 @@ class ToolSource(Protocol):
         """The names of its tools now."""
         ...
 
-    def schemas(self) -> list[dict]:
+    def schemas(self) -> list[dict[str, Any]]:
         """The schemas to send in the next request."""
         ...
 
@@ -340,7 +340,7 @@ class ToolRegistry:
         """Tool names: built-ins in registration order, then each source's."""
         return list(self._tools) + [name for s in self.sources for name in s.names()]
 
-    def schemas(self) -> list[dict]:
+    def schemas(self) -> list[dict[str, Any]]:
         """Provider-neutral schemas: [{"name", "description", "parameters"}]."""
         own = [
             {
@@ -357,7 +357,7 @@ class ToolRegistry:
         for source in self.sources:
             source.begin_turn(sink, stopped)
 
-    def summary(self, name: str, args: dict) -> str:
+    def summary(self, name: str, args: dict[str, Any]) -> str:
         """One-row argument summary for the UI, e.g. "read_file src/app.py"."""
         tool = self.get(name)
         if not isinstance(args, dict):
@@ -398,7 +398,7 @@ class ToolRegistry:
         # "ask", and any unknown mode, is treated as the safest one.
         return tool.kind in ("edit", "shell", "mcp")
 
-    def run(self, name: str, args: dict, ctx: ToolContext) -> ToolResult:
+    def run(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run a tool call; never raises: every failure is a ToolResult(ok=False, ...)."""
         try:
             result = self._run(name, args, ctx)
@@ -443,7 +443,9 @@ class ToolRegistry:
             if changes and ctx.after_change is not None:
                 ctx.after_change(tool.kind, outcome.touches)
 
-    def ask(self, tool: Tool, clean: dict, outcome: Pending, ctx: ToolContext) -> ToolResult | None:
+    def ask(
+        self, tool: Tool, clean: dict[str, Any], outcome: Pending, ctx: ToolContext
+    ) -> ToolResult | None:
         """None when `outcome` may commit (asking the user if the mode wants it), else the
         refusal to give the model."""
         name = tool.name

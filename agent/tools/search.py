@@ -9,6 +9,7 @@ event between them.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -196,7 +197,7 @@ def _read_entry(name: str, dir_fd: int) -> bytes | None:
 
 def _skip_for(*texts: str) -> frozenset[str]:
     """The noise directories to prune, except those the caller named explicitly."""
-    named = set()
+    named: set[str] = set()
     for text in texts:
         named.update(part for part in re.split(r"[\\/]", text) if part in SKIP_DIRS)
     return SKIP_DIRS - named
@@ -381,6 +382,7 @@ def _candidates(
 
     Entries that are not searched are yielded too, so the stop is checked at each of them.
     """
+    assert base.final is not None, "grep_tool refuses a path that is not there"
     if not base.final.is_dir:
         yield base.path, lambda: _read_target(base)
         return
@@ -390,7 +392,7 @@ def _candidates(
             yield path, None
         else:
             # The entry's directory descriptor is valid until the walk moves on.
-            yield path, lambda path=path, fd=dir_fd: _read_entry(path.name, fd)
+            yield path, functools.partial(_read_entry, path.name, dir_fd)
 
 
 def grep_tool(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:

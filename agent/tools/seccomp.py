@@ -18,6 +18,7 @@ import errno
 import platform
 import struct
 from dataclasses import dataclass
+from typing import Literal
 
 _LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -49,9 +50,18 @@ _ABIS["amd64"] = _ABIS["x86_64"]
 _ABIS["arm64"] = _ABIS["aarch64"]
 
 
-def _abi_block(abi: _Abi, skip: str) -> list[tuple]:
+# The assembler's instructions (see `_assemble`): a label names a position, a jump names
+# labels (None falls through), every other instruction takes one number.
+_Op = (
+    tuple[Literal["ld", "and", "ret"], int]
+    | tuple[Literal["label"], str]
+    | tuple[Literal["jeq"], int, str | None, str | None]
+)
+
+
+def _abi_block(abi: _Abi, skip: str) -> list[_Op]:
     """The instructions for one ABI, entered (and left for `skip`) with its arch loaded."""
-    block: list[tuple] = [("jeq", abi.arch, None, skip), ("ld", _NR)]
+    block: list[_Op] = [("jeq", abi.arch, None, skip), ("ld", _NR)]
     if abi.x32:
         block.append(("and", 0xFFFFFFFF ^ _X32_BIT))
     block += [("jeq", number, "ring", None) for number in _IO_URING]
@@ -65,23 +75,26 @@ def _abi_block(abi: _Abi, skip: str) -> list[tuple]:
     return block
 
 
-def _assemble(program: list[tuple]) -> bytes:
+def _assemble(program: list[_Op]) -> bytes:
     """BPF records for `program`: ("ld", offset), ("and", mask), ("ret", value),
     ("jeq", value, label when equal, label otherwise; None falls through), ("label", name)."""
-    positions, count = {}, 0
+    positions: dict[str, int] = {}
+    count = 0
     for item in program:
         if item[0] == "label":
             positions[item[1]] = count
         else:
             count += 1
-    records = []
-    for item in (item for item in program if item[0] != "label"):
+    records: list[tuple[int, int, int, int]] = []
+    for item in program:
         here = len(records)
+        if item[0] == "label":
+            continue
         if item[0] == "jeq":
             _, value, equal, other = item
             jumps = [0 if to is None else positions[to] - here - 1 for to in (equal, other)]
             assert all(0 <= jump <= 255 for jump in jumps), "a jump out of reach"
-            records.append((_JEQ, *jumps, value))
+            records.append((_JEQ, jumps[0], jumps[1], value))
         else:
             code = {"ld": _LD_ABS, "and": _AND, "ret": _RET}[item[0]]
             records.append((code, 0, 0, item[1]))
@@ -94,7 +107,7 @@ def unix_socket_filter(machine: str | None = None) -> bytes | None:
     abis = _ABIS.get((machine or platform.machine()).lower())
     if abis is None:
         return None
-    program: list[tuple] = [("ld", _ARCH)]
+    program: list[_Op] = [("ld", _ARCH)]
     for number, abi in enumerate(abis):
         program += _abi_block(abi, f"not-abi-{number}")
     program += [

@@ -194,7 +194,7 @@ def child_env(hidden: Collection[str]) -> dict[str, str]:
 class _Running:
     """A started command: its process, and its output pipe read into a capture."""
 
-    def __init__(self, proc: subprocess.Popen, capture: _Capture) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], capture: _Capture) -> None:
         assert proc.stdout is not None
         self.proc = proc
         self.capture = capture
@@ -309,7 +309,7 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
     guarded: set[str] = set()
     with contextlib.ExitStack() as stack:
         fds: tuple[int, ...] = ()
-        if confined:
+        if confined and sandbox is not None:
             from agent.tools.sandbox import confined_env, guarded_paths, socket_filter
 
             guarded = guarded_paths(ctx.workspace)

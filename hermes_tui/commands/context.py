@@ -2,49 +2,60 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from hermes_tui.doors import Notices, ShowsScreens
 
 if TYPE_CHECKING:
     from agent.config import Config
+    from agent.loop import Agent
     from hermes_tui.changes import ChangesController
     from hermes_tui.commands.registry import CommandTable
     from hermes_tui.completion.controller import CompletionController
     from hermes_tui.keys import KeyMap
     from hermes_tui.modes import ModeController
+    from hermes_tui.runtime import Runtime
     from hermes_tui.sessions import SessionsController
     from hermes_tui.status import StatusPresenter
     from hermes_tui.theming import AppThemes
     from hermes_tui.turns import TurnController
+    from storage.db import SessionDB
 
 
-class CommandContext(Protocol):
+class CommandContext(Notices, ShowsScreens, Protocol):
     """The parts of the app a command uses; HermesApp is one, a test builds a small one."""
 
     config: Config
-    agent: Any
-    db: Any
-    changes: ChangesController
+    agent: Agent | None
+    """None until the app's start (a command runs after it)."""
+    db: SessionDB | None
     turns: TurnController
     sessions: SessionsController
     status: StatusPresenter
     keys: KeyMap
     modes: ModeController
     themes: AppThemes
-    command_table: CommandTable
-    runtime: Any
-    """The running parts (its `mcp` is the McpManager, or None)."""
-    completion: CompletionController
+    runtime: Runtime | None
+    """The running parts (its `mcp`: the MCP servers, or None)."""
 
-    async def notice(self, text: str, level: str = "info") -> None:
-        """A one-line notice in the transcript."""
+    # Built on first use (after the first frame): read-only, as a cached property is.
+    @property
+    def changes(self) -> ChangesController:
+        """/undo, /rewind and the diff of a turn's changes."""
+        ...
+
+    @property
+    def command_table(self) -> CommandTable:
+        """The slash commands."""
+        ...
+
+    @property
+    def completion(self) -> CompletionController:
+        """The composer's completion."""
         ...
 
     async def show_help(self) -> None:
         """Open the help screen."""
-        ...
-
-    async def push_screen(self, screen: Any) -> Any:
-        """Show a screen (a panel) over the app."""
         ...
 
     async def action_quit(self) -> None:

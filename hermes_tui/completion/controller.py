@@ -18,20 +18,30 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from textual import events
+from textual.widgets.text_area import Document
 
 from agent import events as ev
+from hermes_tui.commands.context import CommandContext
 from hermes_tui.completion.index import FileIndex
 from hermes_tui.completion.models import ModelCatalog, server_lister
 from hermes_tui.completion.search import PathSearch
 from hermes_tui.completion.tokens import Token, token_at
+from hermes_tui.doors import RunsWorkers
 from hermes_tui.safe_text import safe_name
 from hermes_tui.widgets.completion import Choice, CompletionPopup
 
 if TYPE_CHECKING:
-    from hermes_tui.app import HermesApp
+    from pathlib import Path
+
+    from textual.message import Message
+    from textual.widget import Widget
+
+    from hermes_tui.widgets.composer import Composer
+
+W = TypeVar("W", bound="Widget")
 
 
 def common_prefix(words: Sequence[str]) -> str:
@@ -66,10 +76,30 @@ def filtered(candidates: Sequence[str], typed: str) -> list[str]:
     return list(dict.fromkeys([*starts, *holds]))
 
 
+class CompletionHost(CommandContext, RunsWorkers, Protocol):
+    """What the completion uses of the app: a command's parts (argument completers get the
+    app as their context), its folder, the composer and the popup, and its message queue."""
+
+    workspace: Path
+
+    @property
+    def composer(self) -> Composer:
+        """The composer widget."""
+        ...
+
+    def query_one(self, selector: type[W]) -> W:
+        """The one widget of type `selector`."""
+        ...
+
+    def post_message(self, message: Message) -> bool:
+        """Queue `message` on the app."""
+        ...
+
+
 class CompletionController:
     """Follows the composer's text and cursor; Tab, and the picker's keys, land here."""
 
-    def __init__(self, app: HermesApp) -> None:
+    def __init__(self, app: CompletionHost) -> None:
         self.app = app
         self.index = FileIndex(app.workspace, on_built=self._built)
         self.search = PathSearch(self.index, self._ranked)
@@ -307,6 +337,8 @@ class CompletionController:
     def _replace(self, token: Token, text: str) -> None:
         composer = self.app.composer
         document = composer.document
+        # A plain text area's document (Textual types it as the base, which has no offsets).
+        assert isinstance(document, Document)
         begin = document.get_location_from_index(token.start)
         end = document.get_location_from_index(max(token.end, composer_cursor(composer)))
         composer.replace(text, begin, end, maintain_selection_offset=False)
@@ -314,4 +346,5 @@ class CompletionController:
 
 def composer_cursor(composer: Any) -> int:
     """The composer's cursor as an offset into its text."""
-    return composer.document.get_index_from_location(composer.cursor_location)
+    offset: int = composer.document.get_index_from_location(composer.cursor_location)
+    return offset

@@ -85,7 +85,7 @@ class ModelCatalog:
         refs.extend(f"{name}:" for name in sorted(self.config.providers))
         return list(dict.fromkeys(refs))
 
-    def fetch(self, done: Callable[[], None] | None = None) -> None:
+    def fetch(self, done: Callable[[], object] | None = None) -> None:
         """Ask the servers for their lists on a thread, once; `done` is called after."""
         if self.lister is None or self._fetching is not None:
             return

@@ -7,6 +7,7 @@ a fork of the session from there. Escape goes back a step, then closes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,7 +163,9 @@ class ConflictScreen(ModalScreen[bool]):
         self.dismiss(overwrite)
 
 
-def points_of(rows: list[dict[str, Any]], checkpoints: list[dict[str, Any]]) -> list[RewindPoint]:
+def points_of(
+    rows: Sequence[Mapping[str, Any]], checkpoints: Sequence[Mapping[str, Any]]
+) -> list[RewindPoint]:
     """The user's messages of a session, newest first, with what changed after each."""
     users = [
         row

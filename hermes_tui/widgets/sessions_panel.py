@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
@@ -272,7 +273,9 @@ class SessionsPanel(Vertical):
             event.stop()
             await self.open_search(event.character)
 
-    def show_hits(self, query: str, hits: list[dict[str, Any]], error: str | None = None) -> None:
+    def show_hits(
+        self, query: str, hits: Sequence[Mapping[str, Any]], error: str | None = None
+    ) -> None:
         """Show the hits for `query`; an answer for an older query is dropped."""
         if not self.searching or query != self.search_input.value.strip():
             return
@@ -299,7 +302,9 @@ class SessionsPanel(Vertical):
             self.mount(self._list)
         return self._list
 
-    def show(self, sessions: list[dict[str, Any]], current_id: str | None, now: float) -> None:
+    def show(
+        self, sessions: Sequence[Mapping[str, Any]], current_id: str | None, now: float
+    ) -> None:
         """Replace the list, keeping the highlight on the same session where possible.
 
         This workspace's sessions come first, newest first, then every other one.

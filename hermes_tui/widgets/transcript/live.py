@@ -187,7 +187,7 @@ class LiveTurn:
 
     async def _retrying(self, event: ev.Retrying) -> None:
         await self.transcript.add_notice(
-            f"retrying ({event.count}) in {event.delay:.0f}s: {event.reason}",
+            f"retrying ({event.progress}) in {event.delay:.0f}s: {event.reason}",
             "warning",
         )
 

@@ -1,44 +1,138 @@
-"""storage/ is type-checked strictly, and CI runs the check (#28 item 4).
+"""Typed seams, narrow doors: the core and the front end's controllers are checked strictly,
+CI runs the check, and no controller takes the whole app (#28 item 4).
 
-`.ci/run` runs `python3 -m mypy storage`; that passes vacuously if pyproject.toml stops
-applying `strict` to `storage.*`, so a planted untyped module must fail under the project's
-own configuration.
+`.ci/run` runs `python3 -m mypy`, which checks pyproject's `[tool.mypy] files`; that passes
+vacuously if `strict` is dropped or a module leaves the list, so planted untyped modules
+must fail under the project's own configuration. A controller (a class built with
+the app, or a function handed it) takes a Protocol of the parts it uses, and its module is
+in the checked list, so the check proves HermesApp passes that door where it is built.
 """
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 
+import pytest
 from mypy import api
 
 ROOT = Path(__file__).resolve().parents[3]
 
 PLANTED = "def untyped(x, rows: dict):\n    return x\n"
 
+SEAMS = ("hermes_tui/app.py", "hermes_tui/runtime.py", "hermes_tui/commands/context.py")
+"""Where the agent, the store and the runtime are held: never typed Any."""
 
-def test_pyproject_applies_strict_to_storage():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    overrides = config["tool"]["mypy"]["overrides"]
-    strict = [o for o in overrides if "storage.*" in o["module"] and o.get("strict") is True]
-    assert strict, "pyproject.toml: [[tool.mypy.overrides]] must set strict = true on storage.*"
+WHOLE_APP_ALLOWED = {"hermes_tui/app.py", "hermes_tui/actions.py"}
+"""The app itself, and its key actions (a mixin of HermesApp, typed on it)."""
 
 
-def test_ci_type_checks_storage_before_the_tests():
+def _mypy_config() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+
+
+def _module_name(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def takers_of_the_app(source: str) -> list[tuple[str, str]]:
+    """(name, annotation) of every function or method in `source` with a parameter `app`,
+    the doors controllers are built from (`__init__(self, app: Door)`, `greet(app: Door)`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for arg in node.args.args:
+                if arg.arg == "app":
+                    shown = ast.unparse(arg.annotation) if arg.annotation else ""
+                    found.append((node.name, shown))
+    return found
+
+
+NOT_A_DOOR = ("App", "App[Any]", "Any", "object")
+"""Textual's App (its generic services: a helper, not a controller), or no type at all."""
+
+
+def _controllers() -> dict[str, list[tuple[str, str]]]:
+    """The modules whose functions take the app through a door of ours (or HermesApp)."""
+    out = {}
+    for path in sorted((ROOT / "hermes_tui").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("hermes_tui/widgets/") or rel.startswith("hermes_tui/screens/"):
+            continue  # widgets and screens reach the app through Textual, not a parameter
+        takers = takers_of_the_app(path.read_text(encoding="utf-8"))
+        takers = [(name, shown) for name, shown in takers if shown not in NOT_A_DOOR]
+        if takers:
+            out[rel] = takers
+    return out
+
+
+def test_pyproject_checks_the_core_and_the_front_ends_seams_strictly():
+    config = _mypy_config()
+    assert config.get("strict") is True, "pyproject.toml: [tool.mypy] must set strict = true"
+    files = set(config["files"])
+    assert {"storage", "agent", *SEAMS} <= files, f"[tool.mypy] files: {sorted(files)}"
+    # A file checked but left unreported (follow_imports silent) would pass vacuously.
+    silent = [o for o in config["overrides"] if o.get("follow_imports") == "silent"]
+    named = {_module_name(f) for f in files if f.endswith(".py")}
+    assert not [m for o in silent for m in o["module"] if m in named], "a checked file is silent"
+
+
+def test_ci_type_checks_the_configured_files_before_the_tests():
     lines = [line.split("#")[0].strip() for line in (ROOT / ".ci/run").read_text().splitlines()]
-    assert "python3 -m mypy storage" in lines
-    assert lines.index("python3 -m mypy storage") < lines.index("python3 -m pytest")
+    # No paths on the line: it checks pyproject's `files` (a path given would replace them).
+    assert "python3 -m mypy" in lines
+    assert lines.index("python3 -m mypy") < lines.index("python3 -m pytest")
 
 
-def test_a_planted_untyped_storage_module_fails_the_check(tmp_path):
-    package = tmp_path / "storage"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "planted.py").write_text(PLANTED)
+@pytest.mark.parametrize("package", ["storage", "agent"])
+def test_a_planted_untyped_core_module_fails_the_check(tmp_path, package):
+    folder = tmp_path / package
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "planted.py").write_text(PLANTED)
     config = str(ROOT / "pyproject.toml")
     cache = str(tmp_path / "cache")
     out, _err, status = api.run(
-        ["--config-file", config, "--cache-dir", cache, str(package / "planted.py")]
+        ["--config-file", config, "--cache-dir", cache, str(folder / "planted.py")]
     )
     assert status == 1, out
     assert "[no-untyped-def]" in out and "[type-arg]" in out, out
+
+
+def test_no_controller_takes_the_whole_app():
+    wide = {
+        path: takers
+        for path, takers in _controllers().items()
+        if path not in WHOLE_APP_ALLOWED and any("HermesApp" in shown for _, shown in takers)
+    }
+    assert not wide, f"give these a Protocol of what they use (a door), not HermesApp: {wide}"
+
+
+def test_every_controller_is_in_the_checked_files():
+    """Its door is proven only where mypy checks it: the module and app.py, which builds it."""
+    files = set(_mypy_config()["files"])
+    unchecked = sorted(path for path in _controllers() if path not in files)
+    assert not unchecked, f"add to [tool.mypy] files in pyproject.toml: {unchecked}"
+
+
+def test_the_finder_sees_a_planted_controller_taking_the_app():
+    planted = (
+        "class Planted:\n    def __init__(self, app: HermesApp) -> None:\n        self.app = app\n"
+    )
+    assert takers_of_the_app(planted) == [("__init__", "HermesApp")]
+
+
+@pytest.mark.parametrize("path", SEAMS)
+def test_the_agent_the_store_and_the_runtime_are_not_typed_any(path):
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    typed = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            if name in ("agent", "db", "runtime"):
+                typed[name] = ast.unparse(node.annotation)
+    assert typed, f"{path} declares none of agent, db, runtime"
+    loose = {name: shown for name, shown in typed.items() if "Any" in shown}
+    assert not loose, f"{path}: {loose}"
