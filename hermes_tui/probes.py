@@ -34,3 +34,6 @@ class Probes:
     send_hold: Callable[[], Awaitable[None]] | None = None
     """Awaited while a turn is being sent (after Enter took the text, before the user's
     message is shown): a test holds the send there, as a slow send would (Z1)."""
+    parse_hold: Callable[[], None] | None = None
+    """Called on the parse thread before a long answer's chunks are parsed: a test holds the
+    parse there, as a slow parse would, and checks the screen paints meanwhile (Z2)."""
