@@ -43,3 +43,6 @@ class Probes:
     terminal_write: Callable[[str], None] | None = None
     """Takes what the app writes to the terminal besides frames (a bell, a notification):
     a test reads the bytes there; None writes them to the terminal."""
+    parse_hold: Callable[[], None] | None = None
+    """Called on the parse thread before a long answer's chunks are parsed: a test holds the
+    parse there, as a slow parse would, and checks the screen paints meanwhile (Z2)."""

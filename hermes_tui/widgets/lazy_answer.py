@@ -5,7 +5,8 @@ session of long answers take seconds to open. `LazyAnswer` mounts each chunk (an
 as a blank `PendingChunk` of about its built height, and builds the chunks the transcript says
 are near the view, as they are scrolled to. When a session opens, the chunks of its bottom
 screen show as plain text in the first frame (one cheap widget each) and are built as
-Markdown right after it. Parsing runs off the UI thread (`build`); only mounting is on it.
+Markdown right after it. Parsing runs off the UI thread (`parse`); only mounting (`mount_parsed`)
+is on it.
 """
 
 from __future__ import annotations
@@ -102,10 +103,24 @@ class LazyAnswer(AnswerBlock):
         """The chunks not built yet, top to bottom."""
         return [child for child in self.children if isinstance(child, PendingChunk)]
 
-    async def build(self, pending: Sequence[PendingChunk]) -> None:
-        """Build `pending` chunks as Markdown in their places (parsed off the UI thread)."""
+    async def parse(self, pending: Sequence[PendingChunk]) -> list[list[Token]]:
+        """The tokens of each of `pending` chunks, parsed on a thread (the screen paints on)."""
         chunks = [placeholder.chunk for placeholder in pending]
-        parsed = await asyncio.to_thread(lambda: [chunk_tokens(chunk) for chunk in chunks])
+        hold = getattr(getattr(self.app, "probes", None), "parse_hold", None)
+
+        def parse_all() -> list[list[Token]]:
+            if hold is not None:
+                hold()
+            return [chunk_tokens(chunk) for chunk in chunks]
+
+        return await asyncio.to_thread(parse_all)
+
+    async def mount_parsed(
+        self, pending: Sequence[PendingChunk], parsed: Sequence[list[Token]]
+    ) -> None:
+        """Mount the Markdown of `pending` chunks, parsed as `parsed`, in their places."""
+        if not self.is_attached:
+            return  # removed while it was parsed (the window moved on)
         with self.app.batch_update():
             for placeholder, tokens in zip(pending, parsed, strict=True):
                 if placeholder.parent is not self:

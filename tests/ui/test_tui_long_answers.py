@@ -3,6 +3,10 @@ builds only the Markdown near the view, and scrolling up builds (and pages in) t
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
+from textual import events
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 from waits import wait_until
 
@@ -73,6 +77,47 @@ async def test_an_opened_session_is_filling_until_its_bottom_is_built(make_app):
         session_id = await seed(app, 3)
         await app.resume_session(session_id)
         assert app.transcript.filling
+        await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
+        assert not pending_in_view(app)
+
+
+class HeldParse:
+    """The `parse_hold` probe: the parse thread waits there until the test releases it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.reached = asyncio.Event()
+        self._gate = threading.Event()
+
+    def __call__(self) -> None:
+        self._loop.call_soon_threadsafe(self.reached.set)
+        self._gate.wait(timeout=30)
+
+    def release(self) -> None:
+        self._gate.set()
+
+
+async def test_the_screen_paints_while_long_answers_are_parsed(make_app):
+    """Z2: the Markdown of the view's long answers is parsed while the screen goes on
+    painting: with the parse held, frames go on and a typed key is echoed on screen (a build
+    awaited in an after-refresh callback held the screen's loop, and every frame behind it)."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        hold = HeldParse(asyncio.get_running_loop())
+        app.probes.parse_hold = hold
+        try:
+            await app.resume_session(session_id)
+            # Not pilot.pause(): it waits for the transcript's queue, where the fill is held.
+            await asyncio.wait_for(hold.reached.wait(), 10)
+            app.composer.focus()
+            app.composer.post_message(events.Key("x", "x"))
+            assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+            assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+            assert app.composer.text == "x" and app.transcript.filling
+        finally:
+            hold.release()
         await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
         assert not pending_in_view(app)
 

@@ -1,9 +1,14 @@
 """Building what nears the view (Z2): long answers' pending chunks, after each refresh.
 
-The transcript asks for a fill when it opens, pages, scrolls or is resized; the fill runs
+The transcript asks for a fill when it opens, pages, scrolls or is resized; the fill starts
 after the next refresh (when the layout says where everything is), builds the chunks within
 a screen of the view and asks again, since a built chunk's height differs from its estimate.
 Nothing runs between those moments, so an idle app does no work here.
+
+The build runs on the transcript's own message queue, never inside the after-refresh
+callback: the screen awaits those callbacks on its loop and paints nothing until they
+return, so a build there (a parse on a thread, then the mounting) held back the next frame,
+a sent message's bubble and a typed key's echo with it.
 """
 
 from __future__ import annotations
@@ -53,7 +58,11 @@ class ViewFill:
         """Fill after the next refresh (once, however often it is asked before then)."""
         if not self._queued and self.transcript.is_attached:
             self._queued = True
-            self.transcript.call_after_refresh(self._fill)
+            self.transcript.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        if not self.transcript.call_later(self._fill):
+            self._queued = False  # the transcript is gone
 
     async def _fill(self) -> None:
         self._queued = False
@@ -61,13 +70,16 @@ class ViewFill:
             return
         self._running = True
         try:
-            near = self.near_view()
+            # The parse first, while the screen goes on painting (a request meanwhile is
+            # answered by the one below); then the mounting, in one step that keeps what the
+            # user sees in place.
+            parsed = await _parse(self.near_view())
             far = self.far_from_view()
-            if near or far:
-                await self._keep_in_place(lambda: _build(near, far))
+            if parsed or far:
+                await self._keep_in_place(lambda: _build(parsed, far))
         finally:
             self._running = False
-        if near or far:
+        if parsed or far:
             self.request()  # heights changed: more may have come near
 
     def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
@@ -116,10 +128,15 @@ def _overlaps(widget: Widget, reach: Region) -> bool:
     return bool(region.height) and region.y < reach.bottom and region.bottom > reach.y
 
 
-async def _build(
-    near: dict[LazyAnswer, list[PendingChunk]], far: dict[LazyAnswer, list[list[Widget]]]
-) -> None:
+Parsed = list[tuple["LazyAnswer", list["PendingChunk"], list[Any]]]
+
+
+async def _parse(near: dict[LazyAnswer, list[PendingChunk]]) -> Parsed:
+    return [(answer, pending, await answer.parse(pending)) for answer, pending in near.items()]
+
+
+async def _build(parsed: Parsed, far: dict[LazyAnswer, list[list[Widget]]]) -> None:
     for answer, groups in far.items():
         await answer.release(groups)
-    for answer, pending in near.items():
-        await answer.build(pending)
+    for answer, pending, tokens in parsed:
+        await answer.mount_parsed(pending, tokens)
