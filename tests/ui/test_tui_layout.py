@@ -74,7 +74,7 @@ async def test_prose_keeps_a_readable_measure_on_a_wide_screen(make_app, scripte
     async with app.run_test(size=(220, 50)) as pilot:
         await run_turn(pilot, "show me")
         answer = app.transcript.query_one(AnswerBlock)
-        assert app.transcript.content_region.width > 150
+        assert app.transcript.content_region.width > 140
         assert answer.region.width <= 100
 
 
