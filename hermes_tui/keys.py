@@ -70,8 +70,15 @@ def known_binding_ids() -> list[str]:
     from hermes_tui.screens.help import HelpScreen
     from hermes_tui.widgets.composer import Composer
     from hermes_tui.widgets.queue_view import QueueList
+    from hermes_tui.widgets.sessions_panel import SessionsPanel
 
-    owners = (KEY_BINDINGS, Composer.BINDINGS, QueueList.BINDINGS, ApprovalScreen.BINDINGS)
+    owners = (
+        KEY_BINDINGS,
+        Composer.BINDINGS,
+        QueueList.BINDINGS,
+        SessionsPanel.BINDINGS,
+        ApprovalScreen.BINDINGS,
+    )
     ids = [b.id for bindings in (*owners, HelpScreen.BINDINGS) for b in bindings]
     return [binding_id for binding_id in ids if isinstance(binding_id, str)]
 
@@ -98,15 +105,18 @@ class KeyMap:
         return [(keys, description) for keys, description, _id in self.help_table()]
 
     def help_table(self) -> list[tuple[str, str, str]]:
-        """(keys, description, binding id) for every app binding: the id is what `keys:` in
-        config.yaml remaps."""
+        """(keys, description, binding id) for every app binding and the sessions panel's: the
+        id is what `keys:` in config.yaml remaps."""
+        from hermes_tui.widgets.sessions_panel import SessionsPanel
+
+        panel = [b for b in SessionsPanel.BINDINGS if isinstance(b, Binding) and b.id]
         return [
             (
                 ", ".join(self._display(key) for key in self.keys_of(binding)),
                 binding.description,
                 binding.id or "",
             )
-            for binding in KEY_BINDINGS
+            for binding in (*KEY_BINDINGS, *panel)
         ]
 
     def _display(self, key: str) -> str:

@@ -168,8 +168,8 @@ class SessionsPanel(Vertical):
     BINDINGS = [
         Binding("escape", "clear_search", "clear search", show=False),
         # Modified arrows: a printable key in the list starts a search.
-        Binding("ctrl+left", "resize(-1)", "narrower", id="sessions.narrower"),
-        Binding("ctrl+right", "resize(1)", "wider", id="sessions.wider"),
+        Binding("ctrl+left", "resize(-1)", "narrow panel", id="sessions.narrower"),
+        Binding("ctrl+right", "resize(1)", "widen panel", id="sessions.wider"),
     ]
 
     class ResizeAsked(Message):
