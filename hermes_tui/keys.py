@@ -23,6 +23,8 @@ KEY_BINDINGS = [
     ),
     Binding("ctrl+n", "new_session", "new", id="session.new", priority=True),
     Binding("f1", "help", "help", id="app.help"),
+    # Textual's own ctrl+p binding is hidden; ours shows the palette in the key bar.
+    Binding("ctrl+p", "command_palette", "palette", id="app.palette", priority=True),
     Binding("f2", "toggle_sessions", "sessions", id="panel.sessions", priority=True),
     Binding("f3", "toggle_status", "status", id="panel.status", priority=True),
     Binding("ctrl+o", "focus_sessions", "focus sessions", id="focus.sessions", show=False),

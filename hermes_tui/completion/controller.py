@@ -240,13 +240,22 @@ class CompletionController:
         choices = [Choice(path) for path in self.paths] if self.paths else []
         self.popup.show_picker(token.query, choices, self.highlight, status)
 
-    def model_choices(self) -> list[str]:
-        """`/model`'s choices: the config's models and, once fetched, the servers' lists."""
+    def model_choices(self, typed: str = "") -> list[str]:
+        """`/model`'s choices: the config's models and, once fetched, the servers' lists.
+
+        Once `typed` names a provider (`name:`), only that provider's models: an unknown
+        one (`bad:`) offers nothing, not another provider's model that happens to hold it.
+        """
         self._models().fetch(
             done=lambda: self.app.post_message(events.Callback(callback=self._rehint))
         )
         agent = self.app.agent
-        return self.models.refs(agent.model_ref if agent is not None else None)
+        refs = self.models.refs(agent.model_ref if agent is not None else None)
+        provider, colon, _model = typed.partition(":")
+        if not colon:
+            return refs
+        stem = f"{provider.lower()}:"
+        return [ref for ref in refs if ref.lower().startswith(stem)]
 
     def _models(self) -> ModelCatalog:
         """The catalog on the running agent's config (the demo server's port is known only

@@ -44,10 +44,15 @@ def sandbox_help(sandbox: Sandbox, homes: Sequence[Path]) -> str:
 
 
 def command_line(command: SlashCommand, width: int) -> Content:
-    """One command's line: usage, help, and where a command not built in comes from."""
+    """One command's line: usage, help, and where a command not built in comes from; a usage
+    wider than its column has the line to itself, the help under it in the column (the help
+    never runs into it, as `/mcp`'s once did)."""
     # A custom command's name, hint and description come from a file: shown exactly.
+    usage = safe_name(command.usage)
+    if len(usage) > width - 2:
+        usage = usage + "\n" + " " * width
     parts: list[Content | tuple[str, str] | str] = [
-        (safe_name(command.usage).ljust(width), "bold $accent"),
+        (usage.ljust(width), "bold $accent"),
         safe_name(command.help),
     ]
     if command.origin:
@@ -97,6 +102,15 @@ class HelpScreen(ModalScreen[None]):
                     # Paths from config.yaml: shown exactly, never read as markup.
                     yield Static(Content(safe_line(self.sandbox)), id="help-sandbox")
             yield Static(Content.styled("escape closes", "dim"))
+
+    def scroll_by_page(self, step: int) -> None:
+        """PageUp (-1) / PageDown (1): scroll the list by a page (the app's page keys land
+        here while the help is open)."""
+        body = self.query_one("#help-body", VerticalScroll)
+        if step < 0:
+            body.scroll_page_up(animate=False)
+        else:
+            body.scroll_page_down(animate=False)
 
     async def action_dismiss(self, result: None = None) -> None:
         """Close the help screen."""
