@@ -7,7 +7,7 @@ fresh start at the new size does (U1, issue 17).
 
 The sessions panel takes a fifth of the terminal, between 28 and 44 columns; ctrl+left /
 ctrl+right in the panel narrow or widen it, and that width is remembered (ui_state.py) and
-kept at every terminal width, within 20 columns and a third of the terminal (issue 29).
+kept at every terminal width, within 20 columns and a quarter of the terminal (issue 29).
 """
 
 from __future__ import annotations
@@ -53,9 +53,10 @@ def sessions_width(width: int, chosen: int | None = None) -> int:
     narrowest, widest = SESSIONS_WIDTH
     if chosen is None:
         return min(max(width // SESSIONS_SHARE, narrowest), widest)
-    # Up to a third of the terminal, never less than the default's least: the transcript
-    # keeps the most of the screen, and a width chosen at 200 columns still fits at 80.
-    return min(max(chosen, SESSIONS_NARROWEST), max(width // 3, narrowest))
+    # Up to a quarter of the terminal, never less than the default's least: the transcript
+    # keeps the most of the screen (the status panel takes its share too), and a width
+    # chosen at 200 columns still fits at 80.
+    return min(max(chosen, SESSIONS_NARROWEST), max(width // 4, narrowest))
 
 
 class ScreenLayout:

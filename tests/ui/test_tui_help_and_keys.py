@@ -46,6 +46,24 @@ async def test_a_long_usage_in_help_does_not_run_into_its_help(make_app):
         assert steer.index("Guide") == column, "the help stays in its column"
 
 
+async def test_at_80_columns_a_long_help_wraps_within_its_column(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_help(pilot, app)
+        screen = app.screen
+        commands = screen.query_one("#help-commands")
+        column = " " * screen.usage_width
+
+        def lines() -> list[str]:
+            return str(commands.content).splitlines()
+
+        await wait_until(pilot, lambda: len(lines()) > len(screen.commands), what="wrapped")
+        stray = [line for line in lines() if not line.startswith(("/", column))]
+        assert not stray, lines()
+        width = commands.content_region.width
+        assert all(len(line) <= width for line in lines()), "no line wraps on the screen"
+
+
 async def test_tab_after_an_unknown_provider_offers_nothing(make_app, scripted):
     app = make_app(scripted({"replies": [reply("hi")]}))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -98,4 +98,5 @@ async def test_the_key_bar_fits_and_keeps_help(make_app, width):
         bar = app.query_one(KeyBar)
         shown = bar.render().plain
         assert len(shown) <= width and "f1 help" in shown
-        assert shown.rstrip().endswith(("help", "palette", "copy", "status", "sessions", "new", "stop"))
+        ends = ("help", "palette", "copy", "status", "sessions", "new", "stop")
+        assert shown.rstrip().endswith(ends)

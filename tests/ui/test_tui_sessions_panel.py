@@ -99,13 +99,13 @@ async def test_ctrl_arrows_resize_the_panel_and_the_width_is_remembered(make_app
         await pilot.resize_terminal(80, 24)
         again.show_panel("sessions")
         await pilot.pause()
-        assert again.sessions_panel.outer_size.width == 28, "a third of 80 columns at most (or 28)"
+        assert again.sessions_panel.outer_size.width == 28, "a quarter of 80 at most, or 28"
 
 
 def test_the_chosen_width_stays_within_bounds():
     assert sessions_width(200, 10) == 20
-    assert sessions_width(200, 90) == 66
-    assert sessions_width(90, 60) == 30
+    assert sessions_width(200, 90) == 50, "a quarter of the terminal at most"
+    assert sessions_width(90, 60) == 28, "or the default's least"
 
 
 async def test_a_broken_state_file_is_the_default_width(make_app, hermes_home):
