@@ -45,10 +45,10 @@ def relative_time(value: Any, now: float) -> str:
     return "just now"
 
 
-ROW_WIDTH = 24
+ROW_WIDTH = 25
 """A row's cells in the panel at its narrowest default (28 columns, less ROW_CHROME)."""
-ROW_CHROME = 4
-"""Columns of the panel no row can use: its border, the list's padding either side, and the
+ROW_CHROME = 3
+"""Columns of the panel no row can use: its border, the list's left padding, and the
 scrollbar's gutter (kept whether or not a scrollbar shows, so a row is as wide in every state)."""
 MARK = 2
 """The `● ` (current session) or blank in front of the title; the details line is indented
