@@ -1,5 +1,5 @@
-"""The sessions panel's search: each matching session once, with its best-ranked snippet
-(issue 29 item 3; the panel once listed a session per matching message)."""
+"""The sessions panel's search over the FTS5 index (S1): each matching session once, with
+its best-ranked snippet (issue 29 item 3; the panel once listed a session per message)."""
 
 from __future__ import annotations
 
