@@ -169,7 +169,11 @@ class KeyActions:
         self.transcript.anchor()
 
     def action_page(self: HermesApp, step: int) -> None:
-        """Scroll the transcript by a page."""
+        """Scroll by a page: an open screen that pages (/help), else the transcript."""
+        page = getattr(self.screen, "scroll_by_page", None)
+        if callable(page):
+            page(step)
+            return
         if step < 0:
             self.transcript.page_up()
         else:

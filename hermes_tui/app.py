@@ -34,6 +34,7 @@ from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
 from hermes_tui.turns import TurnController, WorkEnded
 from hermes_tui.ui_config import key_remaps, ui_settings
+from hermes_tui.ui_state import UIState
 from hermes_tui.widgets.centre import Centre
 from hermes_tui.widgets.completion import CompletionPopup
 from hermes_tui.widgets.composer import Composer
@@ -88,7 +89,7 @@ class HermesApp(KeyActions, App[int]):
         self.db: SessionDB | None = None
         self.agent: Agent | None = None
         self.bridge = Bridge(self)
-        self.layout = ScreenLayout(self)
+        self.layout = ScreenLayout(self, UIState(config.home))
         terminal_keys.install()
         # The newline key the key bar shows is one this terminal can send (the user's wins).
         newline = {"composer.newline": terminal_keys.newline_keys()}
@@ -382,6 +383,9 @@ class HermesApp(KeyActions, App[int]):
 
     def on_queue_list_edit(self, message: QueueList.Edit) -> None:
         self.turns.edit_queued(message.item_id)
+
+    def on_sessions_panel_resize_asked(self, message: SessionsPanel.ResizeAsked) -> None:
+        self.layout.resize_sessions(message.direction)
 
     def on_sessions_panel_selected(self, message: SessionsPanel.Selected) -> None:
         # In line with what Enter sends: a message sent after the pick goes to that session.

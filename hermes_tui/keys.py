@@ -32,6 +32,8 @@ KEY_BINDINGS = [
         priority=True,
     ),
     Binding("f1", "help", "help", id="app.help"),
+    # Textual's own ctrl+p binding is hidden; ours shows the palette in the key bar.
+    Binding("ctrl+p", "command_palette", "palette", id="app.palette", priority=True),
     Binding("f2", "toggle_sessions", "sessions", id="panel.sessions", priority=True),
     Binding("f3", "toggle_status", "status", id="panel.status", priority=True),
     Binding("ctrl+o", "focus_sessions", "focus sessions", id="focus.sessions", show=False),
@@ -79,8 +81,15 @@ def known_binding_ids() -> list[str]:
     from hermes_tui.screens.help import HelpScreen
     from hermes_tui.widgets.composer import Composer
     from hermes_tui.widgets.queue_view import QueueList
+    from hermes_tui.widgets.sessions_panel import SessionsPanel
 
-    owners = (KEY_BINDINGS, Composer.BINDINGS, QueueList.BINDINGS, ApprovalScreen.BINDINGS)
+    owners = (
+        KEY_BINDINGS,
+        Composer.BINDINGS,
+        QueueList.BINDINGS,
+        SessionsPanel.BINDINGS,
+        ApprovalScreen.BINDINGS,
+    )
     ids = [b.id for bindings in (*owners, HelpScreen.BINDINGS) for b in bindings]
     return [binding_id for binding_id in ids if isinstance(binding_id, str)]
 
@@ -107,15 +116,18 @@ class KeyMap:
         return [(keys, description) for keys, description, _id in self.help_table()]
 
     def help_table(self) -> list[tuple[str, str, str]]:
-        """(keys, description, binding id) for every app binding: the id is what `keys:` in
-        config.yaml remaps."""
+        """(keys, description, binding id) for every app binding and the sessions panel's: the
+        id is what `keys:` in config.yaml remaps."""
+        from hermes_tui.widgets.sessions_panel import SessionsPanel
+
+        panel = [b for b in SessionsPanel.BINDINGS if isinstance(b, Binding) and b.id]
         return [
             (
                 ", ".join(self._display(key) for key in self.keys_of(binding)),
                 binding.description,
                 binding.id or "",
             )
-            for binding in KEY_BINDINGS
+            for binding in (*KEY_BINDINGS, *panel)
         ]
 
     def _display(self, key: str) -> str:

@@ -231,11 +231,12 @@ class SessionsController:
         )
 
     async def _search(self, query: str) -> None:
-        """Every session's messages matching `query`, newest first, into the sessions panel."""
+        """The sessions whose messages match `query`, each once with its best snippet, into the
+        sessions panel."""
         await self.app.ready()
         panel = self.app.sessions_panel
         try:
-            hits = await self._db.search(query, limit=SEARCH_LIMIT)
+            hits = await self._db.search_sessions(query, limit=SEARCH_LIMIT)
         except Exception as exc:
             panel.show_hits(query, [], error=f"search failed: {exc}")
             return

@@ -42,7 +42,7 @@ from .rows import (
     encode_metadata,
     session_values,
 )
-from .search import search_messages
+from .search import search_messages, search_sessions
 from .sessions import Sessions
 from .sqlite import DEFAULT_LOCK_TIMEOUT
 from .writer import Op, Writer
@@ -382,6 +382,11 @@ class SessionDB:
         Each hit: session_id, title, updated_at, message_id, role, and a snippet of the
         message with the matched words in [ ]. Free text is safe (FTS5 syntax is quoted)."""
         return await search_messages(self._conn, query, limit)
+
+    async def search_sessions(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Full-text search listing each matching session once, with its best-ranked message's
+        snippet; the session with the newest match first (what the sessions panel shows)."""
+        return await search_sessions(self._conn, query, limit)
 
     async def rebuild_search_index(self) -> int:
         """Drop and rebuild the full-text index from the messages; returns the rows indexed."""

@@ -25,6 +25,31 @@ _SEARCH = (
 )
 
 
+# One hit per session: of the newest SESSION_SCAN matching messages (so a common word still
+# costs a bounded scan), each session's best-ranked one (FTS5 rank, bm25: lower is better),
+# sessions in the order of their newest match. Snippets are made for the winners alone.
+_SESSIONS = (
+    "WITH hit AS ("
+    "   SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?"
+    "   ORDER BY rowid DESC LIMIT ?"
+    " ), ranked AS ("
+    "   SELECT m.session_id, m.id AS message_id, m.role,"
+    "     ROW_NUMBER() OVER (PARTITION BY m.session_id ORDER BY hit.rank, m.id DESC) AS place,"
+    "     MAX(m.id) OVER (PARTITION BY m.session_id) AS newest"
+    "   FROM hit JOIN messages m ON m.id = hit.rowid"
+    " )"
+    " SELECT r.session_id, s.title, s.updated_at, r.message_id, r.role"
+    " FROM ranked r JOIN sessions s ON s.id = r.session_id"
+    " WHERE r.place = 1 ORDER BY r.newest DESC LIMIT ?"
+)
+_SNIPPETS = (
+    "SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet"
+    " FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN ({marks})"
+)
+SESSION_SCAN = 2000
+"""How many of the newest matching messages a per-session search ranks."""
+
+
 def fts_query(text: str) -> str:
     """Turn free user text into a safe FTS5 query: every word a quoted prefix phrase, ANDed.
 
@@ -36,18 +61,38 @@ def fts_query(text: str) -> str:
 
 async def search_messages(conn: StoreConnection, query: str, limit: int) -> list[SearchHit]:
     """Up to `limit` hits for free text, newest first; a damaged index raises its sentence."""
-    conn.check_open()
+    match = fts_query(query)
+    rows = await _matching(conn, _SEARCH, (match, limit)) if match else []
+    return [dict(r) for r in rows]  # type: ignore[misc]
+
+
+async def search_sessions(conn: StoreConnection, query: str, limit: int) -> list[SearchHit]:
+    """Up to `limit` sessions matching free text, each once with its best-ranked message's
+    snippet, the session with the newest match first."""
     match = fts_query(query)
     if not match:
         return []
+    best = [dict(r) for r in await _matching(conn, _SESSIONS, (match, SESSION_SCAN, limit))]
+    if not best:
+        return []
+    ids = [hit["message_id"] for hit in best]
+    sql = _SNIPPETS.format(marks=", ".join("?" * len(ids)))
+    snippets = {row[0]: row[1] for row in await _matching(conn, sql, (match, *ids))}
+    return [{**hit, "snippet": snippets.get(hit["message_id"], "")} for hit in best]  # type: ignore[typeddict-item]
+
+
+async def _matching(
+    conn: StoreConnection, sql: str, parameters: tuple[object, ...]
+) -> list[sqlite3.Row]:
+    """The rows of one FTS5 query; a damaged index raises its sentence."""
+    conn.check_open()
     try:
-        async with conn.execute(_SEARCH, (match, limit)) as cur:
-            rows = await cur.fetchall()
+        async with conn.execute(sql, parameters) as cur:
+            return list(await cur.fetchall())
     except sqlite3.DatabaseError as exc:
         if is_busy(exc) or is_index_damaged(exc) or not isinstance(exc, sqlite3.OperationalError):
             raise conn.translate(exc) from exc
         # Quoting should make every input valid; if FTS5 still objects, no hits is the
         # honest answer for a search box, not a crash.
-        log.debug("fts query %r failed: %s", match, exc)
+        log.debug("fts query %r failed: %s", parameters[0], exc)
         return []
-    return [dict(r) for r in rows]  # type: ignore[misc]

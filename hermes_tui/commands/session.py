@@ -58,7 +58,7 @@ async def sessions(ctx: CommandContext, _argument: str) -> None:
     "model",
     "[provider:model]",
     "Show or switch the model",
-    arguments=lambda ctx, _typed: ctx.completion.model_choices(),
+    arguments=lambda ctx, typed: ctx.completion.model_choices(typed),
 )
 async def model(ctx: CommandContext, argument: str) -> None:
     """Show the model, or switch to `provider:model` (a model_switch row in a session)."""

@@ -1,6 +1,9 @@
-"""Tab completion and the `@` picker for the composer (U2, P2).
+"""Tab completion, the command list and the `@` picker for the composer (U2, P2).
 
-Tab completes what the cursor is in: a command name, a command's argument (each command
+Typing `/` opens the command list: every command the typed name starts, with its origin
+(built-in, project, user, MCP prompt) and a one-line help; Up / Down move in it, Tab puts the
+highlighted one in the composer, Enter runs it (or puts it in, when it needs an argument),
+Escape closes it (typing on opens it again). Tab completes a command's argument (each command
 names its choices: themes, models, session titles...) or an `@path`; with nothing to
 complete it does nothing (focus stays in the composer). Several choices: the first Tab adds
 what they share, the next ones go through them. Typing `@` opens the picker: the index is
@@ -31,7 +34,7 @@ from hermes_tui.completion.search import PathSearch
 from hermes_tui.completion.tokens import Token, token_at
 from hermes_tui.doors import RunsWorkers
 from hermes_tui.safe_text import safe_name
-from hermes_tui.widgets.completion import Choice, CompletionPopup
+from hermes_tui.widgets.completion import Choice, CommandRow, CompletionPopup
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,6 +56,22 @@ def common_prefix(words: Sequence[str]) -> str:
     while size < min(len(first), len(last)) and first[size] == last[size]:
         size += 1
     return first[:size]
+
+
+ORIGINS = {"": "built-in", "mcp": "MCP prompt"}
+"""How the command list names where a command comes from (a custom command's origin, such
+as `project` or `user`, names itself)."""
+
+
+def origin_label(origin: str) -> str:
+    """Where a command comes from, as the command list shows it."""
+    return ORIGINS.get(origin, origin)
+
+
+def needs_argument(command: Any) -> bool:
+    """True when the command cannot run without an argument (its usage names a `<required>`
+    one): Enter in the list then puts it in the composer instead of running it."""
+    return str(command.args).startswith("<")
 
 
 def unmentionable(path: str) -> str | None:
@@ -112,6 +131,10 @@ class CompletionController:
         self.refusal: str | None = None
         """Why the last path picked was not inserted; shown until the highlight moves."""
         self._cycle: tuple[str, list[str], int] | None = None  # (text after Tab, choices, next)
+        self.commands: list[Any] = []
+        """The commands the list shows for the typed name, in /help's order."""
+        self.command_highlight = 0
+        self._commands_closed: str | None = None  # the name Escape closed the list at
 
     @property
     def popup(self) -> CompletionPopup:
@@ -123,6 +146,17 @@ class CompletionController:
         """True while the `@` picker is open."""
         token = self.token
         return token is not None and token.kind == "mention" and self._dismissed != token.start
+
+    @property
+    def listing(self) -> bool:
+        """True while the command list is open."""
+        token = self.token
+        return (
+            token is not None
+            and token.kind == "name"
+            and bool(self.commands)
+            and self._commands_closed != token.query
+        )
 
     def routes(self) -> Iterable[tuple[type, Callable[[Any], None]]]:
         """A finished turn may have changed files: the picker lists them again."""
@@ -151,6 +185,13 @@ class CompletionController:
             return  # the same mention (a repeated look before a key): nothing new to ask
         if token is None:
             self.popup.hide()
+        elif token.kind == "name":
+            if previous is None or previous.kind != "name" or previous.query != token.query:
+                self.command_highlight = 0
+                self._commands_closed = None
+            self.commands = self._names(token.query)
+            self.command_highlight = min(self.command_highlight, max(len(self.commands) - 1, 0))
+            self._draw_commands()
         elif token.kind == "mention":
             if previous is None or previous.kind != "mention" or previous.query != token.query:
                 self.highlight = 0
@@ -161,9 +202,18 @@ class CompletionController:
             self.popup.show_hints(self._hints(token))
 
     def _hints(self, token: Token) -> list[Choice]:
-        if token.kind == "name":
-            return [Choice(c.usage, c.help) for c in self._names(token.query)]
         return [Choice(choice) for choice in self._arguments(token)]
+
+    def _draw_commands(self) -> None:
+        token = self.token
+        if token is None or not self.listing:
+            self.popup.hide()
+            return
+        rows = [
+            CommandRow(command.usage, origin_label(command.origin), command.help)
+            for command in self.commands
+        ]
+        self.popup.show_commands("/" + token.query, rows, self.command_highlight)
 
     def _names(self, typed: str) -> list[Any]:
         return self.app.command_table.complete(f"/{typed}")
@@ -219,13 +269,22 @@ class CompletionController:
         choices = [Choice(path) for path in self.paths] if self.paths else []
         self.popup.show_picker(token.query, choices, self.highlight, status)
 
-    def model_choices(self) -> list[str]:
-        """`/model`'s choices: the config's models and, once fetched, the servers' lists."""
+    def model_choices(self, typed: str = "") -> list[str]:
+        """`/model`'s choices: the config's models and, once fetched, the servers' lists.
+
+        Once `typed` names a provider (`name:`), only that provider's models: an unknown
+        one (`bad:`) offers nothing, not another provider's model that happens to hold it.
+        """
         self._models().fetch(
             done=lambda: self.app.post_message(events.Callback(callback=self._rehint))
         )
         agent = self.app.agent
-        return self.models.refs(agent.model_ref if agent is not None else None)
+        refs = self.models.refs(agent.model_ref if agent is not None else None)
+        provider, colon, _model = typed.partition(":")
+        if not colon:
+            return refs
+        stem = f"{provider.lower()}:"
+        return [ref for ref in refs if ref.lower().startswith(stem)]
 
     def _models(self) -> ModelCatalog:
         """The catalog on the running agent's config (the demo server's port is known only
@@ -262,7 +321,19 @@ class CompletionController:
 
     # -- keys --------------------------------------------------------------------------------
     def key(self, key: str) -> bool:
-        """Up, Down and Escape while the picker is open; True when they were used here."""
+        """Up, Down and Escape while the command list or the picker is open; True when they
+        were used here."""
+        if self.listing and self.token is not None:
+            if key in ("up", "down"):
+                step = -1 if key == "up" else 1
+                self.command_highlight = (self.command_highlight + step) % len(self.commands)
+                self._draw_commands()
+                return True
+            if key == "escape":
+                self._commands_closed = self.token.query
+                self.popup.hide()
+                return True
+            return False
         if not self.picking:
             return False
         if key in ("up", "down") and self.paths:
@@ -278,7 +349,18 @@ class CompletionController:
         return False
 
     def enter(self) -> bool:
-        """Enter while the picker shows paths picks the highlighted one (True: it did)."""
+        """Enter while the picker shows paths picks the highlighted one, and in the command
+        list it takes the highlighted command (True: the composer keeps the text, unsent)."""
+        token = self.token
+        if self.listing and token is not None:
+            command = self.commands[self.command_highlight]
+            if token.query.lower() == command.name:
+                return False  # typed in full: sent as typed
+            if needs_argument(command):
+                self._replace(token, f"/{command.name} ")
+                return True
+            self._replace(token, f"/{command.name}")
+            return False  # the composer sends the command now in its text
         if not self.picking or not self.paths:
             return False
         self._pick_path(self.paths[self.highlight])
@@ -293,6 +375,9 @@ class CompletionController:
             if self.picking and self.paths and self.paths_for == token.query:
                 self._pick_path(self.paths[self.highlight])
             return True  # the list is on its way: the key is Tab's, and does nothing yet
+        if self.listing:
+            self._replace(token, f"/{self.commands[self.command_highlight].name} ")
+            return True
         if self._cycle is not None:
             _text, choices, position = self._cycle
             self._insert_choice(token, choices, position)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -43,16 +45,24 @@ def sandbox_help(sandbox: Sandbox, homes: Sequence[Path]) -> str:
     )
 
 
-def command_line(command: SlashCommand, width: int) -> Content:
-    """One command's line: usage, help, and where a command not built in comes from."""
+def command_line(command: SlashCommand, width: int, room: int | None = None) -> Content:
+    """One command's line: usage, help, and where a command not built in comes from; a usage
+    wider than its column has the line to itself, the help under it in the column (the help
+    never runs into it, as `/mcp`'s once did). With `room` (the cells the help has), a long
+    help wraps within its column, never back to the left edge."""
     # A custom command's name, hint and description come from a file: shown exactly.
-    parts: list[Content | tuple[str, str] | str] = [
-        (safe_name(command.usage).ljust(width), "bold $accent"),
-        safe_name(command.help),
-    ]
-    if command.origin:
-        parts.append((f"  ({safe_name(command.origin)})", "dim"))
-    return Content.assemble(*parts)
+    usage = safe_name(command.usage)
+    if len(usage) > width - 2:
+        usage = usage + "\n" + " " * width
+    said = safe_name(command.help) + (f"  ({safe_name(command.origin)})" if command.origin else "")
+    if room is not None and room > 10:
+        said = ("\n" + " " * width).join(textwrap.wrap(said, room) or [""])
+    origin = f"({safe_name(command.origin)})" if command.origin else ""
+    if origin and said.endswith(origin):
+        return Content.assemble(
+            (usage.ljust(width), "bold $accent"), said[: -len(origin)], (origin, "dim")
+        )
+    return Content.assemble((usage.ljust(width), "bold $accent"), said)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -72,8 +82,13 @@ class HelpScreen(ModalScreen[None]):
         self.commands = list(COMMANDS if commands is None else commands)
         self.sandbox = sandbox
 
+    @property
+    def usage_width(self) -> int:
+        """The usage column's cells."""
+        return min(max(len(command.usage) for command in self.commands) + 2, 40)
+
     def compose(self) -> ComposeResult:
-        width = min(max(len(command.usage) for command in self.commands) + 2, 40)
+        width = self.usage_width
         command_lines = [command_line(command, width) for command in self.commands]
         keys = [*self.keys, ("newline", NEWLINE_HELP, "")]
         key_width = max(len(key) for key, _, _ in keys) + 2
@@ -97,6 +112,30 @@ class HelpScreen(ModalScreen[None]):
                     # Paths from config.yaml: shown exactly, never read as markup.
                     yield Static(Content(safe_line(self.sandbox)), id="help-sandbox")
             yield Static(Content.styled("escape closes", "dim"))
+
+    def on_mount(self) -> None:
+        # The help column's room is known once laid out: each help wraps within it.
+        self.call_after_refresh(self._fit_commands)
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self.call_after_refresh(self._fit_commands)
+
+    def _fit_commands(self) -> None:
+        commands = self.query_one("#help-commands", Static)
+        width = self.usage_width
+        room = commands.content_region.width - width
+        commands.update(
+            Content("\n").join(command_line(command, width, room) for command in self.commands)
+        )
+
+    def scroll_by_page(self, step: int) -> None:
+        """PageUp (-1) / PageDown (1): scroll the list by a page (the app's page keys land
+        here while the help is open)."""
+        body = self.query_one("#help-body", VerticalScroll)
+        if step < 0:
+            body.scroll_page_up(animate=False)
+        else:
+            body.scroll_page_down(animate=False)
 
     async def action_dismiss(self, result: None = None) -> None:
         """Close the help screen."""

@@ -150,7 +150,11 @@ class Composer(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         # The picker's keys first; then up/down at the edges are ours; TextArea's handler
         # runs next (MRO dispatch).
-        if event.key in ("up", "down", "escape") and self._completing(event.key):
+        # A text recalled from the history (a `/help` sent earlier) opens the command list
+        # too; Up / Down go on walking the history until the recalled text is edited.
+        recalled = self._history_index is not None and self.text == self.sent[self._history_index]
+        walking = recalled and event.key in ("up", "down")
+        if event.key in ("up", "down", "escape") and not walking and self._completing(event.key):
             event.prevent_default()
             event.stop()
             return

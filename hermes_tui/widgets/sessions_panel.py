@@ -46,37 +46,42 @@ def relative_time(value: Any, now: float) -> str:
     return "just now"
 
 
-TITLE_WIDTH = 22
-DETAILS_WIDTH = 23
-"""The second line's width (the panel's row less the two-column mark in front)."""
+ROW_WIDTH = 25
+"""A row's cells in the panel at its narrowest default (28 columns, less ROW_CHROME)."""
+ROW_CHROME = 3
+"""Columns of the panel no row can use: its border, the list's left padding, and the
+scrollbar's gutter (kept whether or not a scrollbar shows, so a row is as wide in every state)."""
+MARK = 2
+"""The `● ` (current session) or blank in front of the title; the details line is indented
+as far."""
 
 
 def short_model(model: str, room: int) -> str:
     """A model name in `room` columns: a path (a llama.cpp `.gguf`) by its file name, then cut
     with `…`, so a long name never wraps the row onto a third line."""
-    # Split the raw name: the `\\u200b` a hidden character shows as holds no path part.
+    # Split the raw name: the `\u200b` a hidden character shows as holds no path part.
     name = safe_name(re.split(r"[/\\]", model.rstrip("/\\"))[-1] or model)
-    if len(name) > room:
-        name = name[: max(1, room - 1)] + "…"
-    return name
+    return _cut(name, room)
 
 
-def _title(row: dict[str, Any]) -> str:
-    """A stored session's title on one row, cut to the panel, every hidden character shown
+def _cut(text: str, room: int) -> str:
+    """`text` in `room` cells, its end cut with `…`."""
+    if len(text) > room:
+        return text[: max(1, room - 1)] + "…"
+    return text
+
+
+def _title(row: dict[str, Any], room: int = ROW_WIDTH - MARK) -> str:
+    """A stored session's title on one row, cut to `room`, every hidden character shown
     (a newline too: a title cannot pose as another session's)."""
-    title = safe_name(str(row.get("title") or "untitled"))
-    if len(title) > TITLE_WIDTH:
-        title = title[: TITLE_WIDTH - 1] + "…"
-    return title
+    return _cut(safe_name(str(row.get("title") or "untitled")), room)
 
 
-def folder_name(path: str) -> str:
-    """A workspace as the panel shows it: its last folder name, cut to fit."""
-    name = safe_name(PurePath(path).name or path)
-    return name if len(name) <= FOLDER_WIDTH else name[: FOLDER_WIDTH - 1] + "…"
+def folder_name(path: str, room: int = 16) -> str:
+    """A workspace as the panel shows it: its last folder name, cut to `room`."""
+    return _cut(safe_name(PurePath(path).name or path), room)
 
 
-FOLDER_WIDTH = 16
 LINEAGE = {"fork": "fork of", "rewind": "rewound from"}
 """How a session made from another says where it came from (a fork, or a rewind's later
 messages); its title is marked with ↳."""
@@ -90,40 +95,42 @@ def session_label(
     working_for: float | None = None,
     elsewhere: bool = False,
     parent: str | None = None,
+    width: int = ROW_WIDTH,
 ) -> Content:
-    """Two lines: a marker and the title (cut to one line), then relative time and model;
-    a session from another workspace names its folder in place of the model (`in name`).
+    """Two lines of `width` cells: a marker and the title (cut to one line), then relative
+    time and model; a session from another workspace names its folder in place of the model
+    (`in name`).
 
     A session with a turn running shows `working, 12 s` in place of its relative time (L1).
     A fork or a rewound branch is marked, and says which session it came from (`parent`).
     """
-    title = _title(session)
+    room = max(width - MARK, 4)
+    title = _title(session, room)
     lineage = LINEAGE.get(str(session.get("branch_kind") or ""), "")
     if lineage:
-        title = "↳ " + title[: TITLE_WIDTH - 2]
+        title = "↳ " + _title(session, room - 2)
     when = relative_time(
         session.get("last_activity_at") or session.get("updated_at") or session.get("created_at"),
         now,
     )
-    room = DETAILS_WIDTH - (len(when) + len(" · ") if when else 0)
-    model = short_model(str(session.get("model") or ""), room)
+    left = room - (len(when) + len(" · ") if when else 0)
+    model = short_model(str(session.get("model") or ""), left)
     if elsewhere and session.get("workspace"):
-        model = f"in {short_model(folder_name(str(session['workspace'])), room - 3)}"
+        model = f"in {folder_name(str(session['workspace']), max(left - 3, 1))}"
     mark = ("● ", "$accent bold") if current else "  "
     if working_for is not None:
         # The model gives way: the line is as narrow as the panel.
-        working = f"working, {format_duration(working_for)}"
+        working = _cut(f"working, {format_duration(working_for)}", room)
         return Content.assemble(
             mark, (title, "bold" if current else ""), "\n  ", (working, "$warning")
         )
-    origin = f"{lineage} {_title({'title': parent})}" if lineage and parent else ""
-    if len(origin) > TITLE_WIDTH:
-        origin = origin[: TITLE_WIDTH - 1] + "…"
+    origin = (
+        _cut(f"{lineage} {_title({'title': parent}, room)}", room) if lineage and parent else ""
+    )
     details = " · ".join(part for part in (origin or when, model if not origin else "") if part)
     return Content.assemble(mark, (title, "bold" if current else ""), "\n  ", (details, "dim"))
 
 
-SNIPPET_WIDTH = 23
 SNIPPET_LINES = 2
 
 
@@ -135,19 +142,21 @@ def _highlight(line: str) -> Content:
     )
 
 
-def _snippet(text: str) -> Content:
-    """A search snippet wrapped to the panel under the title, at most SNIPPET_LINES lines."""
-    lines = textwrap.wrap(" ".join(safe_line(text).split()), SNIPPET_WIDTH) or [""]
+def _snippet(text: str, room: int) -> Content:
+    """A search snippet wrapped to `room` under the title, at most SNIPPET_LINES lines."""
+    lines = textwrap.wrap(" ".join(safe_line(text).split()), room) or [""]
     if len(lines) > SNIPPET_LINES:
         lines = lines[:SNIPPET_LINES]
-        lines[-1] = lines[-1][: SNIPPET_WIDTH - 1] + "…"
+        lines[-1] = lines[-1][: room - 1] + "…"
     return Content("\n").join(Content.assemble("  ", _highlight(line)) for line in lines)
 
 
-def hit_label(hit: dict[str, Any], *, current: bool) -> Content:
-    """A search hit: the session's title, then the matching snippet."""
+def hit_label(hit: dict[str, Any], *, current: bool, width: int = ROW_WIDTH) -> Content:
+    """A search hit in `width` cells: the session's title, then the matching snippet."""
     mark = ("● ", "$accent bold") if current else "  "
-    return Content.assemble(mark, (_title(hit), "bold"), "\n", _snippet(hit.get("snippet") or ""))
+    room = max(width - MARK, 4)
+    title = _title(hit, room)
+    return Content.assemble(mark, (title, "bold"), "\n", _snippet(hit.get("snippet") or "", room))
 
 
 class SessionsPanel(Vertical):
@@ -157,7 +166,19 @@ class SessionsPanel(Vertical):
     session's messages; picking a hit resumes its session; escape clears the search.
     """
 
-    BINDINGS = [Binding("escape", "clear_search", "clear search", show=False)]
+    BINDINGS = [
+        Binding("escape", "clear_search", "clear search", show=False),
+        # Modified arrows: a printable key in the list starts a search.
+        Binding("ctrl+left", "resize(-1)", "narrow panel", id="sessions.narrower"),
+        Binding("ctrl+right", "resize(1)", "widen panel", id="sessions.wider"),
+    ]
+
+    class ResizeAsked(Message):
+        """The user asked for a narrower (-1) or wider (1) panel; the app's layout decides."""
+
+        def __init__(self, direction: int) -> None:
+            super().__init__()
+            self.direction = direction
 
     class Selected(Message):
         """The user picked a session to resume."""
@@ -187,6 +208,8 @@ class SessionsPanel(Vertical):
         self._search_box: Input | None = None
         self._results: OptionList | None = None
         self._list: OptionList | None = None
+        self.row_width = ROW_WIDTH
+        """The cells a row's label takes (set_width sets it from the panel's width)."""
 
     def compose(self) -> ComposeResult:
         # The search box and its results list are mounted the first time a search opens:
@@ -194,6 +217,22 @@ class SessionsPanel(Vertical):
         # The list itself is mounted when the first sessions arrive (the database opens
         # after the first frame), or when the user focuses it before that.
         yield Static("Sessions", classes="panel-title")
+
+    def set_width(self, columns: int) -> None:
+        """Make the panel `columns` wide, every label cut to the new width."""
+        row_width = columns - ROW_CHROME
+        if self.styles.width is not None and self.styles.width.cells == columns:
+            return
+        self.styles.width = columns
+        self.row_width = row_width
+        if self._list is not None and self.sessions:
+            self.show(self.sessions, self.current_id, self._now)
+        if self.hits and self.searching:
+            self._show_hit_options()
+
+    def action_resize(self, direction: int) -> None:
+        """ctrl+left / ctrl+right: ask for a narrower or wider panel."""
+        self.post_message(self.ResizeAsked(direction))
 
     @property
     def search_input(self) -> Input:
@@ -287,12 +326,21 @@ class SessionsPanel(Vertical):
         elif not hits:
             results.add_option(Option(Content.styled("  no matches", "dim"), disabled=True))
         else:
-            results.add_options(
-                Option(hit_label(hit, current=hit["session_id"] == self.current_id)) for hit in hits
-            )
-            results.highlighted = 0
+            self._show_hit_options()
         self.option_list.display = False
         results.display = True
+
+    def _show_hit_options(self) -> None:
+        """The hits as options, cut to the panel's width, the first highlighted."""
+        results = self.results
+        results.clear_options()
+        results.add_options(
+            Option(
+                hit_label(hit, current=hit["session_id"] == self.current_id, width=self.row_width)
+            )
+            for hit in self.hits
+        )
+        results.highlighted = 0
 
     @property
     def option_list(self) -> OptionList:
@@ -335,6 +383,7 @@ class SessionsPanel(Vertical):
             working_for=working_for,
             elsewhere=self._elsewhere(session),
             parent=(parent or {}).get("title") if session.get("parent_id") else None,
+            width=self.row_width,
         )
 
     def _elsewhere(self, session: dict[str, Any]) -> bool:

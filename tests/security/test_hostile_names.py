@@ -114,7 +114,7 @@ ROWS = {
     "instructions marker": lambda: (
         Marker("instructions", marker_text("instructions", {"joined": HOSTILE})).text
     ),
-    "/help": lambda: command_line(_command(), 10).plain,
+    "/help": lambda: command_line(_command(), 40).plain,
     "/model listing": lambda: model_list_line(HOSTILE),
     "tool block": lambda: ToolBlock("c1", HOSTILE, f"read_file {HOSTILE}").summary,
     "workspace question": lambda: WorkspaceScreen(HOSTILE, HOSTILE, HOSTILE).there,

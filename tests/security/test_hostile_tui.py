@@ -170,7 +170,7 @@ async def test_stored_rows_titles_and_snippets_draw_no_control_character(make_ap
         # Search: the snippets quote the stored text.
         await pilot.press("ctrl+g", *"zebra")
         panel = app.sessions_panel
-        await wait_until(pilot, lambda: len(panel.hits) >= 2, what="hits")
+        await wait_until(pilot, lambda: panel.hits, what="hits")
         await pilot.pause()
         hits = "\n".join(
             str(panel.results.get_option_at_index(i).prompt)

@@ -55,6 +55,7 @@ def test_search_results_in_the_sessions_panel(snap_compare, scripted, hermes_hom
         await run_turn(pilot, "nothing striped here")
         await pilot.press("ctrl+g", *"zebra")
         panel = app.sessions_panel
-        await wait_until(pilot, lambda: len(panel.hits) == 4, what="four hits")
+        # Each session once (issue 29): the question and its echoed answer make one hit.
+        await wait_until(pilot, lambda: len(panel.hits) == 2, what="two sessions")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=searched)
