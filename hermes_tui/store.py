@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+NOTHING_TO_CONTINUE = (
+    'No session to continue in this folder: start one with hermes-tui run "task" '
+    "(hermes-tui sessions list shows every folder's)."
+)
+
 
 async def open_store(config: Any) -> Any:
     """Open the session database of config with its lock window and exit wait."""
@@ -14,3 +19,13 @@ async def open_store(config: Any) -> Any:
         lock_timeout=config.storage.lock_timeout_seconds,
         exit_wait=config.storage.exit_wait_seconds,
     )
+
+
+async def latest_session_here(config: Any, workspace: Any) -> str | None:
+    """The id of the session last updated in `workspace` (`--continue`), or None."""
+    db = await open_store(config)
+    try:
+        session = await db.latest_session_in(str(workspace))
+    finally:
+        await db.close()
+    return session["id"] if session else None

@@ -248,6 +248,12 @@ class SessionDB:
         await self._read_through()
         return await self._sessions.newest(limit)
 
+    async def latest_session_in(self, workspace: str) -> SessionRow | None:
+        """The session last updated in `workspace` (`--continue`), or None."""
+        self._conn.check_open()
+        await self._read_through()
+        return await self._sessions.latest_in(workspace)
+
     async def find_session(self, ref: str) -> SessionRow | None:
         """Exact id, else a unique id prefix, else the newest session whose title contains ref."""
         self._conn.check_open()
