@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from hermes_tui.safe_text import has_hidden
+from hermes_tui.startup import welcome_facts
 
 if TYPE_CHECKING:
     from hermes_tui.app import HermesApp
@@ -53,6 +54,7 @@ class SessionsController:
         app = self.app
         app.agent.new_session()
         await app.transcript.clear()
+        await app.transcript.show_welcome(welcome_facts(app))
         app.status.show_usage()
         app.status.set_state("idle")
         await self.refresh()

@@ -7,6 +7,30 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_tui.app import HermesApp
+    from hermes_tui.widgets.welcome import WelcomeFacts
+
+
+def welcome_facts(app: HermesApp) -> WelcomeFacts:
+    """What the welcome of an empty session names, read from the app as it is now."""
+    from agent.config import DEMO_PROVIDER
+    from agent.homes import tilde
+    from hermes_tui.widgets.welcome import WelcomeFacts
+
+    config, agent = app.config, app.agent
+    if config.demo and agent.provider_name == DEMO_PROVIDER:
+        hint = config.setup_hint
+    else:
+        hint = f"Providers and models are set in {tilde(config.config_path)}; /model switches."
+    return WelcomeFacts(
+        model=agent.model_ref,
+        workspace=tilde(app.workspace),
+        mode=str(config.agent.approval),
+        sandbox=agent.sandbox.panel_label(),
+        provider_hint=hint,
+        send_key="enter",
+        stop_key=app.keys.shown("turn.stop"),
+        help_key=app.keys.shown("app.help"),
+    )
 
 
 async def greet(app: HermesApp) -> None:
@@ -23,6 +47,8 @@ async def greet(app: HermesApp) -> None:
     app.sessions_panel.workspace = str(app.workspace)
     app.status.start()
     app.completion.start()
+    if not app.resume_ref:  # a resumed session's history takes the welcome's place
+        await app.transcript.show_welcome(welcome_facts(app))
     await app.sessions.refresh()
     for notice in app.theme_notices:
         await app.notice(notice, "warning")

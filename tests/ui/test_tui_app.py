@@ -162,8 +162,10 @@ async def test_new_starts_a_fresh_session(make_app, scripted):
         first = app.agent.session_id
         await app.submit("/new")
         await pilot.pause()
-        assert kinds(app) == [] and app.agent.session_id is None
+        # An empty transcript again, but for the welcome; the next message takes its place.
+        assert kinds(app) == ["Welcome"] and app.agent.session_id is None
         await run_turn(pilot, "second")
+        assert "Welcome" not in kinds(app)
         assert app.agent.session_id not in (None, first)
         assert [s["title"] for s in app.sessions_panel.sessions] == ["second", "first"]
         # The second session's request carried none of the first one's history.
