@@ -155,6 +155,14 @@ class SessionDB:
         )
 
     @property
+    def lock_wait_seconds(self) -> float | None:
+        """How long writes have waited for another process's lock, while they do (else None)."""
+        waited = self._conn.lock_wait_seconds
+        if waited is None and self.waiting_for_lock:
+            return 0.0  # between two retry windows: still waiting
+        return waited
+
+    @property
     def idle(self) -> bool:
         """True when no write (message, session update or token delta) is queued."""
         return self._writer.idle and self.accounting.idle
