@@ -44,6 +44,10 @@ SHOWN_KEY = "shown"
 """The user row's `display_metadata` key holding what the user typed, where the model read
 something else (a custom command's prompt)."""
 SKIPPED_IN_LISTING = frozenset({".git"})
+FILE_NAME = re.compile(r"(?:[^/]+/)*[^/]*[^/.]\.[A-Za-z][A-Za-z0-9]{0,7}")
+"""A mention that names a file by its extension (`@nosuchfile.py`, `@src/x.ts`): when it
+names nothing, that is said (`@decorator`, `@someone`, `@types/node` stay plain text)."""
+NO_SUCH_FILE = "no such file in the workspace: nothing attached"
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,11 @@ def _resolve(workspace: Any, raw: str) -> tuple[paths.Target | None, str | None]
     return None, refusal
 
 
+def _names_a_file(raw: str) -> bool:
+    """True when the mention is written as a file name with an extension."""
+    return FILE_NAME.fullmatch(raw.rstrip(TRAILING)) is not None
+
+
 class _Budget:
     """How many characters the message's attachments may still take."""
 
@@ -125,6 +134,11 @@ def expand(
             seen.add(raw)
             attached.append({"path": raw, "kind": "file", "refused": "outside the workspace"})
             blocks.append(_refused_block(raw, refusal))
+            continue
+        if target is None and raw not in seen and _names_a_file(raw):
+            seen.add(raw)  # said at send time, not found out from the answer (U2)
+            attached.append({"path": raw.rstrip(TRAILING), "kind": "file", "refused": NO_SUCH_FILE})
+            blocks.append(_refused_block(raw.rstrip(TRAILING), NO_SUCH_FILE))
             continue
         if target is None or target.rel in seen:
             continue

@@ -75,7 +75,7 @@ def ask_server(provider: ProviderConfig, model: str) -> ServerFacts | None:
 
 class ServerAsker:
     """Asks the server of each model once per agent; a server that did not answer (still
-    starting) is asked again at the next turn."""
+    starting) or answered 503 (loading its model) is asked again at the next turn."""
 
     def __init__(self) -> None:
         self._asked: set[str] = set()
@@ -86,7 +86,7 @@ class ServerAsker:
         if ref in self._asked or provider is None:
             return None
         facts = ask_server(provider, model)
-        if facts is not None and not facts.reachable:
-            return None
+        if facts is not None and (not facts.reachable or facts.loading):
+            return None  # asked again at the next turn, once the server is ready
         self._asked.add(ref)
         return check_model(provider, model, facts)

@@ -7,15 +7,13 @@ import sys
 from collections.abc import Sequence
 
 from agent.version import VERSION
+from hermes_tui import exit_codes
+from hermes_tui.exit_codes import UsageError
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-"""Bad usage (argparse's own exit status)."""
 NO_TASK = (
-    'hermes-tui run: give a task, e.g. hermes-tui run "fix the failing test" '
-    "(or --resume ID to continue a session)."
+    'Give a task: hermes-tui run "fix the failing test", or pipe one in '
+    "(echo task | hermes-tui run), or --resume ID / --continue a session."
 )
-EXIT_STOPPED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="use the built-in demo model")
     parser.add_argument("--model", help="provider:model for new sessions")
     parser.add_argument("--resume", metavar="ID", help="open a stored session (id or title)")
+    parser.add_argument(
+        "-c", "--continue", dest="continue_latest", action="store_true",
+        help="open the session last used in this folder",
+    )  # fmt: skip
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="run one task headless and print the answer")
@@ -35,12 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
         "task",
         nargs="?",
         default="",
-        help="what the agent should do (omit with --resume to continue an interrupted turn)",
+        help="what the agent should do; piped stdin is the task when none is given, else "
+        "context for it (omit with --resume to continue an interrupted turn)",
     )
     run.add_argument(
         "--model", dest="run_model", metavar="MODEL", help="provider:model for this run"
     )
     run.add_argument("--resume", dest="run_resume", metavar="ID", help="continue a session")
+    run.add_argument(
+        "-c", "--continue", dest="run_continue", action="store_true",
+        help="continue the session last used in this folder",
+    )  # fmt: skip
     shape = run.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="print events as JSON lines")
     shape.add_argument(
@@ -72,27 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
+    """Run the CLI; returns the process exit code (hermes_tui/exit_codes.py)."""
     args = build_parser().parse_args(argv)
     if args.command != "scripted-server":
         _log_to_file()
     try:
         if args.command == "run":
-            from hermes_tui.headless import run_headless
-
-            if not args.task.strip() and not (args.run_resume or args.resume):
-                print(NO_TASK, file=sys.stderr)
-                return EXIT_USAGE
-
-            return run_headless(
-                args.task,
-                model=args.run_model or args.model,
-                resume=args.run_resume or args.resume,
-                as_json=args.json,
-                final=args.final,
-                yes=args.yes,
-                demo=args.run_demo or args.demo,
-            )
+            return _run_headless(args)
         if args.command == "sessions":
             from hermes_tui.headless import sessions_command
 
@@ -105,15 +98,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 server_args += ["--certfile", args.certfile, "--keyfile", args.keyfile or ""]
             return server_main(server_args)
         return _run_tui(args)
+    except UsageError as exc:
+        from hermes_tui.safe_text import safe_text
+
+        print(f"hermes-tui: {safe_text(str(exc))}", file=sys.stderr)
+        return exit_codes.USAGE
     except KeyboardInterrupt:
-        return EXIT_STOPPED
+        return exit_codes.STOPPED
     except BrokenPipeError:
         # The reader went away (`| head`): nothing to say to it; stdout is pointed at
         # /dev/null so the interpreter's own flush at exit does not complain either.
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_ERROR
+        return exit_codes.ERROR
     except Exception as exc:  # the last line of defence: one sentence, no traceback
         from hermes_tui.headless import user_error
         from hermes_tui.safe_text import safe_text
@@ -125,7 +123,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = report_bug(exc)  # the traceback goes to the log file
         # The sentence may quote a config value, a server's reply or a session title.
         print(f"hermes-tui: {safe_text(message)}", file=sys.stderr)
-        return EXIT_ERROR
+        return exit_codes.ERROR
+
+
+def _run_headless(args: argparse.Namespace) -> int:
+    """`hermes-tui run`: the task from the arguments or stdin, stdin as its context."""
+    from hermes_tui import piped_input
+    from hermes_tui.headless import run_headless
+
+    resume = args.run_resume or args.resume
+    latest = args.run_continue or args.continue_latest
+    if resume and latest:
+        raise UsageError("Give --resume ID or --continue, not both.")
+    task, context = args.task, None
+    stdin = sys.stdin.buffer if sys.stdin is not None else None
+    if stdin is not None and piped_input.is_piped(stdin):
+        # No task: stdin is the task, waited for as long as it takes; a resumed session
+        # may have a crashed turn to finish, so its silent stdin is waited for briefly.
+        waits = None if not task.strip() and not (resume or latest) else piped_input.FIRST_BYTE_WAIT
+        piped = piped_input.read_piped(stdin, wait_first=waits)
+        if not task.strip():
+            task = piped.text.strip()
+        elif piped.text.strip():
+            context = piped_input.context_block(piped)
+        if (line := piped_input.attached_line(piped, as_task=not context)) is not None:
+            print(f"hermes-tui: {line}", file=sys.stderr, flush=True)
+    if not task.strip() and not (resume or latest):
+        raise UsageError(NO_TASK)
+    return run_headless(
+        task,
+        model=args.run_model or args.model,
+        resume=resume,
+        continue_latest=latest,
+        context=context,
+        as_json=args.json,
+        final=args.final,
+        yes=args.yes,
+        demo=args.run_demo or args.demo,
+    )
 
 
 def _log_to_file() -> None:
@@ -141,12 +176,30 @@ def _run_tui(args: argparse.Namespace) -> int:
     from hermes_tui.runtime import load_config_for
 
     config = load_config_for(demo=args.demo, model=args.model)
+    resume = args.resume
+    if args.continue_latest:
+        if resume:
+            raise UsageError("Give --resume ID or --continue, not both.")
+        resume = latest_session(config)
     from hermes_tui.app import HermesApp
 
-    app = HermesApp(config, resume=args.resume)
+    app = HermesApp(config, resume=resume)
     result = app.run()
     for note in app.exit_notes:
         print(f"hermes-tui: {note}", file=sys.stderr)
     if app.exit_notes:
-        return EXIT_ERROR
+        return exit_codes.ERROR
     return result if isinstance(result, int) else (app.return_code or 0)
+
+
+def latest_session(config: object) -> str:
+    """The id of the session last used in this folder, for `--continue`."""
+    import asyncio
+    from pathlib import Path
+
+    from hermes_tui.store import NOTHING_TO_CONTINUE, latest_session_here
+
+    session_id = asyncio.run(latest_session_here(config, Path.cwd().resolve()))
+    if session_id is None:
+        raise LookupError(NOTHING_TO_CONTINUE)
+    return session_id

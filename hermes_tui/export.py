@@ -19,8 +19,15 @@ class ExportError(Exception):
     """An export that cannot be written; the message is one sentence."""
 
 
-def parse_arguments(argument: str, session_id: str, workspace: Path) -> tuple[str, Path]:
-    """`[md|json] [path]` -> (format, path); the default path is in the workspace.
+EXPORTS_DIR = "exports"
+"""The folder under the app's home where `/export` without a path writes."""
+
+
+def parse_arguments(
+    argument: str, session_id: str, workspace: Path, home: Path
+) -> tuple[str, Path]:
+    """`[md|json] [path]` -> (format, path); a relative path is in the workspace, and
+    without one the file goes to the app's home (`exports/`), never loose in the repository.
 
     Raises ExportError for a bare word that names no format we write (`pdf`, `html`).
     """
@@ -34,7 +41,7 @@ def parse_arguments(argument: str, session_id: str, workspace: Path) -> tuple[st
     fmt = words.pop(0).lower() if named else "md"
     raw = words[0].strip() if words else ""
     if not raw:
-        return fmt, workspace / f"hermes-session-{session_id}.{fmt}"
+        return fmt, home / EXPORTS_DIR / f"hermes-session-{session_id}.{fmt}"
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = workspace / path

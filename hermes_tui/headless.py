@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
+from hermes_tui import exit_codes
+from hermes_tui.exit_codes import UsageError
 from hermes_tui.safe_text import safe_line, safe_name, safe_output, safe_text
-from hermes_tui.store import open_store
-
-_STATUS_EXIT = {"ok": 0, "error": 1, "budget": 3, "truncated": 4, "stopped": 130}
+from hermes_tui.store import NOTHING_TO_CONTINUE, open_store
 
 
 def user_error(exc: BaseException) -> str | None:
@@ -190,20 +190,30 @@ def run_headless(
     *,
     model: str | None = None,
     resume: str | None = None,
+    continue_latest: bool = False,
+    context: str | None = None,
     as_json: bool = False,
     final: bool = False,
     yes: bool = False,
     demo: bool = False,
 ) -> int:
     """Run one turn without the UI; the answer goes to stdout (as it streams, or only the
-    final answer with `final`); returns the exit code."""
-    return asyncio.run(_run(task, model, resume, as_json, final, yes, demo))
+    final answer with `final`); returns the exit code (exit_codes.py).
+
+    `continue_latest` resumes the session last used in this folder; `context` (piped
+    stdin) follows the task in the message the model reads.
+    """
+    return asyncio.run(
+        _run(task, model, resume, continue_latest, context, as_json, final, yes, demo)
+    )
 
 
 async def _run(
     task: str,
     model: str | None,
     resume: str | None,
+    continue_latest: bool,
+    context: str | None,
     as_json: bool,
     final: bool,
     yes: bool,
@@ -217,13 +227,17 @@ async def _run(
     try:
         prompt = _command_prompt(task, workspace, config.home)
     except LookupError as exc:
-        print(f"hermes-tui: {safe_text(str(exc))}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     printer = _Printer(as_json, final)
     async with Runtime.open(
         config, printer, approve, workspace=workspace, on_exit_wait=_waiting
     ) as runtime:
-        result = await _turn(runtime.agent, task, resume, model, prompt)
+        if continue_latest:
+            latest = await runtime.db.latest_session_in(str(runtime.agent.workspace))
+            if latest is None:
+                raise LookupError(NOTHING_TO_CONTINUE)
+            resume = latest["id"]
+        result = await _turn(runtime.agent, task, resume, model, prompt, context)
     told = result.error in printer.told  # the cut-off or budget notice already said it
     if not as_json and result.status not in ("ok", "error") and result.error and not told:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
@@ -233,8 +247,8 @@ async def _run(
         print(f"[session {result.session_id}]", file=sys.stderr)
     if runtime.not_saved is not None:
         print(f"hermes-tui: {safe_text(runtime.not_saved)}", file=sys.stderr)
-        return 1
-    return _STATUS_EXIT.get(result.status, 1)
+        return exit_codes.ERROR
+    return exit_codes.BY_STATUS.get(result.status, exit_codes.ERROR)
 
 
 def _say_where(session: dict[str, Any], here: Path) -> None:
@@ -264,10 +278,15 @@ def _command_prompt(task: str, workspace: Path, home: Path) -> Any:
 
 
 async def _turn(
-    agent: Any, task: str, resume: str | None, model: str | None, prompt: Any = None
+    agent: Any,
+    task: str,
+    resume: str | None,
+    model: str | None,
+    prompt: Any = None,
+    context: str | None = None,
 ) -> Any:
-    """The one turn of a headless run: `task` (a custom command's `prompt`), or the
-    interrupted turn of `resume` (D4)."""
+    """The one turn of a headless run: `task` (a custom command's `prompt`), `context`
+    after it, or the interrupted turn of `resume` (D4)."""
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
     try:
@@ -279,11 +298,16 @@ async def _turn(
                 # A model named on the command line wins, recorded as /model records it (D1).
                 await asyncio.to_thread(agent.set_model, model)
         if prompt is not None:
+            text = _with_context(agent, prompt.text, context)
             return await asyncio.to_thread(
-                agent.run_turn, prompt.text, shown=prompt.shown, model=prompt.model
+                agent.run_turn, text, shown=prompt.shown, model=prompt.model
             )
         if task.strip():
-            return await asyncio.to_thread(agent.run_turn, task)
+            # The transcript shows the task; the model reads the piped text after it.
+            shown = task if context else None
+            return await asyncio.to_thread(
+                agent.run_turn, _with_context(agent, task, context), shown=shown
+            )
         if resume and agent.interrupted:
             # The previous run died mid-turn: continue it with a typed recovery note (D4).
             return await asyncio.to_thread(agent.continue_interrupted)
@@ -293,6 +317,13 @@ async def _turn(
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         signal.signal(signal.SIGINT, previous)
+
+
+def _with_context(agent: Any, text: str, context: str | None) -> str:
+    """`text` with the piped context after it, its secrets redacted as a file's are (H5)."""
+    if not context:
+        return text
+    return f"{text}\n\n{agent.secrets.redact(context)}"
 
 
 def _waiting(sentence: str) -> None:
@@ -315,8 +346,13 @@ async def _sessions(args: Any) -> int:
             rows = await db.rebuild_search_index()
             print(f"search index rebuilt: {rows} messages indexed")
             return 0
+        if args.limit < 1:
+            raise UsageError(f"--limit must be 1 or more, not {args.limit}.")
         if args.sessions_command == "list":
-            rows = await db.list_sessions(limit=args.limit)
+            # One more than shown tells whether the list stopped at its limit.
+            rows = await db.list_sessions(limit=args.limit + 1)
+            more = len(rows) > args.limit
+            rows = rows[: args.limit]
             items = [
                 {
                     "id": r["id"],
@@ -328,7 +364,9 @@ async def _sessions(args: Any) -> int:
                 for r in rows
             ]
         else:
-            rows = await db.search(args.query, limit=args.limit)
+            rows = await db.search(args.query, limit=args.limit + 1)
+            more = len(rows) > args.limit
+            rows = rows[: args.limit]
             items = [
                 {
                     "id": r["session_id"],
@@ -343,14 +381,19 @@ async def _sessions(args: Any) -> int:
     if args.json:
         for item in items:
             print(json.dumps(item))
-        return 0
-    if not items:
+    elif not items:
         print("no sessions" if args.sessions_command == "list" else "no matches")
-        return 0
-    for item in items:
+    for item in [] if args.json else items:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item["updated_at"] or 0))
         # Titles and snippets are stored outside text: shown exactly, hidden characters too.
         extra = plain_snippet(safe_line(str(item.get("snippet") or item.get("model", ""))))
         title = safe_name(str(item["title"] or ""))
         print(f"{item['id']}  {when}  {title[:50]:<50}  {extra}")
-    return 0
+    if more:
+        # On stderr: stdout (and --json's lines) stays the list itself.
+        print(
+            f"hermes-tui: stopped at --limit {args.limit}; there are more "
+            f"(--limit {args.limit * 2} shows more).",
+            file=sys.stderr,
+        )
+    return exit_codes.OK

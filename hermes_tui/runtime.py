@@ -23,12 +23,16 @@ if TYPE_CHECKING:
 
 def load_config_for(*, demo: bool = False, model: str | None = None) -> Config:
     """config.yaml and the environment, with `--model provider:model` applied (checked)."""
-    from agent.config import load_config, split_model_ref
+    from agent.config import ConfigError, load_config, split_model_ref
+    from hermes_tui.exit_codes import UsageError
 
     config = load_config(demo=demo)
     if model:
-        # The shape first ("must look like provider:model"), then an unknown provider.
-        config.provider(split_model_ref(model)[0])
+        try:
+            # The shape first ("must look like provider:model"), then an unknown provider.
+            config.provider(split_model_ref(model)[0])
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None  # the command line's fault: exit 2
         config = config.with_model(model)
     return config
 

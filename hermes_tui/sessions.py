@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agent import events as ev
 from hermes_tui.doors import Notices, RunsWorkers, ShowsScreens, agent_of, started, store_of
 from hermes_tui.safe_text import has_hidden
+from hermes_tui.startup import welcome_facts
 
 if TYPE_CHECKING:
     from agent.config import Config
     from agent.loop import Agent
+    from hermes_tui.keys import KeyMap
     from hermes_tui.modes import ModeController
     from hermes_tui.probes import Probes
     from hermes_tui.status import StatusPresenter
@@ -42,6 +44,7 @@ class SessionsHost(Notices, RunsWorkers, ShowsScreens, Protocol):
     status: StatusPresenter
     turns: TurnController
     modes: ModeController
+    keys: KeyMap
 
     @property
     def sessions_panel(self) -> SessionsPanel:
@@ -109,6 +112,7 @@ class SessionsController:
         app = self.app
         self._agent.new_session()
         await app.transcript.clear()
+        await app.transcript.show_welcome(welcome_facts(app))
         app.status.show_usage()
         app.status.set_state("idle")
         await self.refresh()

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from hermes_tui.widgets.status_line import StatusLine
     from hermes_tui.widgets.status_panel import StatusPanel
     from hermes_tui.widgets.working_line import WorkingLine
+    from storage.db import SessionDB
 
 log = logging.getLogger("hermes_tui.liveness")
 
@@ -148,8 +149,9 @@ class TurnState:
         self.last_chunk = now
         self.streamed_chars += chars
 
-    def describe(self, now: float) -> str:
-        """One line for the status panel: the phase, how long, and silence when it matters."""
+    def describe(self, now: float, store_wait: float | None = None) -> str:
+        """One line for the status panel: the phase, how long, and silence when it matters;
+        `store_wait`: how long a write has waited for the session database's lock (L3)."""
         if self.phase == "idle":
             return "idle"
         if self.phase == "tool":
@@ -161,6 +163,9 @@ class TurnState:
         if self.phase == "mcp":
             waited = format_duration(now - self.since)
             return f"waiting for MCP servers to start: {self.waiting_for} ({waited})"
+        if store_wait is not None:
+            # Another process holds the lock: the turn waits for the store, not the model.
+            return f"waiting for the session database ({format_duration(store_wait)})"
         silent = now - self.last_chunk
         if silent >= SILENCE_AFTER:
             return f"stream silent for {format_duration(silent)}"
@@ -199,6 +204,7 @@ class StatusHost(Protocol):
 
     config: Config
     agent: Agent | None
+    db: SessionDB | None
     turns: TurnController
     approval: ApprovalFlow
     keys: KeyMap
@@ -402,7 +408,7 @@ class StatusPresenter:
         if self.app.approval.waiting or not self.app.turns.busy:
             status.activity, status.streamed_tokens = "", None
         else:
-            status.activity = self.turn_state.describe(self.app.probes.clock())
+            status.activity = self.turn_state.describe(self.app.probes.clock(), self._store_wait())
             # An estimate from the streamed characters until the provider reports usage.
             status.streamed_tokens = self.turn_state.streamed_chars // 4
         self.app.status_panel.refresh_status()
@@ -431,7 +437,12 @@ class StatusPresenter:
         """What the running work does now, in a few words (the spinner's text)."""
         if self.app.approval.waiting:
             return "waiting for your answer in the dialog"
-        return self.turn_state.describe(self.app.probes.clock())
+        return self.turn_state.describe(self.app.probes.clock(), self._store_wait())
+
+    def _store_wait(self) -> float | None:
+        """How long the session database's lock has held writes up, while it does."""
+        db = self.app.db
+        return None if db is None else db.lock_wait_seconds
 
     def idle(self) -> None:
         """No work runs any more: the spinner goes, the panel says so."""

@@ -72,6 +72,23 @@ def add_line_filter(app: App[Any], line_filter: LineFilter) -> None:
     app._filters.append(line_filter)
 
 
+def plain_no_color(app: App[Any]) -> None:
+    """Under NO_COLOR, send no colour at all: the terminal's own colours, as no-color.org asks.
+
+    Textual honours NO_COLOR with its `Monochrome` filter on a truecolour theme: greys, still
+    written as colour codes. This swaps it, in `App._filters`, for Textual's `NoColor`,
+    which keeps bold, dim, italic, underline and reverse and drops every colour.
+    """
+    from textual.filter import Monochrome, NoColor
+
+    app._filters = [
+        NoColor() if isinstance(line_filter, Monochrome) else line_filter
+        for line_filter in app._filters
+    ]
+    if not any(isinstance(line_filter, NoColor) for line_filter in app._filters):
+        app._filters.append(NoColor())
+
+
 def refresh_ansi_theme(app: App[Any]) -> None:
     """Rebuild the truecolour filter for the app's ANSI theme, as setting `App.theme` does.
 

@@ -23,7 +23,7 @@ from textual.theme import Theme
 
 from agent.config import ConfigError
 from hermes_tui.safe_text import safe_text
-from hermes_tui.textual_compat import add_line_filter, refresh_ansi_theme
+from hermes_tui.textual_compat import add_line_filter, plain_no_color, refresh_ansi_theme
 from hermes_tui.ui_config import save_ui_theme
 from storage.files import PRIVATE_FILE_MODE, atomic_write, private_dir
 
@@ -337,7 +337,9 @@ class AppThemes:
         colour as its nearest palette entry (headless runs and snapshots stay truecolour)."""
         app = self.app
         app.theme_changed_signal.subscribe(app, self.remember)
-        if not app.is_headless and app.console.color_system == "256":
+        if app.no_color:
+            plain_no_color(app)  # NO_COLOR: no colour codes at all, whatever the theme
+        elif not app.is_headless and app.console.color_system == "256":
             from hermes_tui.palette256 import Nearest256
 
             add_line_filter(app, Nearest256())

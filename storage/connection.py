@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +43,8 @@ class StoreConnection:
         self.closed = False
         self._conn = conn
         self._index_repaired = False
+        self._windows: set[LockWindow] = set()
+        """The lock windows of the writes retrying now (read from any thread)."""
 
     # ------------------------------------------------------------------ statements
 
@@ -86,7 +89,17 @@ class StoreConnection:
     async def retry_locked(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
         """Await attempt(), retried with jitter while another process holds the lock."""
         window = LockWindow(self.path, self.lock_timeout, self.give_up_at)
-        return await retry_locked(attempt, window)
+        self._windows.add(window)
+        try:
+            return await retry_locked(attempt, window)
+        finally:
+            self._windows.discard(window)
+
+    @property
+    def lock_wait_seconds(self) -> float | None:
+        """How long a write has been waiting for another process's lock now (None: none is)."""
+        waiting = [w.started for w in tuple(self._windows) if w.waited]
+        return time.monotonic() - min(waiting) if waiting else None
 
     async def begin_immediate(self) -> None:
         """Take the write lock of the file (retried for one window); after close() refused."""

@@ -155,6 +155,14 @@ class SessionDB:
         )
 
     @property
+    def lock_wait_seconds(self) -> float | None:
+        """How long writes have waited for another process's lock, while they do (else None)."""
+        waited = self._conn.lock_wait_seconds
+        if waited is None and self.waiting_for_lock:
+            return 0.0  # between two retry windows: still waiting
+        return waited
+
+    @property
     def idle(self) -> bool:
         """True when no write (message, session update or token delta) is queued."""
         return self._writer.idle and self.accounting.idle
@@ -247,6 +255,12 @@ class SessionDB:
         self._conn.check_open()
         await self._read_through()
         return await self._sessions.newest(limit)
+
+    async def latest_session_in(self, workspace: str) -> SessionRow | None:
+        """The session last updated in `workspace` (`--continue`), or None."""
+        self._conn.check_open()
+        await self._read_through()
+        return await self._sessions.latest_in(workspace)
 
     async def find_session(self, ref: str) -> SessionRow | None:
         """Exact id, else a unique id prefix, else the newest session whose title contains ref."""

@@ -65,6 +65,15 @@ class Sessions:
         )
         return [session_row(r) for r in rows]
 
+    async def latest_in(self, workspace: str) -> SessionRow | None:
+        """The session last updated among those that worked in `workspace`, or None."""
+        row = await self._conn.fetchone(
+            "SELECT id FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, rowid DESC"
+            " LIMIT 1",
+            (workspace,),
+        )
+        return await self.get(row[0]) if row else None
+
     async def find(self, ref: str) -> SessionRow | None:
         """Exact id, else a unique id prefix, else the newest session whose title contains ref."""
         ref = ref.strip()

@@ -110,7 +110,10 @@ class LockWindow:
 
     def __init__(self, path: Path, lock_timeout: float, give_up_at: float | None = None) -> None:
         self.path = path
-        self.deadline = time.monotonic() + lock_timeout
+        self.started = time.monotonic()
+        self.waited = False
+        """Set at the first lock error: from then on the write waits for another process."""
+        self.deadline = self.started + lock_timeout
         if give_up_at is not None:
             self.deadline = min(self.deadline, give_up_at)
         self._delay = _FIRST_DELAY
@@ -120,6 +123,7 @@ class LockWindow:
         and raises StorageLockedError once the window has passed."""
         if not is_busy(exc):
             raise exc
+        self.waited = True
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise StorageLockedError(self.path) from exc

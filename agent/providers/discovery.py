@@ -49,6 +49,8 @@ class ServerFacts:
     context_window: int | None = None
     window_source: str = ""
     """Where the window came from, e.g. "llama.cpp /props"."""
+    loading: bool = False
+    """It answered 503 (still loading its model) where it would say its window: ask later."""
 
     @property
     def answers_any_model(self) -> bool:
@@ -232,6 +234,8 @@ class _Asker:
         elif key:
             headers["Authorization"] = f"Bearer {key}"
         self.headers = headers
+        self.unavailable = False
+        """Some endpoint answered 503: the server is up but not ready (loading a model)."""
 
     def json(self, method: str, url: str, body: Any = None) -> Any:
         """The JSON an endpoint answers, None for an error status or a body that is not JSON."""
@@ -242,6 +246,7 @@ class _Asker:
         except (httpx2.HTTPError, OSError) as exc:
             raise Unreachable(type(exc).__name__) from None
         if response.status_code >= 400:
+            self.unavailable = self.unavailable or response.status_code == 503
             return None
         try:
             return response.json()
@@ -315,7 +320,11 @@ def probe(
     """Ask a server about `model`: its listing and the model's context window."""
     asker = _Asker(config, timeout)
     try:
-        return _probe(asker, config, model)
+        facts = _probe(asker, config, model)
+        if asker.unavailable and facts.context_window is None:
+            log.info("%s is not ready (503): asked again later", config.name)
+            return replace(facts, loading=True)
+        return facts
     except Unreachable as exc:
         log.info("%s did not answer discovery (%s)", config.name, exc)
         return ServerFacts(reachable=False)
@@ -400,7 +409,8 @@ class ServerCache:
     ) -> ServerFacts | None:
         """Ask the server once (blocking, on the caller's thread); None when it may not be asked.
 
-        A server that did not answer is asked again next time: it may have been starting.
+        A server that did not answer, or answered 503 (loading its model), is asked again
+        next time: it may have been starting.
         """
         if not may_probe(config):
             return None
@@ -422,11 +432,12 @@ class ServerCache:
             entry.facts = ServerFacts(reachable=False)
         finally:
             entry.done.set()
-        if not entry.facts.reachable:
-            with self._lock:
+        answer = self.known(config, model)
+        if not entry.facts.reachable or entry.facts.loading:
+            with self._lock:  # said now, not kept: the next ask asks the server again
                 if self._entries.get(key) is entry:
                     del self._entries[key]
-        return self.known(config, model)
+        return answer
 
     def prefetch(self, config: ProviderConfig, model: str) -> None:
         """Ask in the background (a front end can call this once it has drawn itself)."""

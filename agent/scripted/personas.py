@@ -23,6 +23,9 @@ OPENAI = "openai"
 ANTHROPIC = "anthropic"
 PERSONAS = (LLAMA_CPP, VLLM, OLLAMA, LM_STUDIO, OPENAI, ANTHROPIC)
 
+LLAMA_LOADING = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+"""What llama-server answers on every route until its model is loaded."""
+
 Body = dict[str, Any] | str
 """A JSON body, or a plain-text one (Ollama's router answers 404 in text)."""
 
@@ -59,10 +62,13 @@ class Persona:
     def get(self, path: str) -> tuple[int, Body] | None:
         """The answer to a GET of `path`, or None when this server has no such endpoint.
 
-        `extra: {discovery: false}` plays a server that answers none (behind a proxy, say).
+        `extra: {discovery: false}` plays a server that answers none (behind a proxy, say);
+        `extra: {loading: true}` one that answers 503 while it loads its model.
         """
         if not self.extra.get("discovery", True):
             return None
+        if self.extra.get("loading") and path in ("/v1/models", "/models", "/props", "/health"):
+            return 503, LLAMA_LOADING  # llama-server's answer while it loads its model
         if path in ("/v1/models", "/models"):
             return self._listing()
         if self.name == LLAMA_CPP and path == "/props":

@@ -40,16 +40,24 @@ async def fork(ctx: CommandContext, _argument: str) -> None:
 @command("export", "[md|json] [path]", "Write the transcript to a file")
 async def export(ctx: CommandContext, argument: str) -> None:
     """Write the session's visible transcript (no reasoning) as Markdown or JSON."""
-    from hermes_tui.export import ExportError, parse_arguments, to_json, to_markdown, write_export
+    from hermes_tui.export import (
+        EXPORTS_DIR,
+        ExportError,
+        parse_arguments,
+        to_json,
+        to_markdown,
+        write_export,
+    )
     from hermes_tui.history import AgentRows
     from hermes_tui.widgets.markers import marker_text
+    from storage.files import private_dir
 
     agent = ctx.agent
     if agent.session_id is None:
         await ctx.notice("Nothing to export yet: send a message first.", "error")
         return
     try:
-        fmt, path = parse_arguments(argument, agent.session_id, agent.workspace)
+        fmt, path = parse_arguments(argument, agent.session_id, agent.workspace, ctx.config.home)
     except ExportError as exc:
         await ctx.notice(str(exc), "error")
         return
@@ -63,8 +71,12 @@ async def export(ctx: CommandContext, argument: str) -> None:
         summary = AgentRows(agent.registry).tool_summary
         text = to_markdown(session, rows, summary=summary, marker=marker_text)
     try:
+        if path.parent == ctx.config.home / EXPORTS_DIR:
+            private_dir(path.parent)  # the default folder, made on first use (0700, H5)
         write_export(path, text)
     except ExportError as exc:
         await ctx.notice(str(exc), "error")
         return
-    await ctx.notice(f"Exported {len(rows)} rows to {path}.")
+    from agent.homes import tilde
+
+    await ctx.notice(f"Exported {len(rows)} rows to {tilde(path)}.")

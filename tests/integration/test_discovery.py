@@ -227,3 +227,27 @@ def test_every_configured_provider_is_listed_side_by_side(serve):
     assert by_name["ollama"].models == ("qwen2.5:7b",)
     assert by_name["plain"] == ModelListing("plain", (), "the server lists no models")
     assert by_name["dead"].problem == "the server did not answer"
+
+
+def test_a_server_loading_its_model_is_asked_again_and_its_window_learned_once_ready():
+    """Issue 29 item 10: llama-server answers 503 on its metadata routes while it loads its
+    model; that answer is not kept, so the next turn asks again and learns the window."""
+    from agent.server_check import ServerAsker
+
+    persona = {"persona": "llama.cpp", "models": ["m"], "context_window": 2048}
+    loading = {**persona, "extra": {"loading": True}}
+    scripted = ScriptedServer(Script.from_dict({"replies": [], "server": loading})).start()
+    try:
+        config = ProviderConfig("local", base_url=scripted.openai_base_url, api_key="k")
+        asker = ServerAsker()
+        first = SERVERS.facts(config, "m")
+        assert first is not None and first.loading and first.context_window is None
+        assert asker.ask(config, "local:m", "m") is None  # not checked yet: ask next turn
+        scripted.set_script(Script.from_dict({"replies": [], "server": persona}))
+        ready = SERVERS.facts(config, "m")
+        assert ready is not None and not ready.loading and ready.context_window == 2048
+        assert SERVERS.known(config, "m").context_window == 2048
+        assert asker.ask(config, "local:m", "m") is not None
+        assert asker.ask(config, "local:m", "m") is None  # checked once, then not again
+    finally:
+        scripted.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from ui.conftest import SNAPSHOT_ROOT
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, settled_screen
 
 CODE = "```python\nvalue = compute(" + ", ".join(f"argument_{n}" for n in range(12)) + ")\n```"
 TABLE = "| name | what it is |\n|---|---|\n| demo | the built-in demo model |"
@@ -27,7 +27,7 @@ def test_layout_after_a_turn(snap_compare, make_app, scripted, case):
         await run_turn(pilot, "show me a table and some code")
         if end is not None:
             await pilot.resize_terminal(*end)
-            await pilot.pause()
+        await settled_screen(pilot)  # the picture at rest, not a frame into its layout
 
     assert snap_compare(app, terminal_size=end or start, run_before=turn)
 

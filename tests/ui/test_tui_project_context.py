@@ -192,3 +192,18 @@ async def test_a_custom_command_sent_during_a_turn_waits_in_the_queue(
         assert server.requests[-1].body["messages"][-1]["content"] == "Review app.py for bugs."
         texts = [m.text for m in app.transcript.query(UserMessage)]
         assert texts == ["start", "/review app.py"]
+
+
+async def test_a_mention_of_a_missing_file_says_at_send_time_that_nothing_was_attached(
+    make_app, scripted
+):
+    """P2 (issue 29 item 10): `@nosuchfile.py` shows a ✗ chip with the sent message."""
+    from hermes_tui.widgets.messages import chip_label
+
+    server = scripted({"replies": [reply("I see no file.")]})
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_turn(pilot, "explain @nosuchfile.py please")
+        [sent] = app.transcript.query(UserMessage)
+        labels = [chip_label(a)[0] for a in sent.attachments]
+        assert labels == ["✗ nosuchfile.py · no such file in the workspace: nothing attached"]

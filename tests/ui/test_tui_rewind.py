@@ -301,7 +301,9 @@ async def test_fork_starts_a_new_session_with_the_history(make_app, scripted, wo
         assert [r["content"] for r in parent_rows if r["role"] == "user"] == ["first"]
 
 
-async def test_export_writes_markdown_and_json_without_reasoning(make_app, scripted, workspace):
+async def test_export_writes_markdown_and_json_without_reasoning(
+    make_app, scripted, workspace, hermes_home
+):
     server = scripted(
         {
             "replies": [
@@ -322,7 +324,14 @@ async def test_export_writes_markdown_and_json_without_reasoning(make_app, scrip
         await run_turn(pilot, "write n")
         await app.submit("/export")
         await pilot.pause()
-        md = (workspace / f"hermes-session-{app.agent.session_id}.md").read_text()
+        # Without a path: under the app's home, the path said; nothing new in the repository.
+        exported = hermes_home / "exports" / f"hermes-session-{app.agent.session_id}.md"
+        said = app.transcript.children[-1].render().plain
+        assert said.startswith("Exported ") and said.endswith(f"{exported.name}.")
+        assert "~/hermes-home/exports/" in said
+        assert not list(workspace.glob("hermes-session-*"))
+        assert (hermes_home / "exports").stat().st_mode & 0o077 == 0
+        md = exported.read_text()
         assert "## You\n\nwrite n" in md and "**Tool** `write_file n.txt`" in md
         assert "```diff\n--- a/n.txt" in md and "+hi" in md
         assert "private" not in md

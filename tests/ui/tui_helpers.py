@@ -62,6 +62,33 @@ async def run_turn(pilot: Pilot, text: str, timeout: float = 20.0) -> None:
     await pilot.pause()
 
 
+async def settled_screen(pilot: Pilot, timeout: float = 10.0) -> str:
+    """The screenshot once the screen has settled: the transcript built and resting at its
+    bottom, and two screenshots a frame apart the same.
+
+    A resize or a removed row is laid out over several frames (the transcript's anchor
+    scrolls after the layout that moved it), so a screenshot after a fixed number of pauses
+    can catch the view a row off under load; this waits for the picture to stop moving.
+    """
+    app = pilot.app
+    transcript = app.transcript
+    last: list[str | None] = [None]
+
+    def still() -> bool:
+        # A transcript shorter than the view rests at max_scroll_y 0 (its offset may be
+        # below 0: the rows sit at the bottom); a longer one rests at its end.
+        bottom = transcript.max_scroll_y
+        if transcript.filling or (bottom > 0 and transcript.scroll_y != bottom):
+            last[0] = None
+            return False
+        shot = app.export_screenshot()
+        same, last[0] = shot == last[0], shot
+        return same
+
+    await wait_until(pilot, still, timeout=timeout, what="the screen to settle")
+    return app.export_screenshot()
+
+
 def reply(text: str = "", **extra: Any) -> dict[str, Any]:
     """A scripted reply with fixed usage, so token counters never depend on paths."""
     return {"text": text, "usage": {"input_tokens": 1200, "output_tokens": 80}, **extra}

@@ -14,6 +14,7 @@ from hermes_tui.widgets.messages import ErrorBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.transcript.live import LiveTurn
 from hermes_tui.widgets.transcript.rows import RowReader
 from hermes_tui.widgets.transcript.window import HistorySource, HistoryWindow
+from hermes_tui.widgets.welcome import Welcome, WelcomeFacts
 
 
 def jump_targets() -> tuple[type[Widget], ...]:
@@ -43,6 +44,11 @@ class Transcript(VerticalScroll):
         """True while something arrived below a view the user scrolled up from."""
         self.last_user: UserMessage | None = None
         """The user message of the running turn (its attachments arrive after it)."""
+        self.welcome: WelcomeFacts | None = None
+        """What an empty session says (None: nothing), shown until a message comes."""
+        self._has_messages = False
+        """Set the moment a message is sent or a session's history opens (before any await:
+        a welcome arriving meanwhile sees it)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -107,8 +113,23 @@ class Transcript(VerticalScroll):
             new.add_class("-selected")
         await old.remove()
 
+    async def show_welcome(self, facts: WelcomeFacts | None = None) -> None:
+        """Say `facts` (the last ones when None: a new session) at the top until the first
+        message is sent."""
+        self.welcome = facts or self.welcome
+        await self._drop_welcome()
+        # A message sent before the start-up got here (a quick typist) already took its place.
+        if self.welcome is not None and not self._has_messages:
+            await self.mount(Welcome(self.welcome), before=0 if self.children else None)
+
+    async def _drop_welcome(self) -> None:
+        for widget in self.query_children(Welcome):
+            await widget.remove()
+
     async def add_user(self, text: str) -> None:
         """Show what the user sent and follow the bottom again."""
+        self._has_messages = True
+        await self._drop_welcome()  # a message in the session: the welcome has said its piece
         self.last_user = UserMessage(text)
         await self.add(self.last_user)
         self.anchor()
@@ -128,10 +149,13 @@ class Transcript(VerticalScroll):
         self.live.clear()
         self.window.clear()
         await self.remove_children()
+        self._has_messages = False
         self.anchor()
 
     async def open_history(self) -> None:
         """Show the newest page of the current stored session (D3, U5)."""
+        self._has_messages = True
+        await self._drop_welcome()
         await self.window.open()
 
     @property

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from agent.attachments import MAX_DIR_ENTRIES, MAX_FILE_CHARS, expand, mention_for, mentions
+from agent.attachments import (
+    MAX_DIR_ENTRIES,
+    MAX_FILE_CHARS,
+    NO_SUCH_FILE,
+    expand,
+    mention_for,
+    mentions,
+)
 
 
 @pytest.fixture
@@ -51,6 +58,16 @@ def test_mentions_that_name_nothing_stay_text_and_one_file_attaches_once(ws):
     assert expansion.content.count("<attached_file") == 1
     plain = expand("no mention @nothing-here", ws)
     assert plain.content == "no mention @nothing-here" and plain.attachments == ()
+
+
+def test_a_file_name_that_names_nothing_is_said_not_silently_dropped(ws):
+    """Issue 29 item 10 (P2): `@nosuchfile.py` says that nothing was attached."""
+    expansion = expand("look at @nosuchfile.py and @src/gone.ts, @types/node @v2 @x.1", ws)
+    assert list(expansion.attachments) == [
+        {"path": "nosuchfile.py", "kind": "file", "refused": NO_SUCH_FILE},
+        {"path": "src/gone.ts", "kind": "file", "refused": NO_SUCH_FILE},
+    ]
+    assert expansion.content.count("<not_attached") == 2
 
 
 def test_binary_and_outside_paths_are_refused_as_the_file_tools_refuse_them(ws):

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from agent.config import ConfigError, load_config
-from hermes_tui.cli import EXIT_USAGE, build_parser
+from hermes_tui.cli import build_parser
+from hermes_tui.exit_codes import USAGE
 from hermes_tui.headless import plain_snippet
 
 
@@ -21,9 +22,9 @@ def test_run_without_a_task_is_bad_usage(hermes_home):
     proc = subprocess.run(
         [sys.executable, "-m", "hermes_tui", "run"], capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == EXIT_USAGE == 2
+    assert proc.returncode == USAGE == 2
     err = proc.stderr
-    assert err.count("\n") == 1 and "give a task" in err and "--resume" in err
+    assert err.count("\n") == 1 and "give a task" in err.lower() and "--resume" in err
 
 
 def parsers(parser: argparse.ArgumentParser):

@@ -178,3 +178,21 @@ async def test_write_to_terminal_finds_the_driver_it_writes_through():
         assert driver is not None and driver.is_headless
         assert callable(driver.write) and callable(driver.flush)
         write_to_terminal(app, "\a")  # headless: nothing is written, nothing fails
+
+
+async def test_plain_no_color_swaps_textuals_monochrome_for_no_colour(monkeypatch):
+    from rich.style import Style
+    from textual.filter import Monochrome, NoColor
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = Host(Static("hello"))
+    async with app.run_test():
+        assert any(isinstance(f, Monochrome) for f in app._filters), (
+            "Textual answers NO_COLOR without Monochrome: check textual_compat.plain_no_color"
+        )
+        compat.plain_no_color(app)
+        assert [f for f in app._filters if isinstance(f, Monochrome)] == []
+        [plain] = [f for f in app._filters if isinstance(f, NoColor)]
+        [segment] = plain.apply([Segment("x", Style(color="red", bgcolor="blue", bold=True))], None)
+        assert segment.style.color.is_default and segment.style.bgcolor.is_default
+        assert segment.style.bold
