@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agent import events as ev
 from hermes_tui.doors import Notices, RunsWorkers, ShowsScreens, agent_of, started, store_of
 from hermes_tui.safe_text import has_hidden
-from hermes_tui.startup import welcome_facts
+from hermes_tui.welcome_facts import welcome_facts
 
 if TYPE_CHECKING:
     from agent.config import Config

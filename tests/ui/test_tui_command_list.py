@@ -78,8 +78,8 @@ async def test_a_prefix_shows_every_match_with_its_origin_and_help(make_app, wit
         await pilot.press(*"/re")
         lines = await listed(pilot, app, "/review")
         names = [line.split()[1] if line.startswith("▸") else line.split()[0] for line in lines[1:]]
-        assert names == ["/redirect", "/resume", "/rewind", "/review", "/retro"]
-        assert "5 commands" in lines[0]
+        assert names == ["/redirect", "/resume", "/redo", "/rewind", "/review", "/retro"]
+        assert "6 commands" in lines[0]
         review = next(line for line in lines if "/review" in line)
         assert "project" in review and "Review a file" in review
         retro = next(line for line in lines if "/retro" in line)

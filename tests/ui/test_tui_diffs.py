@@ -94,14 +94,15 @@ async def test_the_diff_folds_to_its_counts(make_app, scripted, workspace: Path)
 async def test_a_wide_transcript_shows_the_diff_side_by_side(make_app, scripted, workspace):
     server = scripted({"replies": [edit("app.py", "hello", "hi"), reply("Done.")]})
     app = make_app(server, approval="yolo")
-    # Side panels take 54 columns: the transcript is 160 wide at 214.
-    async with app.run_test(size=(214, 40)) as pilot:
+    # Side panels take 70 columns there (the sessions panel at its widest, 44): the
+    # transcript is 160 wide at 230.
+    async with app.run_test(size=(230, 40)) as pilot:
         await run_turn(pilot, "shorter")
         view = app.transcript.query_one(DiffView)
         assert app.transcript.outer_size.width == 160
         assert view.side_by_side
         assert "│" in view.render().plain
-        await pilot.resize_terminal(213, 40)
+        await pilot.resize_terminal(229, 40)
         await pilot.pause()
         assert app.transcript.outer_size.width == 159
         assert not view.side_by_side

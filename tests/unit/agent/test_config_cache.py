@@ -272,7 +272,7 @@ def test_the_fingerprint_covers_every_module_that_declares_a_setting():
     defined, the front end's too: a change to any of them means a fresh check."""
     found = declaring_modules(agent.config.ConfigFile, set())
     assert {"agent.config", "agent.config_check", "agent.mcp.settings", "agent.kinds"} <= found
-    assert declaring_modules(UISettings, set()) == {"hermes_tui.ui_config"}
+    assert declaring_modules(UISettings, set()) == {"hermes_tui.ui_config", "hermes_tui.notify"}
     assert declaring_modules(dict[str, KeyText], set()) >= {"hermes_tui.ui_config"}
 
 

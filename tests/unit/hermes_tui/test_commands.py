@@ -120,6 +120,7 @@ def test_the_table_lists_every_command_in_help_order():
         "continue",
         "sessions",
         "model",
+        "mode",
         "title",
         "undo",
         "redo",
