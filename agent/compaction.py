@@ -35,6 +35,7 @@ from agent.models import (
     estimate_tokens,
     tokens_for_chars,
 )
+from agent.plans import carried_plan
 from agent.providers.base import (
     Abort,
     ChatRequest,
@@ -599,7 +600,10 @@ class ContextCompressor:
         )
         first = tail[0]  # a safe boundary: model-visible, not a tool result
         before = next((m for m in reversed(head) if _model_visible(m)), None)
-        text = f"{SUMMARY_HEADER}\n{summary}\n{SUMMARY_FOOTER}"
+        # The latest plan is carried word for word: a summary would paraphrase it (N1).
+        plan_section = carried_plan(plan.summarised)
+        carried = f"\n\n{plan_section}" if plan_section else ""
+        text = f"{SUMMARY_HEADER}\n{summary}{carried}\n{SUMMARY_FOOTER}"
         display = Message(
             "assistant",
             display_kind="compaction",

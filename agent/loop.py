@@ -356,6 +356,7 @@ class Agent:
             registry=self.registry,
             workspace=self.workspace,
             extra_body=self.extra_body,
+            mode=self.approval_mode,
         )
 
     def ask_server(self) -> None:

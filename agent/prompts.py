@@ -15,3 +15,11 @@ def system_prompt(workspace: Path) -> str:
         "commands; paths are relative to the repository. Prefer small, verifiable steps, "
         "and say plainly what you changed. Answer in Markdown."
     )
+
+
+def with_mode(prompt: str, mode: str | None) -> str:
+    """`prompt` with what the session's mode asks of the model (plan mode: read, then propose
+    a plan, N1); unchanged in any other mode, so the prompt cache holds there."""
+    from agent.plans import PLAN_MODE_PROMPT
+
+    return f"{prompt}\n\n{PLAN_MODE_PROMPT}" if mode == "plan" else prompt

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from agent.config import Config, split_model_ref
 from agent.messages import Message
 from agent.project_context import ProjectContext
-from agent.prompts import system_prompt
+from agent.prompts import system_prompt, with_mode
 from agent.providers.base import ChatRequest
 
 if TYPE_CHECKING:
@@ -25,9 +25,11 @@ def next_request(
     registry: ToolRegistry,
     workspace: Path,
     extra_body: dict[str, Any] | None = None,
+    mode: str | None = None,
 ) -> ChatRequest:
     """The request of `messages` to `model_ref`, with the instruction files and the tools
-    (`extra_body`: more fields for the body; the routing key is added to them)."""
+    (`extra_body`: more fields for the body; the routing key is added to them; `mode`: the
+    session's approval mode, which decides the tools offered and the plan-mode prompt)."""
     provider_name, model = split_model_ref(model_ref)
     provider = config.provider(provider_name)
     body = dict(extra_body or {})
@@ -38,8 +40,10 @@ def next_request(
     return ChatRequest(
         model=model,
         messages=messages,
-        system=context.system(config.agent.system_prompt or system_prompt(workspace)),
-        tools=registry.schemas(),
+        system=context.system(
+            with_mode(config.agent.system_prompt or system_prompt(workspace), mode)
+        ),
+        tools=registry.schemas(mode),
         max_tokens=provider.max_tokens,
         extra_body=body,
     )

@@ -25,6 +25,7 @@ from agent.log_context import session_var
 from agent.messages import REQUEST_FAILED, Message, ToolCall
 from agent.model_call import call_model
 from agent.models import estimate_request
+from agent.modes import switch_mode
 from agent.overflow import compact_after_overflow
 from agent.ports import ApprovalPolicy, CompactionHost
 from agent.probes import AgentProbes
@@ -101,6 +102,7 @@ class TurnHost(CompactionHost, Protocol):
     def ask_server(self) -> None: ...
     def save_context(self) -> None: ...
     def read_secrets(self) -> Secrets: ...
+    def keep_metadata(self, key: str, value: Any) -> None: ...
 
 
 class Turn:
@@ -235,8 +237,13 @@ class Turn:
             calls = self._answer(draft)
             if not calls:
                 return
-            self._run_tools(calls)
+            plan = self._run_tools(calls)
             host.probes.after_tool_batch()
+            if plan is not None:
+                # The plan was shown and waits for the user's answer: it is the turn's
+                # answer (what `run --mode plan --final` prints), and no model call follows.
+                self.result.text = plan
+                return
 
     def _interrupted(self, draft: Draft) -> bool:
         """After a model call: raise TurnStopped on a stop; True when a redirect re-runs it."""
@@ -298,7 +305,8 @@ class Turn:
             self.host.append(Message("assistant", text), persist=True)
             self.host.sink(ev.AssistantMessage(text, ()))
 
-    def _run_tools(self, calls: list[ToolCall]) -> None:
+    def _run_tools(self, calls: list[ToolCall]) -> str | None:
+        """Run a batch; returns the plan when propose_plan ended the turn on it (N1)."""
         from agent.tools.registry import ToolContext
 
         host = self.host
@@ -319,6 +327,7 @@ class Turn:
                 after_change=checkpointer.after_change if checkpointer else None,
                 sandbox=host.sandbox,
                 app_homes=host.config.app_homes,
+                switch_mode=lambda mode: switch_mode(host, mode),
             )
             batch = ToolBatch(
                 registry=host.registry,
@@ -331,10 +340,12 @@ class Turn:
                 keep=lambda message: host.append(message, persist=True),
             )
             batch.run(calls, stopped=not entered)
+            ended_by_plan = context.ended_by_plan
             # A subdirectory's instruction file joins the first time a tool touches it (P1).
             host.context.touched(calls)
         finally:
             host.control.leave_tools()
+        return ended_by_plan
 
     # -- model calls --------------------------------------------------------------------------
     def _call_model_fitting(self, iteration: int) -> Draft:

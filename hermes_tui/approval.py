@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
     from hermes_tui.bridge import Bridge
+    from hermes_tui.modes import ModeController
     from hermes_tui.notify import Notifier
     from hermes_tui.probes import Probes
     from hermes_tui.status import StatusPresenter
@@ -26,6 +27,7 @@ class ApprovalHost(ShowsScreens, Protocol):
     probes: Probes
     status: StatusPresenter
     notifier: Notifier
+    modes: ModeController
 
     @property
     def composer(self) -> Composer:
@@ -77,10 +79,16 @@ class ApprovalFlow:
 
     async def _show(self, request: ApprovalRequest, future: asyncio.Future[Verdict]) -> None:
         # Not on the start-up path.
+        from agent.kinds import ApprovalMode
         from agent.tools.approvals import Verdict
         from hermes_tui.screens.approval import APPROVAL_ARM_SECONDS, ApprovalScreen
+        from hermes_tui.screens.plan import PlanScreen
 
         def answered(verdict: Verdict | None) -> None:
+            if verdict is not None and request.plan and verdict.approved and verdict.mode:
+                # An approved plan leaves plan mode through the mode switch: the status and
+                # a notice show it; the agent's next tool batch runs in it (N1).
+                self.app.call_later(self.app.modes.adopt, ApprovalMode(verdict.mode))
             if not future.done():
                 future.set_result(verdict or Verdict(False))
 
@@ -88,7 +96,8 @@ class ApprovalFlow:
         self.app.notifier.approval_waiting(request.tool)
         probes = self.app.probes
         arm_seconds = probes.approval_arm_seconds
-        screen = ApprovalScreen(
+        kind = PlanScreen if request.plan else ApprovalScreen
+        screen = kind(
             request,
             arm_seconds=APPROVAL_ARM_SECONDS if arm_seconds is None else arm_seconds,
             clock=probes.approval_clock,

@@ -54,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--final", action="store_true", help="print only the final answer, when the run ends"
     )
     run.add_argument("--yes", action="store_true", help="approve every tool call")
+    run.add_argument(
+        "--mode",
+        dest="run_mode",
+        metavar="MODE",
+        help="approval mode for this run: ask, auto-edit, plan (prints the plan, changes "
+        "nothing), or yolo (only with --yes)",
+    )
     run.add_argument("--demo", dest="run_demo", action="store_true", help="use the demo model")
 
     sessions = sub.add_parser("sessions", help="list or search stored sessions")
@@ -160,7 +167,27 @@ def _run_headless(args: argparse.Namespace) -> int:
         final=args.final,
         yes=args.yes,
         demo=args.run_demo or args.demo,
+        mode=run_mode(args.run_mode, args.yes),
     )
+
+
+def run_mode(word: str | None, yes: bool) -> str | None:
+    """`run --mode`'s mode, or None (the config's); a bad one is a usage error (N1).
+
+    yolo runs every tool call unasked, so it needs `--yes` too: one flag is not enough.
+    """
+    if word is None:
+        return None
+    from agent.kinds import ApprovalMode
+    from agent.modes import parse_mode
+
+    mode = parse_mode(word)
+    if mode is None:
+        names = ", ".join(str(m) for m in ApprovalMode)
+        raise UsageError(f"No mode called {word!r}; the modes are {names}.")
+    if mode == ApprovalMode.YOLO and not yes:
+        raise UsageError("--mode yolo runs every tool call unasked; add --yes to confirm it.")
+    return str(mode)
 
 
 def _log_to_file() -> None:

@@ -109,6 +109,15 @@ def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary)
     diff = meta.get("diff") if isinstance(meta, dict) else None
     if isinstance(diff, dict) and isinstance(diff.get("text"), str):
         lines += ["", _fence(diff["text"], "diff")]
+    plan = meta.get("plan") if isinstance(meta, dict) else None
+    if isinstance(plan, dict) and isinstance(plan.get("text"), str):
+        # The plan word for word (N1), fenced so its headings stay inside the export's own.
+        lines += [
+            "",
+            f"**Plan** ({plan.get('answer') or 'proposed'})",
+            "",
+            _fence(plan["text"], "markdown"),
+        ]
     return lines
 
 

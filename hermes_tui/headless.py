@@ -105,6 +105,9 @@ class _Printer:
             # printed is a prefix of it. A terminal gets its line ended for the prompt.
             if event.status != "stopped" or self._terminal:
                 self._end_line()
+        elif isinstance(event, ev.ToolFinished) and (plan := plan_of(event)) is not None:
+            # The plan is the answer of a plan-mode run (N1): stdout, like the answer's text.
+            self._text(safe_text(plan if plan.endswith("\n") else plan + "\n"))
         elif isinstance(event, ev.StreamReset) and self._wrote_text:
             self._end_line()
             self._err.write("[retrying: the partial answer above is replaced]\n")
@@ -158,6 +161,14 @@ def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
     return None
 
 
+def plan_of(event: ev.ToolFinished) -> str | None:
+    """The plan a propose_plan result shows, or None (N1)."""
+    from agent.plans import PLAN_KEY
+
+    kept = (event.display or {}).get(PLAN_KEY)
+    return kept.get("text") if isinstance(kept, dict) else None
+
+
 def _is_terminal(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -196,15 +207,17 @@ def run_headless(
     final: bool = False,
     yes: bool = False,
     demo: bool = False,
+    mode: str | None = None,
 ) -> int:
     """Run one turn without the UI; the answer goes to stdout (as it streams, or only the
     final answer with `final`); returns the exit code (exit_codes.py).
 
     `continue_latest` resumes the session last used in this folder; `context` (piped
-    stdin) follows the task in the message the model reads.
+    stdin) follows the task in the message the model reads; `mode`: the approval mode of
+    this run (plan: the plan is printed and nothing changes, N1).
     """
     return asyncio.run(
-        _run(task, model, resume, continue_latest, context, as_json, final, yes, demo)
+        _run(task, model, resume, continue_latest, context, as_json, final, yes, demo, mode)
     )
 
 
@@ -218,6 +231,7 @@ async def _run(
     final: bool,
     yes: bool,
     demo: bool,
+    mode: str | None = None,
 ) -> int:
     from hermes_tui.runtime import Runtime, load_config_for
 
@@ -237,7 +251,7 @@ async def _run(
             if latest is None:
                 raise LookupError(NOTHING_TO_CONTINUE)
             resume = latest["id"]
-        result = await _turn(runtime.agent, task, resume, model, prompt, context)
+        result = await _turn(runtime.agent, task, resume, model, prompt, context, mode)
     told = result.error in printer.told  # the cut-off or budget notice already said it
     if not as_json and result.status not in ("ok", "error") and result.error and not told:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
@@ -284,6 +298,7 @@ async def _turn(
     model: str | None,
     prompt: Any = None,
     context: str | None = None,
+    mode: str | None = None,
 ) -> Any:
     """The one turn of a headless run: `task` (a custom command's `prompt`), `context`
     after it, or the interrupted turn of `resume` (D4)."""
@@ -297,6 +312,11 @@ async def _turn(
             if model:
                 # A model named on the command line wins, recorded as /model records it (D1).
                 await asyncio.to_thread(agent.set_model, model)
+        if mode is not None:
+            # After a resume: the flag wins over the mode kept with the session (N1).
+            from agent.modes import switch_mode
+
+            await asyncio.to_thread(switch_mode, agent, mode)
         if prompt is not None:
             text = _with_context(agent, prompt.text, context)
             return await asyncio.to_thread(

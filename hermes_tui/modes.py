@@ -68,6 +68,10 @@ class ModeController:
             return
         await self._set(mode)
 
+    async def adopt(self, mode: ApprovalMode) -> None:
+        """Switch to `mode` (ask or auto-edit) because the user approved a plan (N1)."""
+        await self._set(mode)
+
     async def _set(self, mode: ApprovalMode) -> None:
         switch_mode(started(self.app.agent, "agent"), mode)
         self.show()

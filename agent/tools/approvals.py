@@ -66,12 +66,14 @@ class Verdict:
     """The user's answer to an approval: yes or no, remember it, and a reason for a no.
 
     `project`: "always for this project" (stored in the user's home, for MCP tools).
+    `mode`: for a plan (N1), the mode its approval switches to.
     """
 
     approved: bool
     always: bool = False
     reason: str = ""
     project: bool = False
+    mode: str = ""
 
     @classmethod
     def of(cls, answer: Any) -> Verdict:

@@ -63,6 +63,8 @@ class ApprovalRequest:
     """A line of context the dialog shows (an MCP tool's server and its own claims)."""
     project: bool = False
     """Offer "always for this project" besides "always" (MCP tools)."""
+    plan: bool = False
+    """A plan to approve (`detail` is its Markdown): the plan choices, not yes / no (N1)."""
 
 
 @dataclass
@@ -87,6 +89,10 @@ class ToolContext:
     """How run_shell is confined (None: unconfined, as with `sandbox: off`)."""
     app_homes: tuple[Path, ...] = ()
     """The app's own homes (`Config.app_homes`): a write inside one always asks (H9)."""
+    switch_mode: Callable[[str], None] | None = None
+    """Switches the session's mode (an approved plan leaves plan mode, N1)."""
+    ended_by_plan: str | None = None
+    """Set by propose_plan when the turn ends on the plan shown (its text, the turn's answer)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -340,8 +346,11 @@ class ToolRegistry:
         """Tool names: built-ins in registration order, then each source's."""
         return list(self._tools) + [name for s in self.sources for name in s.names()]
 
-    def schemas(self) -> list[dict[str, Any]]:
-        """Provider-neutral schemas: [{"name", "description", "parameters"}]."""
+    def schemas(self, mode: str | None = None) -> list[dict[str, Any]]:
+        """Provider-neutral schemas: [{"name", "description", "parameters"}]; with `mode`,
+        only the tools offered in it (propose_plan only in plan mode, N1)."""
+        from agent.plans import offered
+
         own = [
             {
                 "name": tool.name,
@@ -349,6 +358,7 @@ class ToolRegistry:
                 "parameters": copy.deepcopy(tool.parameters),
             }
             for tool in self._tools.values()
+            if mode is None or offered(tool.name, mode)
         ]
         return own + [schema for source in self.sources for schema in source.schemas()]
 
@@ -492,6 +502,7 @@ def describe_os_error(exc: OSError) -> str:
 
 def default_registry() -> ToolRegistry:
     """A registry with every built-in tool: files, search and shell."""
+    from agent import plans
     from agent.tools import files, search, shell
 
-    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS])
+    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL])

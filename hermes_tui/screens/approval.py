@@ -67,6 +67,10 @@ class ApprovalScreen(ModalScreen[Verdict]):
         Binding("a", "answer('always')", "always", id="approval.always"),
         Binding("p", "answer('project')", "always for this project", id="approval.project"),
     ]
+    VERDICTS = _VERDICTS
+    """What each answer key dismisses the dialog with."""
+    FIRST_FOCUS = "no"
+    """The button focused once the dialog arms: the safe answer."""
 
     def __init__(
         self,
@@ -183,12 +187,7 @@ class ApprovalScreen(ModalScreen[Verdict]):
         was_armed, self.armed = self.armed, armed
         for button in self.query(Button):
             button.disabled = not armed
-        if self._offers_project:
-            hint = ARMED_HINT_PROJECT if armed else UNARMED_HINT
-        elif self.request.always is not None:
-            hint = ARMED_HINT_ALWAYS if armed else UNARMED_HINT
-        else:
-            hint = ARMED_HINT if armed else UNARMED_HINT
+        hint = self._hint(armed)
         if armed:
             if self._held is not None:
                 # The user's answer came too early: ask for it again, never as text (item 9).
@@ -196,7 +195,17 @@ class ApprovalScreen(ModalScreen[Verdict]):
             self._held, self._typed = None, False
         self.query_one("#approval-hint", Static).update(Content(hint))
         if armed and not was_armed:
-            self.query_one("#no", Button).focus()
+            self.query_one(f"#{self.FIRST_FOCUS}", Button).focus()
+
+    def _hint(self, armed: bool) -> str:
+        """The hint line: the keys that answer, once armed."""
+        if self._offers_project:
+            hint = ARMED_HINT_PROJECT if armed else UNARMED_HINT
+        elif self.request.always is not None:
+            hint = ARMED_HINT_ALWAYS if armed else UNARMED_HINT
+        else:
+            hint = ARMED_HINT if armed else UNARMED_HINT
+        return hint
 
     # -- keys ---------------------------------------------------------------------------------
     def on_key(self, event: events.Key) -> None:
@@ -277,14 +286,14 @@ class ApprovalScreen(ModalScreen[Verdict]):
         """Answer with `answer` (yes, no, always) or open the reason input (reason)."""
         if self.asking_reason:
             if answer == "no":
-                self.dismiss(_VERDICTS["no"])  # Esc in the reason input: a plain no
+                self.dismiss(self.VERDICTS["no"])  # Esc in the reason input: a plain no
             return
         if not self.armed:
             return  # a click or key that slipped past on_key before the quiet moment
         if answer == "reason":
             self._ask_reason()
-        elif answer in _VERDICTS and self.check_action("answer", (answer,)):
-            self.dismiss(_VERDICTS[answer])
+        elif answer in self.VERDICTS and self.check_action("answer", (answer,)):
+            self.dismiss(self.VERDICTS[answer])
 
     def _ask_reason(self) -> None:
         """The second step of a no: a short reason, typed deliberately, for the model."""

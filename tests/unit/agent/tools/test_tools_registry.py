@@ -7,13 +7,25 @@ import pytest
 from agent.tools import ApprovalRequest, ToolContext, ToolResult
 from agent.tools.registry import DECLINED, NO_APPROVER, cap_text
 
-ALL = ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "run_shell"]
+ALL = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "run_shell",
+    "propose_plan",
+]
 
 
 def test_names_and_schemas(reg):
     assert reg.names() == ALL
     schemas = reg.schemas()
     assert [s["name"] for s in schemas] == ALL
+    # N1: propose_plan is offered only in plan mode.
+    assert [s["name"] for s in reg.schemas("ask")] == ALL[:-1]
+    assert [s["name"] for s in reg.schemas("plan")] == ALL
     for s in schemas:
         assert set(s) == {"name", "description", "parameters"}
         assert s["description"]
