@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from agent.loop import Agent
     from hermes_tui.keys import KeyMap
     from hermes_tui.status import StatusPresenter
+    from hermes_tui.widgets.transcript import Transcript
 
 YOLO_KEPT = (
     "This session ran in yolo mode; it resumes in {mode} (yolo is turned on again only on "
@@ -30,6 +31,11 @@ class ModesHost(Notices, ShowsScreens, Protocol):
     agent: Agent | None
     keys: KeyMap
     status: StatusPresenter
+
+    @property
+    def transcript(self) -> Transcript:
+        """The transcript (its welcome names the mode)."""
+        ...
 
 
 class ModeController:
@@ -89,5 +95,6 @@ class ModeController:
             await self.app.notice(YOLO_KEPT.format(mode=mode), "warning")
 
     def show(self) -> None:
-        """The status panel and line say the mode now."""
+        """The status panel and line, and a welcome on screen, say the mode now."""
         self.app.status.show_mode(self.current)
+        self.app.transcript.welcome_mode(str(self.current))

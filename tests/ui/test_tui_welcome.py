@@ -126,3 +126,20 @@ async def test_a_message_sent_before_the_welcome_arrives_keeps_it_away(make_app,
         await sending
         await pilot.pause()
         assert not app.transcript.query(Welcome)
+
+
+async def test_the_welcome_names_the_mode_in_use_after_a_switch(make_app):
+    """U1, N1: shift+Tab on the first screen: the welcome says the new mode, as the panel
+    does (it once kept saying the mode the app started in)."""
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        await wait_until(pilot, lambda: app.transcript.query(Welcome), what="the welcome")
+        await pilot.press("shift+tab")
+        await wait_until(
+            pilot, lambda: "mode auto-edit (" in welcome_text(app), what="the new mode named"
+        )
+        await app.submit("/new")
+        await wait_until(
+            pilot, lambda: "mode auto-edit (" in welcome_text(app), what="kept after /new"
+        )

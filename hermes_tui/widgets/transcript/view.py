@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from textual.containers import VerticalScroll
@@ -14,7 +15,7 @@ from hermes_tui.widgets.messages import ErrorBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.transcript.live import LiveTurn
 from hermes_tui.widgets.transcript.rows import RowReader
 from hermes_tui.widgets.transcript.window import HistorySource, HistoryWindow
-from hermes_tui.widgets.welcome import Welcome, WelcomeFacts
+from hermes_tui.widgets.welcome import Welcome, WelcomeFacts, welcome_content
 
 
 def jump_targets() -> tuple[type[Widget], ...]:
@@ -121,6 +122,14 @@ class Transcript(VerticalScroll):
         # A message sent before the start-up got here (a quick typist) already took its place.
         if self.welcome is not None and not self._has_messages:
             await self.mount(Welcome(self.welcome), before=0 if self.children else None)
+
+    def welcome_mode(self, mode: str) -> None:
+        """The mode changed: a welcome on screen (and the next one, after /new) says it."""
+        if self.welcome is None:
+            return
+        self.welcome = replace(self.welcome, mode=mode)
+        for widget in self.query_children(Welcome):
+            widget.update(welcome_content(self.welcome))
 
     async def _drop_welcome(self) -> None:
         for widget in self.query_children(Welcome):
