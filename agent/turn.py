@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from agent.checkpoints.checkpointer import Checkpointer
     from agent.tools.approvals import ApprovalMemory
+    from agent.tools.permissions import Permissions
     from agent.tools.registry import ToolRegistry
     from agent.tools.sandbox import Sandbox
 
@@ -67,6 +68,7 @@ class TurnHost(CompactionHost, Protocol):
     workspace: Path
     approve: ApprovalPolicy | None
     approvals: ApprovalMemory
+    permissions: Permissions
     approval_mode: ApprovalMode
     registry: ToolRegistry
     sandbox: Sandbox
@@ -319,6 +321,7 @@ class Turn:
                 after_change=checkpointer.after_change if checkpointer else None,
                 sandbox=host.sandbox,
                 app_homes=host.config.app_homes,
+                permissions=host.permissions,
             )
             batch = ToolBatch(
                 registry=host.registry,
