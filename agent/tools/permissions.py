@@ -62,6 +62,11 @@ class Permissions:
         self._project = self._read_project()
 
     @property
+    def project_path(self) -> Path | None:
+        """The file this project's rules are kept in (None without a home and a workspace)."""
+        return self._path
+
+    @property
     def stores_project_rules(self) -> bool:
         """True when "always for this project" can be saved (a home and a workspace)."""
         return self._path is not None
