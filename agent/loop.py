@@ -43,12 +43,12 @@ from agent.secrets import Secrets
 from agent.server_check import ServerAsker
 from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
+from agent.tools.permissions import permissions_for
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
 from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
 
 if TYPE_CHECKING:
-    from agent.tools.permissions import Permissions
     from agent.tools.registry import ToolRegistry
     from storage.rows import SessionRow
 
@@ -79,7 +79,7 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
-        self.permissions = self.read_permissions()
+        self.permissions = permissions_for(config, self.workspace)  # N3
         self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
@@ -120,17 +120,8 @@ class Agent:
             registry=registry or self.registry,
         )
         other.model_ref = model or self.model_ref
-        other.permissions = self.permissions  # one set of rules, so a new project rule acts on both
         other.approval_mode = self.approval_mode  # a subagent of a plan changes nothing either
         return other
-
-    def read_permissions(self) -> Permissions:
-        """config.yaml's permission rules and this workspace's project rules (N3)."""
-        from agent.tools.permissions import Permissions
-
-        return Permissions(
-            self.config.permissions.lists(), home=self.config.home, workspace=self.workspace
-        )
 
     def read_secrets(self) -> Secrets:
         """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
@@ -238,7 +229,7 @@ class Agent:
         """Run tools in `workspace` from now on (a resumed session's own folder)."""
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
-        self.permissions = self.read_permissions()  # and project rules belong to one
+        self.permissions = permissions_for(self.config, self.workspace)  # project rules too
         if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
             self.checkpointer.close()
             self.checkpointer = make_checkpointer(

@@ -15,9 +15,12 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.tools.rules import Call, Decision, PlacedRule, RuleProblem, decide, parse_rule
+
+if TYPE_CHECKING:
+    from agent.config import Config
 
 log = logging.getLogger("hermes_tui.permissions")
 
@@ -35,6 +38,11 @@ def project_rules_path(home: Path, workspace: Path) -> Path:
     real = os.path.realpath(Path(workspace).expanduser())
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return Path(home) / "projects" / digest / FILE_NAME
+
+
+def permissions_for(config: Config, workspace: Path) -> Permissions:
+    """config.yaml's permission rules and `workspace`'s project rules (N3)."""
+    return Permissions(config.permissions.lists(), home=config.home, workspace=workspace)
 
 
 class Permissions:

