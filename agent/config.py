@@ -98,6 +98,16 @@ def _not_a_place(item: str) -> str | None:
     return f"lists {item!r}; give a path that starts with ~/ or / (and is not / itself)"
 
 
+def _not_a_rule(text: str) -> str | None:
+    from agent.tools.rules import RuleProblem, parse_rule
+
+    try:
+        parse_rule(text)
+    except RuleProblem as exc:
+        return f"lists {text!r}, which {exc}"
+    return None
+
+
 Seconds = Annotated[float, AtLeast(0)]
 HeaderText = Annotated[str, Before(scalar_text), Check(_unsendable)]
 Price = Annotated[float, AtLeast(0), Must("be a number of dollars per million tokens")]
@@ -233,6 +243,25 @@ def _mode_or_mapping(value: Any) -> Any:
     return {"mode": value} if isinstance(value, bool) or value in tuple(SandboxMode) else value
 
 
+Rules = Annotated[
+    tuple[Annotated[str, Check(_not_a_rule)], ...],
+    Must("be a list of rules like run_shell(pytest *) or mcp__git__*"),
+]
+
+
+@settings
+class PermissionSettings:
+    """`permissions:`: allow, ask and deny rules over tool calls (agent/tools/rules.py, N3)."""
+
+    allow: Rules = ()
+    ask: Rules = ()
+    deny: Rules = ()
+
+    def lists(self) -> dict[str, tuple[str, ...]]:
+        """The three lists by decision (`allow`, `ask`, `deny`)."""
+        return {"allow": self.allow, "ask": self.ask, "deny": self.deny}
+
+
 @settings
 class SandboxSettings:
     """`sandbox:`: a mode (auto, the default; on; off), or a mapping that adds to (`hide`) and
@@ -274,6 +303,7 @@ class ConfigFile:
         Must("be auto, on or off, or a mapping with mode, hide and allow_read"),
     ] = field(default_factory=SandboxSettings)
     tools: ToolsSettings = field(default_factory=ToolsSettings)
+    permissions: PermissionSettings = field(default_factory=PermissionSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: Annotated[dict[str, Any], Must("map server names to their settings")] = field(
         default_factory=dict
@@ -299,6 +329,8 @@ class Config:
     sandbox_allow_read: tuple[str, ...] = ()
     """`sandbox.allow_read`: hidden places commands may read after all (never the app's home)."""
     shell: ShellSettings = field(default_factory=ShellSettings)
+    permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    """`permissions:`: the user's allow, ask and deny rules (a project's are in the home)."""
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """The user's MCP servers (`mcp_servers:`); a project's .mcp.json is read per workspace."""
@@ -458,6 +490,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         sandbox_hide=_trimmed(file.sandbox.hide),
         sandbox_allow_read=_trimmed(_allowed_reads(path, raw, file.sandbox, home)),
         shell=file.tools.shell,
+        permissions=file.permissions,
         mcp=file.mcp,
         mcp_servers=_mcp_servers(path, raw),
         ui=raw.get("ui") or {},

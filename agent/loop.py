@@ -43,6 +43,7 @@ from agent.secrets import Secrets
 from agent.server_check import ServerAsker
 from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
+from agent.tools.permissions import permissions_for
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
 from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
@@ -78,6 +79,7 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
+        self.permissions = permissions_for(config, self.workspace)  # N3
         self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
@@ -227,6 +229,7 @@ class Agent:
         """Run tools in `workspace` from now on (a resumed session's own folder)."""
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
+        self.permissions = permissions_for(self.config, self.workspace)  # project rules too
         if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
             self.checkpointer.close()
             self.checkpointer = make_checkpointer(

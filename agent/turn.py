@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from agent.checkpoints.checkpointer import Checkpointer
     from agent.tools.approvals import ApprovalMemory
+    from agent.tools.permissions import Permissions
     from agent.tools.registry import ToolRegistry
     from agent.tools.sandbox import Sandbox
 
@@ -68,6 +69,7 @@ class TurnHost(CompactionHost, Protocol):
     workspace: Path
     approve: ApprovalPolicy | None
     approvals: ApprovalMemory
+    permissions: Permissions
     approval_mode: ApprovalMode
     registry: ToolRegistry
     sandbox: Sandbox
@@ -328,6 +330,7 @@ class Turn:
                 sandbox=host.sandbox,
                 app_homes=host.config.app_homes,
                 switch_mode=lambda mode: switch_mode(host, mode),
+                permissions=host.permissions,
             )
             batch = ToolBatch(
                 registry=host.registry,

@@ -25,6 +25,8 @@ from agent.tools.approvals import (
 )
 
 if TYPE_CHECKING:
+    from agent.tools.permissions import Permissions
+    from agent.tools.rules import PlacedRule
     from agent.tools.sandbox import Sandbox
 
 DECLINED = "The user declined to run this tool call."
@@ -36,6 +38,8 @@ PLAN_UNCONFINED_NOTE = (
     "Plan mode: this command is not confined read-only (no working sandbox here), so it "
     "could change files; it is asked every time."
 )
+
+DENIED_BY_RULE = "Refused: the user's permission rule `deny: {rule}` ({origin}) forbids this call."
 
 NO_APPROVER_PROTECTED = (
     "Refused: {protected}; writing it needs the user's approval, which is not available "
@@ -62,9 +66,11 @@ class ApprovalRequest:
     note: str = ""
     """A line of context the dialog shows (an MCP tool's server and its own claims)."""
     project: bool = False
-    """Offer "always for this project" besides "always" (MCP tools)."""
+    """Offer "always for this project" besides "always" (MCP tools, simple shell commands)."""
     plan: bool = False
     """A plan to approve (`detail` is its Markdown): the plan choices, not yes / no (N1)."""
+    rule: str = ""
+    """The permission rule "always for this project" adds (a shell command's), or ""."""
 
 
 @dataclass
@@ -93,6 +99,8 @@ class ToolContext:
     """Switches the session's mode (an approved plan leaves plan mode, N1)."""
     ended_by_plan: str | None = None
     """Set by propose_plan when the turn ends on the plan shown (its text, the turn's answer)."""
+    permissions: Permissions | None = None
+    """The allow / ask / deny rules in effect (N3); None: no rules."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -436,10 +444,14 @@ class ToolRegistry:
         clean = validate_args(tool, args)
         if ctx.read_only and tool.kind == "edit":
             return ToolResult(False, PLAN_NO_CHANGES)  # before the handler reads anything (N1)
+        rule = governing_rule(tool, clean, ctx)
+        if rule is not None and rule.decision == "deny":
+            # Deny wins in every mode, yolo too, before the tool reads or asks anything (N3).
+            return ToolResult(False, DENIED_BY_RULE.format(rule=rule.rule.text, origin=rule.origin))
         outcome = tool.handler(ctx, clean)
         if isinstance(outcome, ToolResult):
             return outcome
-        refusal = self.ask(tool, clean, outcome, ctx)
+        refusal = self.ask(tool, clean, outcome, ctx, rule)
         if refusal is not None:
             return refusal
         # An MCP tool may change the workspace too (a local server runs as the user): the
@@ -454,27 +466,38 @@ class ToolRegistry:
                 ctx.after_change(tool.kind, outcome.touches)
 
     def ask(
-        self, tool: Tool, clean: dict[str, Any], outcome: Pending, ctx: ToolContext
+        self,
+        tool: Tool,
+        clean: dict[str, Any],
+        outcome: Pending,
+        ctx: ToolContext,
+        rule: PlacedRule | None = None,
     ) -> ToolResult | None:
-        """None when `outcome` may commit (asking the user if the mode wants it), else the
-        refusal to give the model."""
+        """None when `outcome` may commit (asking the user if the mode or an `ask` rule wants
+        it, unless an `allow` rule covers it), else the refusal to give the model."""
         name = tool.name
         protected = outcome.protected
         # Inside the app's own home the sandbox leaves its config writable: shell asks (H9).
         sandboxed = ctx.sandbox is not None and ctx.sandbox.confines(ctx.workspace)
-        if self.needs_approval(
+        forced = rule is not None and rule.decision == "ask"
+        if forced or self.needs_approval(
             name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
         ):
             # A protected path is asked every time: no remembered "always" answers it; nor
             # does one a shell command in plan mode that the sandbox cannot make read-only.
             unconfined_plan = ctx.read_only and tool.kind == "shell"
-            asked_each_time = bool(protected) or unconfined_plan
+            asked_each_time = bool(protected) or unconfined_plan or forced
+            if not asked_each_time and rule is not None and rule.decision == "allow":
+                return None  # the user's rule allows it (N3); protected paths still ask
             scope = None if asked_each_time else always_scope(name, tool.kind, clean, tool.origin)
             if ctx.approvals.covers(scope):
                 return None
             request = replace(outcome.request(), always=scope)
             if unconfined_plan:
                 request = replace(request, note=PLAN_UNCONFINED_NOTE)
+            offer = project_rule_offer(tool, clean, ctx) if scope is not None else ""
+            if offer:
+                request = replace(request, project=True, rule=offer)
             if ctx.approve is None:
                 if protected:
                     return ToolResult(False, NO_APPROVER_PROTECTED.format(protected=protected))
@@ -491,7 +514,42 @@ class ToolRegistry:
                 ctx.approvals.remember(scope)
             if verdict.project and outcome.remember_project is not None:
                 outcome.remember_project()
+            if verdict.project and request.rule and ctx.permissions is not None:
+                remember_rule(ctx.permissions, request.rule)
         return None
+
+
+def governing_rule(tool: Tool, clean: dict[str, Any], ctx: ToolContext) -> PlacedRule | None:
+    """The permission rule that decides this call (deny over ask over allow), or None."""
+    if ctx.permissions is None:
+        return None
+    from agent.tools.rules import Call
+
+    return ctx.permissions.decide(Call(tool.name, tool.kind, clean, ctx.workspace))
+
+
+def project_rule_offer(tool: Tool, clean: dict[str, Any], ctx: ToolContext) -> str:
+    """The rule "always for this project" would add for a simple shell command, or ""."""
+    command = clean.get("command")
+    if tool.kind != "shell" or not isinstance(command, str) or ctx.permissions is None:
+        return ""
+    if not ctx.permissions.stores_project_rules:
+        return ""
+    from agent.tools.rule_offer import offered_rule
+
+    return offered_rule(tool.name, command) or ""
+
+
+def remember_rule(permissions: Permissions, rule: str) -> None:
+    """Save a project rule; a failure to save is logged, the call itself goes ahead."""
+    from agent.tools.permissions import PermissionsError
+
+    try:
+        permissions.allow_in_project(rule)
+    except PermissionsError as exc:
+        import logging
+
+        logging.getLogger("hermes_tui.permissions").warning("%s", exc)
 
 
 def describe_os_error(exc: OSError) -> str:

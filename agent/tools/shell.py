@@ -20,6 +20,7 @@ import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from agent.homes import tilde
 from agent.tools.registry import (
     ApprovalRequest,
     Pending,
@@ -386,7 +387,8 @@ def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     def request() -> ApprovalRequest:
         confinement = _confinement(ctx.sandbox)
         detail = cap_text(
-            f"$ {command}\n\ncwd: {ctx.workspace}\ntimeout: {timeout:g} s\nsandbox: {confinement}",
+            f"$ {command}\n\ncwd: {tilde(ctx.workspace)}\n"
+            f"timeout: {timeout:g} s\nsandbox: {confinement}",
             20_000,
         )
         return ApprovalRequest("run_shell", one_row(f"run_shell {command}"), detail)

@@ -86,3 +86,35 @@ async def init(ctx: CommandContext, _argument: str) -> None:
             f"in {them} and to say what it kept; {they} in effect."
         )
     await ctx.turns.send_prompt(Prompt(INIT_PROMPT.format(existing=existing), "/init"))
+
+
+NO_RULES = (
+    "No permission rules: add `permissions: {{allow: [...], ask: [...], deny: [...]}}` to "
+    "{config}, or answer p (always for this project) when a simple command asks."
+)
+
+
+@command("permissions", "", "List the permission rules in effect and where each comes from")
+async def permissions(ctx: CommandContext, _argument: str) -> None:
+    """List the allow / ask / deny rules in effect (N3): config.yaml's and this project's."""
+    await ctx.notice("\n".join(permission_lines(ctx)))
+
+
+def permission_lines(ctx: CommandContext) -> list[str]:
+    """The /permissions listing: one row per rule, its decision, the rule, where it is from."""
+    from agent.homes import tilde
+
+    rules = ctx.agent.permissions if ctx.agent is not None else None
+    placed = rules.rules() if rules is not None else []
+    lines = (
+        ["Permission rules (deny wins over ask, ask over allow):"]
+        if placed
+        else [NO_RULES.format(config=tilde(ctx.config.config_path))]
+    )
+    for rule in placed:
+        lines.append(f"  {rule.decision.value:<6} {safe_name(rule.rule.text)}  ({rule.origin})")
+    if rules is not None and rules.project_path is not None:
+        lines.append(f"This project's rules: {safe_name(tilde(rules.project_path))}")
+    if rules is not None and rules.problem:
+        lines.append(f"Not read: {safe_name(rules.problem)}.")
+    return lines

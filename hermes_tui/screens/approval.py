@@ -41,6 +41,10 @@ ARMED_HINT_PROJECT = ARMED_HINT_ALWAYS + " · p always for this project"
 AGAIN_HINT = "You pressed {key} before the dialog was ready: press {key} again. "
 """Opens the armed hint when the only key typed during the wait was one answer key."""
 PROJECT_SCOPE = "Always for this project: remembered in your home folder, for every session here."
+PROJECT_RULE_SCOPE = (
+    "p: always for `{pattern}` in this project (the rule {rule}, kept in your home folder); "
+    "a compound command never matches it."
+)
 REASON_HINT = "Enter sends your reason to the model · Esc: a plain no"
 
 _VERDICTS = {
@@ -117,7 +121,7 @@ class ApprovalScreen(ModalScreen[Verdict]):
             if self.request.always is not None:
                 scope = safe_name(self.request.always.describe())
                 if self._offers_project:
-                    scope += "\n" + PROJECT_SCOPE
+                    scope += "\n" + self._project_scope()
                 yield Static(Content(scope), id="approval-always")
             with Horizontal(id="approval-buttons"):
                 yield Button("Yes (y)", id="yes", variant="success", disabled=True)
@@ -133,6 +137,14 @@ class ApprovalScreen(ModalScreen[Verdict]):
                 id="approval-reason",
             )
             yield Static(Content(UNARMED_HINT), id="approval-hint")
+
+    def _project_scope(self) -> str:
+        """What "always for this project" covers: the rule it adds, or the MCP tool."""
+        rule = self.request.rule
+        if not rule:
+            return PROJECT_SCOPE
+        pattern = rule.partition("(")[2].removesuffix(")")
+        return safe_name(PROJECT_RULE_SCOPE.format(pattern=pattern, rule=rule))
 
     @property
     def _offers_project(self) -> bool:
