@@ -1,6 +1,9 @@
-"""Shared fixtures: an isolated HERMES_TUI_HOME for every test and no real provider keys."""
+"""Shared fixtures: an isolated HERMES_TUI_HOME and HOME for every test, no real provider keys."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +52,15 @@ def hermes_home(tmp_path, monkeypatch):
     home = tmp_path / "hermes-home"
     home.mkdir()
     monkeypatch.setenv("HERMES_TUI_HOME", str(home))
+    # A user's home of its own too: a test that runs a hostile command for real (or a
+    # matcher broken on purpose, to see a test bite) reaches only this folder, never the
+    # home of whoever runs the suite. pyenv's shims find their root from HOME: kept.
+    pyenv = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
+    if Path(pyenv).is_dir():
+        monkeypatch.setenv("PYENV_ROOT", pyenv)
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    monkeypatch.setenv("HOME", str(user_home))
     for name in _PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
