@@ -599,7 +599,10 @@ class ContextCompressor:
         )
         first = tail[0]  # a safe boundary: model-visible, not a tool result
         before = next((m for m in reversed(head) if _model_visible(m)), None)
-        text = f"{SUMMARY_HEADER}\n{summary}\n{SUMMARY_FOOTER}"
+        # The todo list goes on word for word: a summary may paraphrase it or drop it (N2).
+        todos = host.state.todos.carried()
+        carried = f"{todos}\n" if todos else ""
+        text = f"{SUMMARY_HEADER}\n{summary}\n{carried}{SUMMARY_FOOTER}"
         display = Message(
             "assistant",
             display_kind="compaction",

@@ -35,6 +35,7 @@ from agent.providers.errors import ProviderError, redact, summarize
 from agent.secrets import Secrets
 from agent.session_state import SessionState
 from agent.session_writer import SessionWriter
+from agent.todos import keep_todos
 from agent.tool_batch import ToolBatch
 from agent.turn_endings import (
     TurnResult,
@@ -101,6 +102,7 @@ class TurnHost(CompactionHost, Protocol):
     def ask_server(self) -> None: ...
     def save_context(self) -> None: ...
     def read_secrets(self) -> Secrets: ...
+    def keep_metadata(self, key: str, value: Any) -> None: ...
 
 
 class Turn:
@@ -319,6 +321,7 @@ class Turn:
                 after_change=checkpointer.after_change if checkpointer else None,
                 sandbox=host.sandbox,
                 app_homes=host.config.app_homes,
+                keep_todos=lambda todos: keep_todos(host, todos),
             )
             batch = ToolBatch(
                 registry=host.registry,

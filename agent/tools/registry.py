@@ -25,6 +25,7 @@ from agent.tools.approvals import (
 )
 
 if TYPE_CHECKING:
+    from agent.todos import TodoList
     from agent.tools.sandbox import Sandbox
 
 DECLINED = "The user declined to run this tool call."
@@ -87,6 +88,8 @@ class ToolContext:
     """How run_shell is confined (None: unconfined, as with `sandbox: off`)."""
     app_homes: tuple[Path, ...] = ()
     """The app's own homes (`Config.app_homes`): a write inside one always asks (H9)."""
+    keep_todos: Callable[[TodoList], None] | None = None
+    """Keeps the list a `todo_write` call sent with the session (N2); None: not kept."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -491,7 +494,7 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry with every built-in tool: files, search and shell."""
-    from agent.tools import files, search, shell
+    """A registry with every built-in tool: files, search, shell and the todo list."""
+    from agent.tools import files, search, shell, todo
 
-    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS])
+    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, *todo.TOOLS])

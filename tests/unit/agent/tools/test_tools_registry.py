@@ -7,7 +7,16 @@ import pytest
 from agent.tools import ApprovalRequest, ToolContext, ToolResult
 from agent.tools.registry import DECLINED, NO_APPROVER, cap_text
 
-ALL = ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "run_shell"]
+ALL = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "run_shell",
+    "todo_write",
+]
 
 
 def test_names_and_schemas(reg):
@@ -21,7 +30,7 @@ def test_names_and_schemas(reg):
         assert params["type"] == "object"
         assert set(params["required"]) <= set(params["properties"])
         for prop in params["properties"].values():
-            assert prop["type"] in {"string", "integer", "number", "boolean"}
+            assert prop["type"] in {"string", "integer", "number", "boolean", "array"}
             assert prop["description"]
 
 
