@@ -405,6 +405,7 @@ class StatusPresenter:
         agent = self.app.agent
         if agent is not None:
             status.instructions = tuple(f.listed for f in agent.context.files)
+            status.todos = agent.state.todos  # live, resumed or new: the session's own (N2)
         if self.app.approval.waiting or not self.app.turns.busy:
             status.activity, status.streamed_tokens = "", None
         else:

@@ -22,6 +22,8 @@ def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) 
     hint = safe_line(status.hint)
     if hint and status.hint_level == "error":
         parts.append(Content.styled(hint, "$error"))
+    if status.todos.items:
+        parts.append(_todo_part(status))
     if status.mode:
         parts.append(Content.assemble(("mode ", "dim"), (status.mode, mode_style(status.mode))))
     parts.append(Content(safe_name(status.model)))
@@ -33,6 +35,23 @@ def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) 
     if hint and status.hint_level != "error":
         parts.append(Content.styled(hint, "$warning"))
     return Content(SEPARATOR).join(parts)
+
+
+TODO_CURRENT_WIDTH = 40
+"""The item in progress is cut to this many characters on the line."""
+
+
+def _todo_part(status: StatusState) -> Content:
+    """`todo 2/5 ▶ the item in progress` (N2)."""
+    todos = status.todos
+    current = todos.current
+    part = Content.assemble(("todo ", "dim"), todos.progress)
+    if current is None:
+        return part
+    text = safe_line(current.text)
+    if len(text) > TODO_CURRENT_WIDTH:
+        text = text[: TODO_CURRENT_WIDTH - 1] + "…"
+    return Content.assemble(part, (" ▶ ", "bold $warning"), text)
 
 
 class StatusLine(Widget, can_focus=False):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from agent.todos import DONE, IN_PROGRESS, MARKS, TodoList
 from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.queue_view import QueueView
 from hermes_tui.widgets.sessions_panel import short_model
@@ -129,6 +130,38 @@ def _instruction_lines(s: StatusState) -> list[Content]:
     return lines
 
 
+TODO_LINES = 8
+"""Todo items shown; a longer list shows what is left first, and counts the rest."""
+TODO_ITEM_LINES = 2
+"""An item wraps to at most this many lines (its full text is in the transcript)."""
+_TODO_STYLES = {DONE: ("$success", "dim"), IN_PROGRESS: ("bold $warning", "bold")}
+
+
+def _todo_lines(todos: TodoList) -> list[Content]:
+    """`Todo 2/5`, then the items with their marks: all of a short list; of a long one,
+    those not done yet (in order), and how many more there are (N2)."""
+    if not todos.items:
+        return []
+    items = list(todos.items)
+    if len(items) > TODO_LINES:
+        items = [item for item in items if item.status != DONE][:TODO_LINES]
+    lines = [Content.assemble(("Todo ", "bold $accent"), (todos.progress, "dim"))]
+    for item in items:
+        mark_style, text_style = _TODO_STYLES.get(item.status, ("", ""))
+        # The model's words come from outside: every hidden character is shown (H1).
+        wrapped = textwrap.wrap(safe_line(item.text), STATE_WIDTH) or [""]
+        if len(wrapped) > TODO_ITEM_LINES:
+            wrapped = wrapped[:TODO_ITEM_LINES]
+            wrapped[-1] = wrapped[-1][: STATE_WIDTH - 1] + "…"
+        mark = MARKS.get(item.status, "?")
+        lines.append(Content.assemble((f"{mark} ", mark_style), (wrapped[0], text_style)))
+        lines += [Content.styled("  " + line, text_style) for line in wrapped[1:]]
+    hidden = len(todos.items) - len(items)
+    if hidden:
+        lines.append(Content.styled(f"  and {hidden} more", "dim"))
+    return [*lines, Content("")]
+
+
 @dataclass
 class StatusState:
     """Everything the status panel shows."""
@@ -164,6 +197,8 @@ class StatusState:
     """The MCP servers' states in a few words ("" when there are none)."""
     instructions: tuple[str, ...] = ()
     """The instruction files in effect (P1), as their paths are shown."""
+    todos: TodoList = field(default_factory=TodoList)
+    """The model's todo list (N2); empty when it keeps none."""
 
 
 class StatusPanel(Vertical):
@@ -218,6 +253,7 @@ class StatusPanel(Vertical):
             *_instruction_lines(s),
             *([Content.styled(s.mcp, "$warning" if "failed" in s.mcp else "dim")] if s.mcp else []),
             Content(""),
+            *_todo_lines(s.todos),
             Content.assemble(("Turn", "bold $accent")),
         ]
         state = safe_name(s.activity or s.state)  # names a tool: its newlines shown
