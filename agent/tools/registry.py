@@ -150,6 +150,9 @@ class Tool:
     origin: tuple[str, str] | None = None
     """(server, the server's tool name) for an MCP tool; its schema is the server's to check,
     so the arguments go to it as the model wrote them."""
+    summarise: Callable[[dict[str, Any]], str] | None = None
+    """The words after the name in a call's one-row summary, when no one argument says it
+    (todo_write's list); must read any arguments, however malformed, without raising."""
 
 
 class ToolSource(Protocol):
@@ -366,7 +369,9 @@ class ToolRegistry:
         if not isinstance(args, dict):
             return one_row(name)
         parts: list[str] = []
-        if tool is not None and tool.summary_keys:
+        if tool is not None and tool.summarise is not None:
+            parts.append(tool.summarise(args))
+        elif tool is not None and tool.summary_keys:
             for key in tool.summary_keys:
                 value = args.get(key)
                 if value is not None and value != "":

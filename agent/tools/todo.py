@@ -19,6 +19,14 @@ def write_todos(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult(True, todos.report(), display={"todos": todos.to_json()})
 
 
+def summarise(args: dict[str, Any]) -> str:
+    """`1/3 done ▶ the item in progress`: the call's row in the transcript."""
+    todos = TodoList.stored(args.get("todos"))
+    current = todos.current
+    progress = f"{todos.progress} done"
+    return progress if current is None else f"{progress} ▶ {current.text}"
+
+
 TOOLS = [
     Tool(
         name="todo_write",
@@ -48,6 +56,7 @@ TOOLS = [
             "required": ["todos"],
         },
         handler=write_todos,
+        summarise=summarise,
         # It changes nothing in the workspace: no approval, allowed in plan mode too.
         kind="read",
     )

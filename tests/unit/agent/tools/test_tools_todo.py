@@ -63,3 +63,10 @@ def test_n2_a_stored_list_that_does_not_read_keeps_what_does():
     assert TodoList.stored(stored).to_json() == [item("ok"), item("fine", "done")]
     assert TodoList.stored({"not": "a list"}).items == ()
     assert TodoList.stored(None).items == ()
+
+
+def test_n2_the_call_reads_as_its_progress_in_the_transcript(reg):
+    """The tool row says how far the list is, not the list's JSON; junk never raises."""
+    todos = [item("a", "done"), item("b", "in_progress"), item("c")]
+    assert reg.summary("todo_write", {"todos": todos}) == "todo_write 1/3 done ▶ b"
+    assert reg.summary("todo_write", {"todos": "junk"}) == "todo_write 0/0 done"
