@@ -106,3 +106,15 @@ def test_n2_run_json_emits_the_list_when_it_changes(hermes_home, tmp_path, serve
     lists = [e for e in events if e["type"] == "TodosChanged"]
     assert [e["items"] for e in lists] == [PLAN, later]
     assert [(e["done"], e["total"]) for e in lists] == [(1, 3), (2, 3)]
+
+
+def test_n2_the_system_prompt_says_when_to_keep_a_list(harness):
+    """N2: the model is told to keep a list for multi-step work and not for a question, and
+    the tool is offered in every request."""
+    agent = harness.start({"replies": [{"text": "4"}]})
+    assert agent.run_turn("what is 2 + 2?").status == "ok"
+    (body,) = harness.bodies()
+    system = body["messages"][0]["content"]
+    assert "three or more steps" in system and "todo_write" in system
+    assert "Do not make one for a question" in system
+    assert "todo_write" in [tool["function"]["name"] for tool in body["tools"]]
