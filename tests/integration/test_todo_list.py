@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers import run_headless, write_config
 
 from agent import events as ev
@@ -27,8 +28,12 @@ def todo_call(todos, call_id: str = "t1") -> dict:
     return {"tool_calls": [{"id": call_id, "name": "todo_write", "arguments": {"todos": todos}}]}
 
 
-def tool_results(body: dict) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+def tool_results(body: dict, wire: str = "openai") -> list[str]:
+    if wire == "openai":
+        return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    results = [b["content"] for b in blocks if b.get("type") == "tool_result"]
+    return [r if isinstance(r, str) else "".join(part["text"] for part in r) for r in results]
 
 
 def test_n2_a_list_with_two_items_in_progress_is_refused_and_the_model_reads_why(harness):
@@ -44,11 +49,12 @@ def test_n2_a_list_with_two_items_in_progress_is_refused_and_the_model_reads_why
     assert rows[-2]["display_metadata"]["ok"] is False
 
 
-def test_n2_the_list_is_kept_with_the_session_and_a_resume_shows_it(harness):
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_n2_the_list_is_kept_with_the_session_and_a_resume_shows_it(harness, wire):
     """N2: stored in the session's metadata, announced once, and back on resume."""
-    agent = harness.start({"replies": [todo_call(PLAN), {"text": "on it"}]})
+    agent = harness.start({"replies": [todo_call(PLAN), {"text": "on it"}]}, wire=wire)
     assert agent.run_turn("refactor the parser").status == "ok"
-    (result,) = tool_results(harness.bodies()[-1])
+    (result,) = tool_results(harness.bodies()[-1], wire)
     assert result.startswith("Todo list updated (1/3 done):")
     assert "2. [in_progress] split the lexer out" in result
     (changed,) = [e for e in harness.events if isinstance(e, ev.TodosChanged)]

@@ -70,3 +70,12 @@ def test_n2_the_call_reads_as_its_progress_in_the_transcript(reg):
     todos = [item("a", "done"), item("b", "in_progress"), item("c")]
     assert reg.summary("todo_write", {"todos": todos}) == "todo_write 1/3 done ▶ b"
     assert reg.summary("todo_write", {"todos": "junk"}) == "todo_write 0/0 done"
+
+
+def test_n2_plan_mode_keeps_a_list_too(reg, ws):
+    """N1, N2: planning is when a list helps most; it changes no file, so plan allows it."""
+    from agent.tools import ToolContext
+
+    plan = ToolContext(ws, approval_mode="plan")
+    result = run(reg, plan, [item("read", "in_progress")])
+    assert result.ok and not reg.needs_approval("todo_write", "ask")
