@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import events as ev
+from agent.kinds import TodoStatus
 
 if TYPE_CHECKING:
     from agent.session_state import SessionState
@@ -24,13 +25,10 @@ MAX_ITEMS = 50
 MAX_TEXT = 300
 """An item's text is at most this many characters (one step, not a document)."""
 
-PENDING, IN_PROGRESS, DONE = "pending", "in_progress", "done"
+PENDING, IN_PROGRESS, DONE = (str(status) for status in TodoStatus)
 STATUSES = (PENDING, IN_PROGRESS, DONE)
 _ALIASES = {"completed": DONE, "complete": DONE, "in progress": IN_PROGRESS, "todo": PENDING}
 """Other names models trained on other agents use for the same statuses."""
-
-MARKS = {PENDING: "☐", IN_PROGRESS: "▶", DONE: "☑"}
-"""How each status is marked where the list is shown."""
 
 
 class TodoError(ValueError):
