@@ -600,9 +600,11 @@ class ContextCompressor:
         )
         first = tail[0]  # a safe boundary: model-visible, not a tool result
         before = next((m for m in reversed(head) if _model_visible(m)), None)
-        # The latest plan is carried word for word: a summary would paraphrase it (N1).
+        # The latest plan and the todo list go on word for word: a summary would paraphrase
+        # them, or drop them (N1, N2).
         plan_section = carried_plan(plan.summarised)
-        carried = f"\n\n{plan_section}" if plan_section else ""
+        todos = host.state.todos.carried()
+        carried = "".join(f"\n\n{part}" for part in (plan_section, todos) if part)
         text = f"{SUMMARY_HEADER}\n{summary}{carried}\n{SUMMARY_FOOTER}"
         display = Message(
             "assistant",

@@ -236,6 +236,14 @@ class McpWaiting(NamedTuple):
     names: tuple[str, ...] = ()
 
 
+class TodosChanged(NamedTuple):
+    """The model wrote its todo list (N2): every item, in order, and how many are done."""
+
+    items: tuple[Mapping[str, str], ...]
+    done: int
+    total: int
+
+
 AgentEvent = (
     TurnStarted
     | InputAttached
@@ -261,6 +269,7 @@ AgentEvent = (
     | CompactionFinished
     | McpStatus
     | McpWaiting
+    | TodosChanged
 )
 """Any event the agent emits."""
 

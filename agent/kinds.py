@@ -98,6 +98,14 @@ class SandboxMode(StrEnum):
     OFF = "off"
 
 
+class TodoStatus(StrEnum):
+    """How far one item of the model's todo list is (N2)."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+
+
 class ToolOutcome(StrEnum):
     """How a tool call ended: the one place that works it out, for the result the agent
     keeps, the live `ToolFinished` event and a stored row read back on resume."""

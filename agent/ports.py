@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agent.kinds import CallPurpose
     from agent.messages import Message
     from agent.providers.base import ChatRequest, Provider, UsagePart
+    from agent.session_state import SessionState
     from agent.session_writer import SessionWriter
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
@@ -130,6 +131,8 @@ class CompactionHost(Protocol):
     sink: Sink
     writer: SessionWriter
     """The session's writes; the compaction commit goes through it (the store's one door)."""
+    state: SessionState
+    """The session: its todo list goes on after a compaction word for word (N2)."""
 
     @property
     def session_id(self) -> str | None:

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+TODO_GUIDANCE = (
+    " For a task of three or more steps, keep a todo list with the todo_write tool: write "
+    "it before you start, keep one item in_progress, mark each done as you finish it. Do "
+    "not make one for a question or a one-step change."
+)
+"""When the model should keep its todo list (N2): multi-step work, never a one-line question."""
+
 EMPTY_ANSWER_NUDGE = "[Your previous reply was empty. Continue: answer the user, or call a tool.]"
 
 
@@ -14,6 +21,7 @@ def system_prompt(workspace: Path) -> str:
         f"{workspace}. Use the tools to read, search and edit files and to run shell "
         "commands; paths are relative to the repository. Prefer small, verifiable steps, "
         "and say plainly what you changed. Answer in Markdown."
+        f"{TODO_GUIDANCE}"
     )
 
 

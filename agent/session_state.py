@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.messages import Message, ToolCallIds, mark_withheld
+from agent.todos import TODOS_KEY, TodoList
 
 StoredRow = Mapping[str, Any]
 """A stored row as the agent reads it (storage's row TypedDicts are such mappings)."""
@@ -28,6 +29,8 @@ class SessionState:
     messages: list[Message] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     ids: ToolCallIds = field(default_factory=ToolCallIds)
+    todos: TodoList = field(default_factory=TodoList)
+    """The model's todo list as last written (kept in the metadata, N2)."""
 
     @classmethod
     def of(
@@ -41,7 +44,8 @@ class SessionState:
         messages = [Message.from_row(r) for r in rows if not r.get("compacted")]
         mark_withheld(messages)
         metadata = dict((session or {}).get("metadata") or {})
-        return cls(session_id, messages, metadata, ToolCallIds.from_history(messages))
+        todos = TodoList.stored(metadata.get(TODOS_KEY))
+        return cls(session_id, messages, metadata, ToolCallIds.from_history(messages), todos)
 
     def keep(self, key: str, value: Any) -> dict[str, Any]:
         """Set (None: drop) one metadata key; the metadata as the session row should hold it."""

@@ -36,6 +36,7 @@ from agent.providers.errors import ProviderError, redact, summarize
 from agent.secrets import Secrets
 from agent.session_state import SessionState
 from agent.session_writer import SessionWriter
+from agent.todos import keep_todos
 from agent.tool_batch import ToolBatch
 from agent.turn_endings import (
     TurnResult,
@@ -331,6 +332,7 @@ class Turn:
                 app_homes=host.config.app_homes,
                 switch_mode=lambda mode: switch_mode(host, mode),
                 permissions=host.permissions,
+                keep_todos=lambda todos: keep_todos(host, todos),
             )
             batch = ToolBatch(
                 registry=host.registry,

@@ -405,6 +405,8 @@ class StatusPresenter:
         agent = self.app.agent
         if agent is not None:
             status.instructions = tuple(f.listed for f in agent.context.files)
+            # Live, resumed or new: the session's own list (N2).
+            status.todos = tuple((i.text, i.status) for i in agent.state.todos.items)
         if self.app.approval.waiting or not self.app.turns.busy:
             status.activity, status.streamed_tokens = "", None
         else:

@@ -25,6 +25,7 @@ from agent.tools.approvals import (
 )
 
 if TYPE_CHECKING:
+    from agent.todos import TodoList
     from agent.tools.permissions import Permissions
     from agent.tools.rules import PlacedRule
     from agent.tools.sandbox import Sandbox
@@ -101,6 +102,8 @@ class ToolContext:
     """Set by propose_plan when the turn ends on the plan shown (its text, the turn's answer)."""
     permissions: Permissions | None = None
     """The allow / ask / deny rules in effect (N3); None: no rules."""
+    keep_todos: Callable[[TodoList], None] | None = None
+    """Keeps the list a `todo_write` call sent with the session (N2); None: not kept."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -161,6 +164,9 @@ class Tool:
     origin: tuple[str, str] | None = None
     """(server, the server's tool name) for an MCP tool; its schema is the server's to check,
     so the arguments go to it as the model wrote them."""
+    summarise: Callable[[dict[str, Any]], str] | None = None
+    """The words after the name in a call's one-row summary, when no one argument says it
+    (todo_write's list); must read any arguments, however malformed, without raising."""
 
 
 class ToolSource(Protocol):
@@ -381,7 +387,9 @@ class ToolRegistry:
         if not isinstance(args, dict):
             return one_row(name)
         parts: list[str] = []
-        if tool is not None and tool.summary_keys:
+        if tool is not None and tool.summarise is not None:
+            parts.append(tool.summarise(args))
+        elif tool is not None and tool.summary_keys:
             for key in tool.summary_keys:
                 value = args.get(key)
                 if value is not None and value != "":
@@ -559,8 +567,8 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry with every built-in tool: files, search and shell."""
+    """A registry with every built-in tool: files, search, shell, the plan and the todo list."""
     from agent import plans
-    from agent.tools import files, search, shell
+    from agent.tools import files, search, shell, todo
 
-    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL])
+    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS])

@@ -6,8 +6,15 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
+from agent.kinds import TodoStatus
 from hermes_tui.safe_text import safe_line, safe_name
-from hermes_tui.widgets.status_panel import StatusState, human_count, mode_style, state_style
+from hermes_tui.widgets.status_panel import (
+    StatusState,
+    human_count,
+    mode_style,
+    state_style,
+    todo_progress,
+)
 
 SEPARATOR = "  ·  "
 
@@ -22,6 +29,8 @@ def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) 
     hint = safe_line(status.hint)
     if hint and status.hint_level == "error":
         parts.append(Content.styled(hint, "$error"))
+    if status.todos:
+        parts.append(_todo_part(status))
     if status.mode:
         parts.append(Content.assemble(("mode ", "dim"), (status.mode, mode_style(status.mode))))
     parts.append(Content(safe_name(status.model)))
@@ -33,6 +42,22 @@ def status_line(status: StatusState, queued: int, paused: bool, queue_key: str) 
     if hint and status.hint_level != "error":
         parts.append(Content.styled(hint, "$warning"))
     return Content(SEPARATOR).join(parts)
+
+
+TODO_CURRENT_WIDTH = 40
+"""The item in progress is cut to this many characters on the line."""
+
+
+def _todo_part(status: StatusState) -> Content:
+    """`todo 2/5 ▶ the item in progress` (N2)."""
+    part = Content.assemble(("todo ", "dim"), todo_progress(status.todos))
+    current = next((t for t, s in status.todos if s == TodoStatus.IN_PROGRESS), None)
+    if current is None:
+        return part
+    text = safe_line(current)
+    if len(text) > TODO_CURRENT_WIDTH:
+        text = text[: TODO_CURRENT_WIDTH - 1] + "…"
+    return Content.assemble(part, (" ▶ ", "bold $warning"), text)
 
 
 class StatusLine(Widget, can_focus=False):

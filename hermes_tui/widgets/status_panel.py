@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from agent.kinds import TodoStatus
 from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.queue_view import QueueView
 from hermes_tui.widgets.sessions_panel import short_model
@@ -129,6 +130,51 @@ def _instruction_lines(s: StatusState) -> list[Content]:
     return lines
 
 
+TODO_LINES = 8
+"""Todo items shown; a longer list shows what is left first, and counts the rest."""
+TODO_ITEM_LINES = 2
+"""An item wraps to at most this many lines (its full text is in the transcript)."""
+TODO_MARKS = {TodoStatus.PENDING: "☐", TodoStatus.IN_PROGRESS: "▶", TodoStatus.DONE: "☑"}
+_TODO_STYLES = {
+    TodoStatus.DONE: ("$success", "dim"),
+    TodoStatus.IN_PROGRESS: ("bold $warning", "bold"),
+}
+
+TodoItems = tuple[tuple[str, str], ...]
+"""The model's todo list as the panel shows it: (text, status) an item, in order."""
+
+
+def todo_progress(todos: TodoItems) -> str:
+    """`2/5`: items done of all."""
+    done = sum(status == TodoStatus.DONE for _text, status in todos)
+    return f"{done}/{len(todos)}"
+
+
+def _todo_lines(todos: TodoItems) -> list[Content]:
+    """`Todo 2/5`, then the items with their marks: all of a short list; of a long one,
+    those not done yet (in order), and how many more there are (N2)."""
+    if not todos:
+        return []
+    items = list(todos)
+    if len(items) > TODO_LINES:
+        items = [item for item in items if item[1] != TodoStatus.DONE][:TODO_LINES]
+    lines = [Content.assemble(("Todo ", "bold $accent"), (todo_progress(todos), "dim"))]
+    for text, status in items:
+        mark_style, text_style = _TODO_STYLES.get(status, ("", ""))
+        # The model's words come from outside: every hidden character is shown (H1).
+        wrapped = textwrap.wrap(safe_line(text), STATE_WIDTH) or [""]
+        if len(wrapped) > TODO_ITEM_LINES:
+            wrapped = wrapped[:TODO_ITEM_LINES]
+            wrapped[-1] = wrapped[-1][: STATE_WIDTH - 1] + "…"
+        mark = TODO_MARKS.get(status, "?")
+        lines.append(Content.assemble((f"{mark} ", mark_style), (wrapped[0], text_style)))
+        lines += [Content.styled("  " + line, text_style) for line in wrapped[1:]]
+    hidden = len(todos) - len(items)
+    if hidden:
+        lines.append(Content.styled(f"  and {hidden} more", "dim"))
+    return [*lines, Content("")]
+
+
 @dataclass
 class StatusState:
     """Everything the status panel shows."""
@@ -164,6 +210,8 @@ class StatusState:
     """The MCP servers' states in a few words ("" when there are none)."""
     instructions: tuple[str, ...] = ()
     """The instruction files in effect (P1), as their paths are shown."""
+    todos: TodoItems = ()
+    """The model's todo list (N2); empty when it keeps none."""
 
 
 class StatusPanel(Vertical):
@@ -218,6 +266,7 @@ class StatusPanel(Vertical):
             *_instruction_lines(s),
             *([Content.styled(s.mcp, "$warning" if "failed" in s.mcp else "dim")] if s.mcp else []),
             Content(""),
+            *_todo_lines(s.todos),
             Content.assemble(("Turn", "bold $accent")),
         ]
         state = safe_name(s.activity or s.state)  # names a tool: its newlines shown

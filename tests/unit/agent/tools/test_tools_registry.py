@@ -16,6 +16,7 @@ ALL = [
     "grep",
     "run_shell",
     "propose_plan",
+    "todo_write",
 ]
 
 
@@ -33,7 +34,7 @@ def test_names_and_schemas(reg):
         assert params["type"] == "object"
         assert set(params["required"]) <= set(params["properties"])
         for prop in params["properties"].values():
-            assert prop["type"] in {"string", "integer", "number", "boolean"}
+            assert prop["type"] in {"string", "integer", "number", "boolean", "array"}
             assert prop["description"]
 
 
