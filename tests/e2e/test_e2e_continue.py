@@ -83,5 +83,6 @@ def test_continue_with_nothing_here_is_one_sentence(terminal, model_server, work
     pane = ("capture-pane", "-p", "-J", "-S", "-100", "-t", terminal.TARGET)
     screen = terminal.tmux(*pane).stdout
     flat = " ".join(screen.split())
-    assert "hermes-tui: No session to continue in this folder" in flat, screen
+    sentence = "hermes-tui: No session to continue in this folder: start one with hermes-tui,"
+    assert sentence in flat, screen
     assert "Traceback" not in screen and COMPOSER not in screen, screen
