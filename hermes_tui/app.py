@@ -391,5 +391,8 @@ class HermesApp(KeyActions, App[int]):
         # In line with what Enter sends: a message sent after the pick goes to that session.
         self.sending.enter(lambda _stopped: self.sessions.resume_picked(message.session_id))
 
+    def on_sessions_panel_older_asked(self, _message: SessionsPanel.OlderAsked) -> None:
+        self.run_worker(self.sessions.load_older(), group="sessions", exit_on_error=False)
+
     def on_sessions_panel_search(self, message: SessionsPanel.Search) -> None:
         self.sessions.search(message.query)

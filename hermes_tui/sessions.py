@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from storage.rows import SessionRow
 
 SEARCH_LIMIT = 50
+SESSIONS_PAGE = 200
+"""Sessions the panel loads at once; reaching its end loads as many again."""
 INTERRUPTED = (
     "This session's last turn did not finish (hermes-tui stopped mid-turn): "
     "/continue picks it up where it stopped."
@@ -78,6 +80,8 @@ class SessionsController:
         self._told: set[str] = set()  # read failures already shown, each once
         self.listed: list[SessionRow] = []
         """The sessions the panel lists, newest first (what `/resume` completes to)."""
+        self.wanted = SESSIONS_PAGE
+        """How many sessions the panel loads: a page more each time the user reaches its end."""
 
     @property
     def _agent(self) -> Agent:
@@ -97,7 +101,9 @@ class SessionsController:
 
         app = self.app
         try:
-            sessions = await self._db.list_sessions()
+            sessions = await self._db.list_sessions(limit=self.wanted)
+            # Only a full page can have left sessions out: then count them (one cheap query).
+            stored = await self._db.count_sessions() if len(sessions) >= self.wanted else 0
         except StorageError as exc:
             reason = sentence(exc)
             if reason not in self._told:
@@ -105,7 +111,13 @@ class SessionsController:
                 await app.notice(reason, "error")
             return
         self.listed = list(sessions)
-        app.sessions_panel.show(sessions, self._agent.session_id, app.probes.now())
+        older = max(stored - len(sessions), 0)
+        app.sessions_panel.show(sessions, self._agent.session_id, app.probes.now(), older=older)
+
+    async def load_older(self) -> None:
+        """The user reached the panel's end: load the next page of older sessions."""
+        self.wanted = len(self.listed) + SESSIONS_PAGE
+        await self.refresh()
 
     async def new(self) -> None:
         """Start a fresh session; the next turn creates it."""

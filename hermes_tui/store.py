@@ -11,8 +11,8 @@ if TYPE_CHECKING:
     from storage.db import SessionDB
 
 NOTHING_TO_CONTINUE = (
-    'No session to continue in this folder: start one with hermes-tui run "task" '
-    "(hermes-tui sessions list shows every folder's)."
+    "No session to continue in this folder: start one with hermes-tui, or "
+    'hermes-tui run "task" (hermes-tui sessions list shows every folder\'s).'
 )
 
 

@@ -256,6 +256,12 @@ class SessionDB:
         await self._read_through()
         return await self._sessions.newest(limit)
 
+    async def count_sessions(self) -> int:
+        """How many sessions are stored (what `list_sessions` may have left out)."""
+        self._conn.check_open()
+        await self._read_through()
+        return await self._sessions.count()
+
     async def latest_session_in(self, workspace: str) -> SessionRow | None:
         """The session last updated in `workspace` (`--continue`), or None."""
         self._conn.check_open()

@@ -65,6 +65,11 @@ class Sessions:
         )
         return [session_row(r) for r in rows]
 
+    async def count(self) -> int:
+        """How many sessions are stored."""
+        row = await self._conn.fetchone("SELECT COUNT(*) FROM sessions")
+        return int(row[0]) if row else 0
+
     async def latest_in(self, workspace: str) -> SessionRow | None:
         """The session last updated among those that worked in `workspace`, or None."""
         row = await self._conn.fetchone(

@@ -27,10 +27,13 @@ from hermes_tui.widgets.answer import AnswerBlock
 from hermes_tui.widgets.answer_chunks import Chunk, line_breaks, split
 from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk, PlainChunk, chunk_tokens
 
-LIVE_CHARS = 256 * 1024
+LIVE_CHARS = 64 * 1024
 """A streamed answer longer than this (characters) stops growing one Markdown widget."""
-LIVE_LINES = 2000
-"""A streamed answer longer than this (lines) stops growing one Markdown widget."""
+LIVE_LINES = 400
+"""A streamed answer longer than this (lines) stops growing one Markdown widget: about eleven
+screens. Every layout of one growing Markdown widget lays out all its blocks again, and a
+stream mounts blocks several times a second, so past this a resize mid-stream waited for
+seconds (issue 29; bench/tmux_resize.py measures it)."""
 BUILT_FINISHED = 2
 """Chunks finished by one update that are built at once (the ones just above the tail)."""
 

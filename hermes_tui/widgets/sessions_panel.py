@@ -131,6 +131,22 @@ def session_label(
     return Content.assemble(mark, (title, "bold" if current else ""), "\n  ", (details, "dim"))
 
 
+OLDER_ID = "older-sessions"
+"""The last row's option id while the store holds more sessions than the list has loaded."""
+
+
+def older_label(count: int, width: int = ROW_WIDTH) -> Content:
+    """The last row while sessions are left out: how many, and that scrolling to it loads them."""
+    room = max(width - MARK, 4)
+    noun = "session" if count == 1 else "sessions"
+    return Content.assemble(
+        "  ",
+        (_cut(f"{count} older {noun}", room), "bold"),
+        "\n  ",
+        (_cut("load as you scroll here", room), "dim"),
+    )
+
+
 SNIPPET_LINES = 2
 
 
@@ -187,6 +203,9 @@ class SessionsPanel(Vertical):
             super().__init__()
             self.session_id = session_id
 
+    class OlderAsked(Message):
+        """The user reached the list's end while older sessions are left out: load more."""
+
     class Search(Message):
         """The search text changed to `query` (never empty): the app runs the search."""
 
@@ -197,6 +216,9 @@ class SessionsPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.sessions: list[dict[str, Any]] = []
+        self.older = 0
+        """How many stored sessions the list leaves out (older than its last)."""
+        self._older_asked = False
         self.current_id: str | None = None
         self.working: tuple[str, float] | None = None
         self._now = 0.0
@@ -226,7 +248,7 @@ class SessionsPanel(Vertical):
         self.styles.width = columns
         self.row_width = row_width
         if self._list is not None and self.sessions:
-            self.show(self.sessions, self.current_id, self._now)
+            self.show(self.sessions, self.current_id, self._now, older=self.older)
         if self.hits and self.searching:
             self._show_hit_options()
 
@@ -348,28 +370,60 @@ class SessionsPanel(Vertical):
         if self._list is None:
             self._list = OptionList(id="session-list")
             self.mount(self._list)
+            # A wheel or a scrollbar drag to the end loads more, as the highlight reaching it does.
+            self.watch(self._list, "scroll_y", self._scrolled, init=False)
         return self._list
 
+    def _scrolled(self, scroll_y: float) -> None:
+        option_list = self.option_list
+        if option_list.max_scroll_y > 0 and scroll_y >= option_list.max_scroll_y:
+            self._ask_older()
+
+    def _ask_older(self) -> None:
+        """Ask once per list shown for the older sessions, if any are left out."""
+        if self.older and not self._older_asked:
+            self._older_asked = True
+            self.post_message(self.OlderAsked())
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list is self._list and event.option.id == OLDER_ID:
+            self._ask_older()
+
     def show(
-        self, sessions: Sequence[Mapping[str, Any]], current_id: str | None, now: float
+        self,
+        sessions: Sequence[Mapping[str, Any]],
+        current_id: str | None,
+        now: float,
+        *,
+        older: int = 0,
     ) -> None:
         """Replace the list, keeping the highlight on the same session where possible.
 
-        This workspace's sessions come first, newest first, then every other one.
+        This workspace's sessions come first, newest first, then every other one; `older`
+        stored sessions left out are one last row, which loads them when reached.
         """
+        loaded_before = len(self.sessions)
         sessions = sorted(sessions, key=lambda s: self._elsewhere(s))  # stable: keeps recency
         self.sessions = sessions
         self.current_id = current_id
         self._now = now
+        self.older = older
+        self._older_asked = False
         option_list = self.option_list
         highlighted = option_list.highlighted_option
         keep = highlighted.id if highlighted is not None else current_id
         option_list.clear_options()
         option_list.add_options(Option(self._label(s), id=s["id"]) for s in sessions)
+        if older:
+            option_list.add_option(Option(older_label(older, self.row_width), id=OLDER_ID))
         if not sessions:
             return
         ids = [s["id"] for s in sessions]
-        option_list.highlighted = ids.index(keep) if keep in ids else 0
+        if keep == OLDER_ID:
+            # The highlight that asked for more goes on to the first session it loaded.
+            option_list.highlighted = min(loaded_before, len(ids) - 1)
+        else:
+            option_list.highlighted = ids.index(keep) if keep in ids else 0
 
     def _label(self, session: dict[str, Any]) -> Content:
         working_for = None
@@ -405,5 +459,8 @@ class SessionsPanel(Vertical):
         if event.option_list is self._results:
             if event.option_index < len(self.hits):
                 self.post_message(self.Selected(self.hits[event.option_index]["session_id"]))
+        elif event.option.id == OLDER_ID:
+            self._older_asked = False
+            self._ask_older()
         elif event.option.id is not None:
             self.post_message(self.Selected(event.option.id))

@@ -11,7 +11,9 @@ from ui.tui_helpers import FIXED_NOW
 from waits import wait_until
 
 from hermes_tui.layout import sessions_width
+from hermes_tui.sessions import SESSIONS_PAGE
 from hermes_tui.ui_state import STATE_FILE
+from hermes_tui.widgets.sessions_panel import OLDER_ID
 
 STORE_SIZE = 208
 SIZES = [(80, 24), (120, 36), (200, 50)]
@@ -62,6 +64,51 @@ async def test_every_row_is_two_lines_with_a_scrollbar_at_every_size(make_app, s
         stray = [line for line in lines if line.strip() and not line.startswith("  ")]
         assert not stray, lines
         assert all("…" in line for line in lines[::2]), "each title is cut on its line"
+
+
+async def test_the_panel_says_how_many_older_sessions_and_loads_them_at_its_end(make_app):
+    """U1: with 208 stored sessions the panel lists the newest 200 and a last row says 8
+    older ones are left out; the highlight reaching that row loads them (the list once
+    stopped at 200 and said nothing)."""
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await seed(app)
+        panel = app.sessions_panel
+        option_list = panel.option_list
+        assert len(panel.sessions) == SESSIONS_PAGE
+        assert option_list.option_count == SESSIONS_PAGE + 1
+        last = option_list.get_option_at_index(SESSIONS_PAGE)
+        assert last.id == OLDER_ID
+        assert "8 older sessions" in str(last.prompt)
+        await app.action_focus_sessions()
+        await pilot.press("end")
+        await wait_until(
+            pilot, lambda: len(panel.sessions) == STORE_SIZE, what="the older sessions loaded"
+        )
+        assert option_list.option_count == STORE_SIZE, "no 'older' row once all are listed"
+        titles = [s["title"] for s in panel.sessions]
+        assert titles[-1] == long_title(0), "the oldest session is listed last"
+        assert option_list.highlighted == SESSIONS_PAGE, "on the first session it loaded"
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: app.agent.session_id == panel.sessions[SESSIONS_PAGE]["id"],
+            what="an older session resumed",
+        )  # fmt: skip
+        assert len(panel.sessions) == STORE_SIZE, "a refresh keeps what was loaded"
+
+
+async def test_scrolling_to_the_end_loads_the_older_sessions(make_app):
+    """U1: the wheel (scrolling, not the highlight) reaching the list's end loads them too."""
+    app = make_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await seed(app)
+        panel = app.sessions_panel
+        app.show_panel("sessions")
+        await wait_until(pilot, lambda: panel.option_list.max_scroll_y > 0, what="laid out")
+        panel.option_list.scroll_end(animate=False, immediate=True)
+        await wait_until(
+            pilot, lambda: len(panel.sessions) == STORE_SIZE, what="the older sessions loaded"
+        )
 
 
 @pytest.mark.parametrize(("width", "panel"), [(80, 28), (120, 28), (160, 32), (200, 40), (300, 44)])
