@@ -96,8 +96,7 @@ class Agent:
         self.compressor = ContextCompressor(config.compression, on_change=self._save_cooldown)
         self.skew_guard = CodeSkewGuard()
         self.secrets = self.read_secrets()
-        # Instruction files and @ mentions (P1, P2); display rows kept like any other.
-        self.context = ProjectContext(
+        self.context = ProjectContext(  # instruction files and @ mentions (P1, P2)
             self.workspace, config.home, lambda event: self.sink(event), self.append
         )
         self._providers = ProviderCache(config.agent.stream_idle_timeout_seconds)

@@ -130,6 +130,7 @@ def test_the_table_lists_every_command_in_help_order():
         "export",
         "context",
         "init",
+        "permissions",
         "mcp",
         "theme",
         "help",
