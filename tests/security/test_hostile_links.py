@@ -10,7 +10,7 @@ import webbrowser
 import pytest
 from textual.widgets._markdown import MarkdownParagraph
 from textual.widgets._toast import Toast
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, settled_screen
 from waits import wait_until
 
 from hermes_tui.links import refusal
@@ -70,6 +70,9 @@ async def test_a_clicked_file_or_custom_scheme_link_is_named_and_not_opened(
     app = make_app(scripted({"replies": [reply(answer_text)]}))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await run_turn(pilot, "links please")
+        # A click goes where the link is on screen: first let the view come to rest (on a
+        # loaded machine the answer could still be moving when the first click landed).
+        await settled_screen(pilot)
         [answer] = app.transcript.query(AnswerBlock)
         for index, (_written, url, scheme) in enumerate(LINKS):
             await click_link(pilot, answer, f"link{index}")
