@@ -94,9 +94,13 @@ async def streamed_then_checked(app, pilot, total: int) -> None:
 
 async def scrolled_home(app, pilot) -> None:
     app.transcript.scroll_home(animate=False, immediate=True)
+    # Not only "not filling": the scroll asks for its fill after a refresh, so right after
+    # it nothing may be filling yet while the top is still blank (seen on a loaded machine).
     await wait_until(
         pilot,
-        lambda: app.transcript.scroll_y == 0 and not app.transcript.filling,
+        lambda: (
+            app.transcript.scroll_y == 0 and not app.transcript.filling and not pending_in_view(app)
+        ),
         what="the top built",
     )
 

@@ -36,6 +36,7 @@ class ViewFill:
         self._queued = False
         self._running = False
         self._expected = False
+        self._asked_meanwhile = False
 
     @property
     def busy(self) -> bool:
@@ -67,8 +68,10 @@ class ViewFill:
     async def _fill(self) -> None:
         self._queued = False
         if self._running:
+            self._asked_meanwhile = True  # answered when the running fill ends
             return
         self._running = True
+        self._asked_meanwhile = False
         try:
             # The parse first, while the screen goes on painting (a request meanwhile is
             # answered by the one below); then the mounting, in one step that keeps what the
@@ -79,8 +82,10 @@ class ViewFill:
                 await self._keep_in_place(lambda: _build(parsed, far))
         finally:
             self._running = False
-        if parsed or far:
-            self.request()  # heights changed: more may have come near
+        # Heights changed (more may have come near), or the view moved while this fill ran:
+        # a scroll's request that came meanwhile is never dropped.
+        if parsed or far or self._asked_meanwhile:
+            self.request()
 
     def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
         """Each long answer's pending chunks within a screen of the view."""
