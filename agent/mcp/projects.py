@@ -36,24 +36,9 @@ class ProjectDecisions:
         self._mine = self._read().get(self.key) or {}
 
     def _read(self) -> dict[str, Any]:
-        import yaml
+        from agent.yaml_mapping import read_mapping
 
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            self._broken = f"{self.path} cannot be read ({exc.strerror})"
-            return {}
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError:
-            data = None
-        if not isinstance(data, dict):
-            self._broken = f"{self.path} is not a YAML mapping; fix it or move it away"
-            log.warning("%s", self._broken)
-            return {}
-        self._broken = ""
+        data, self._broken = read_mapping(self.path)
         return data
 
     # -- consent ------------------------------------------------------------------------------

@@ -110,26 +110,12 @@ class Permissions:
             return self._placed(self._load())
 
     def _load(self) -> dict[str, Any]:
-        import yaml
+        from agent.yaml_mapping import read_mapping
 
-        self.problem = ""
         if self._path is None:
+            self.problem = ""
             return {}
-        try:
-            text = self._path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            self.problem = f"{self._path} cannot be read ({exc.strerror})"
-            return {}
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError:
-            data = None
-        if not isinstance(data, dict):
-            self.problem = f"{self._path} is not a YAML mapping; fix it or move it away"
-            log.warning("%s", self.problem)
-            return {}
+        data, self.problem = read_mapping(self._path)
         return data
 
     def _placed(self, data: dict[str, Any]) -> list[PlacedRule]:

@@ -57,7 +57,7 @@ async def test_a_long_turn_rings_the_bell_even_when_focused(make_app, scripted):
 
 
 async def test_an_approval_waiting_while_blurred_notifies(make_app, scripted, monkeypatch):
-    monkeypatch.setenv("TMUX", "/tmp/tmux-1000/default,1,0")
+    monkeypatch.setenv("TMUX", "tmux-socket,1,0")
     monkeypatch.setenv("TERM", "tmux-256color")
     monkeypatch.delenv("VTE_VERSION", raising=False)
     calls = [{"id": "s1", "name": "run_shell", "arguments": {"command": "true"}}]

@@ -6,8 +6,8 @@ import pytest
 
 from hermes_tui.export import ExportError, parse_arguments
 
-WS = Path("/ws")
-HOME = Path("/home/u/.config/hermes-tui")
+WS = Path("ws")
+HOME = Path("app-home")
 
 
 def test_no_argument_writes_markdown_under_the_apps_home_not_in_the_repository():

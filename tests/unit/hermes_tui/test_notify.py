@@ -15,7 +15,7 @@ def test_osc_9_by_default_and_osc_777_where_the_terminal_reads_it():
 
 
 def test_inside_tmux_the_sequence_goes_through_its_passthrough():
-    assert desktop_sequence("done", {"TMUX": "/tmp/tmux-0/default,1,0"}) == (
+    assert desktop_sequence("done", {"TMUX": "tmux-socket,1,0"}) == (
         "\x1bPtmux;\x1b\x1b]9;hermes-tui: done\x07\x1b\\"
     )
 
