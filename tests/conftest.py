@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["exit_guard"]
+
+
+def _write_compiled_modules() -> None:
+    """Every process of a run (workers and the app processes tests start) reuses compiled modules.
+
+    Where PYTHONDONTWRITEBYTECODE is set (as on some CI images) a fresh clone never gets
+    its modules compiled to disk, so each of the suite's hundreds of `hermes-tui`
+    subprocesses compiled all of our modules again (about 0.3 s of CPU each). The suite
+    writes the usual `__pycache__` folders (ignored by git), as Python does by default.
+    """
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+
+
+_write_compiled_modules()
 
 _PROVIDER_ENV = (
     "OPENAI_API_KEY",
