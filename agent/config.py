@@ -264,7 +264,7 @@ Hosts = Annotated[
 
 @settings
 class WebSettings:
-    """`web:`: hosts `web_fetch` may reach though they are private (`allow`) or never (`deny`, G3)."""
+    """`web:`: hosts web_fetch may reach though private (`allow`), and never (`deny`, G3)."""
 
     allow: Hosts = ()
     deny: Hosts = ()

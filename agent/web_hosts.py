@@ -53,3 +53,18 @@ def matches(host: str, pattern: str) -> bool:
 def listed(host: str, patterns: tuple[str, ...]) -> bool:
     """True when any of `patterns` matches `host`."""
     return any(matches(host, pattern) for pattern in patterns)
+
+
+def url_host(url: object) -> str | None:
+    """The canonical host of an http(s) URL, as web_fetch parses it, or None."""
+    import httpx2
+
+    if not isinstance(url, str):
+        return None
+    try:
+        parsed = httpx2.URL(url.strip())
+    except (httpx2.InvalidURL, TypeError, ValueError):
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        return None
+    return canonical_host(parsed.host)

@@ -1,10 +1,12 @@
-"""HTML to Markdown for `web_fetch` (SPEC G3): three converters on the same pages, side by side.
+"""HTML to Markdown for `web_fetch` (SPEC G3): converters on the same pages, side by side.
 
-Each saved page in tests/fixtures/web/ names what a reader must get from it (`keep`: the
+`app` is what web_fetch ships (agent/web_pages.py: html-to-markdown with the page
+furniture left out by selector); the others are the libraries with their own defaults. Each
+saved page in tests/fixtures/web/ names what a reader must get from it (`keep`: the
 article's words, a fenced code line, a table row) and what is page furniture (`drop`: menus,
 ads, cookie banners, footers, script text). Quality is the share of `keep` found plus the
 share of `drop` left out; speed is the median of a few conversions. The big page is the
-docs page's body repeated to about 2 MB, built here rather than stored.
+docs page's article repeated to about 2 MB, built here rather than stored.
 """
 
 from __future__ import annotations
@@ -87,7 +89,14 @@ def _markdownify(html: str) -> str:
     return markdownify(html, heading_style="ATX", strip=["script", "style"])
 
 
+def _app(html: str) -> str:
+    from agent.web_pages import html_to_markdown
+
+    return html_to_markdown(html)
+
+
 CONVERTERS: dict[str, Callable[[str], str]] = {
+    "app": _app,
     "html_to_markdown": _html_to_markdown,
     "trafilatura": _trafilatura,
     "markdownify": _markdownify,
@@ -129,7 +138,7 @@ def main(argv: list[str]) -> int:
     """Print quality (0 to 1) and median ms per converter and page; the big page's ms."""
     parser = argparse.ArgumentParser(prog="python3 -m bench web")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--show", choices=sorted(CONVERTERS), help="print its Markdown of each page")
+    parser.add_argument("--show", choices=sorted(CONVERTERS), help="print a converter's pages")
     args = parser.parse_args(argv)
     pages = {name: (FIXTURES / f"{name}.html").read_text() for name in CHECKS}
     big = big_page()
@@ -141,5 +150,6 @@ def main(argv: list[str]) -> int:
             keep, drop = CHECKS[page]
             figure(f"web.{name}.{page}.quality", quality(markdown, keep, drop))
             figure(f"web.{name}.{page}.ms", timed(convert, html, args.runs))
-        figure(f"web.{name}.big_{len(big) // 1000}kB.ms", timed(convert, big, max(1, args.runs // 2)))
+        big_ms = timed(convert, big, max(1, args.runs // 2))
+        figure(f"web.{name}.big_{len(big) // 1000}kB.ms", big_ms)
     return 0
