@@ -170,7 +170,7 @@ class _PinnedBackend(httpcore2.NetworkBackend):
         raise httpcore2.ConnectError("web_fetch connects over TCP only")
 
     def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
+        time.sleep(seconds)  # httpcore2's retry pause; the pool is made with no retries
 
 
 def parse_url(url: str) -> httpx2.URL:
