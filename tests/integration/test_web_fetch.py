@@ -173,3 +173,14 @@ def test_a_permission_rule_allows_a_domain(harness, web):
     assert agent.run_turn("go").status == "ok"
     assert asker.asked == []
     assert "# Connection pools" in results(agent)[0]
+
+
+def test_escape_sequences_in_a_page_never_pass(harness, web):
+    """G3 with H1: OSC, CSI, C1 and CR in a page are gone from the result (what the model
+    reads, what is stored and what the transcript shows through its own sanitiser)."""
+    agent = run(harness, [web.url("/hostile")])
+    assert agent.run_turn("go").status == "ok"
+    [page] = results(agent)
+    assert "Title" in page and "text" in page and "end" in page
+    controls = [c for c in page if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+    assert controls == []
