@@ -249,6 +249,27 @@ Rules = Annotated[
 ]
 
 
+def _not_a_host(text: str) -> str | None:
+    from agent.web_hosts import host_pattern_problem
+
+    problem = host_pattern_problem(text)
+    return None if problem is None else f"lists {text!r}, which {problem}"
+
+
+Hosts = Annotated[
+    tuple[Annotated[str, Check(_not_a_host)], ...],
+    Must("be a list of host names like docs.python.org or *.example.com"),
+]
+
+
+@settings
+class WebSettings:
+    """`web:`: hosts web_fetch may reach though private (`allow`), and never (`deny`, G3)."""
+
+    allow: Hosts = ()
+    deny: Hosts = ()
+
+
 @settings
 class PermissionSettings:
     """`permissions:`: allow, ask and deny rules over tool calls (agent/tools/rules.py, N3)."""
@@ -304,6 +325,7 @@ class ConfigFile:
     ] = field(default_factory=SandboxSettings)
     tools: ToolsSettings = field(default_factory=ToolsSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    web: WebSettings = field(default_factory=WebSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: Annotated[dict[str, Any], Must("map server names to their settings")] = field(
         default_factory=dict
@@ -331,6 +353,8 @@ class Config:
     shell: ShellSettings = field(default_factory=ShellSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     """`permissions:`: the user's allow, ask and deny rules (a project's are in the home)."""
+    web: WebSettings = field(default_factory=WebSettings)
+    """`web:`: the hosts web_fetch may reach though private, and those it never reaches."""
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """The user's MCP servers (`mcp_servers:`); a project's .mcp.json is read per workspace."""
@@ -491,6 +515,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         sandbox_allow_read=_trimmed(_allowed_reads(path, raw, file.sandbox, home)),
         shell=file.tools.shell,
         permissions=file.permissions,
+        web=file.web,
         mcp=file.mcp,
         mcp_servers=_mcp_servers(path, raw),
         ui=raw.get("ui") or {},

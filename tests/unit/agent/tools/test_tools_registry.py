@@ -17,6 +17,7 @@ ALL = [
     "run_shell",
     "propose_plan",
     "todo_write",
+    "web_fetch",
 ]
 
 
@@ -62,10 +63,10 @@ def test_summary(reg):
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
-        ("ask", {"write_file", "edit_file", "run_shell"}),
-        ("auto-edit", {"run_shell"}),
+        ("ask", {"write_file", "edit_file", "run_shell", "web_fetch"}),
+        ("auto-edit", {"run_shell", "web_fetch"}),  # G3: a fetch asks per domain here too
         ("yolo", set()),
-        ("bogus", {"write_file", "edit_file", "run_shell"}),  # unknown mode: safest
+        ("bogus", {"write_file", "edit_file", "run_shell", "web_fetch"}),  # unknown: safest
     ],
 )
 def test_needs_approval(reg, mode, expected):
