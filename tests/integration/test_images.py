@@ -14,10 +14,10 @@ import sqlite3
 import pytest
 from mcp_harness import call
 from mcp_servers import SCREENSHOT_PNG, stdio_entry
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from agent import events as ev
-from agent.attachments import ATTACHMENTS_KEY, NO_IMAGES
+from agent.attachments import NO_IMAGES
 from agent.images import MAX_BYTES, MAX_SIDE
 from agent.messages import TOOL_IMAGES_NOTE
 from agent.requests import NOT_SENT
@@ -25,13 +25,13 @@ from agent.requests import NOT_SENT
 WIRES = ["openai", "anthropic"]
 
 
-def png(width: int, height: int, *, detail: bool = False) -> bytes:
-    """A PNG of `width` x `height`: flat, or (`detail`) a gradient that compresses poorly."""
+def png(width: int, height: int, *, text: bool = False) -> bytes:
+    """A PNG of `width` x `height`: flat, or (`text`) lines of text, like a screenshot."""
     image = Image.new("RGB", (width, height), (20, 120, 200))
-    if detail:
-        image = Image.linear_gradient("L").resize((width, height)).convert("RGB")
-        image = Image.merge("RGB", (image.getchannel(0), image.rotate(90).getchannel(0),
-                                    Image.effect_noise((width, height), 60)))  # fmt: skip
+    if text:
+        draw = ImageDraw.Draw(image)
+        for y in range(0, height, 40):
+            draw.text((20, y), f"line {y}: def screenshot(): return 'hello' * 3", fill=(0, 0, 0))
     out = io.BytesIO()
     image.save(out, "PNG")
     return out.getvalue()
@@ -44,7 +44,9 @@ def decoded(data: bytes) -> Image.Image:
 
 
 def attachment_events(harness) -> list[dict]:
-    return [dict(a) for e in harness.events if isinstance(e, ev.InputAttached) for a in e.attachments]
+    return [
+        dict(a) for e in harness.events if isinstance(e, ev.InputAttached) for a in e.attachments
+    ]
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -87,16 +89,16 @@ def test_an_at_image_reaches_the_model_as_an_image_part(harness, wire):
 @pytest.mark.parametrize("wire", WIRES)
 def test_a_big_image_is_scaled_under_the_documented_size(harness, wire):
     """G4: a 3000x2000 screenshot is sent at most MAX_SIDE on its longest side and at most
-    MAX_BYTES encoded, in its proportions; an image without a name's extension is told by
-    its bytes."""
-    (harness.workspace / "capture").write_bytes(png(3000, 2000, detail=True))
+    MAX_BYTES encoded, in its proportions, still a PNG (sharp text); a file without an
+    image's extension is told by its bytes."""
+    (harness.workspace / "capture").write_bytes(png(3000, 2000, text=True))
     agent = harness.start({"replies": [{"text": "seen"}]}, wire=wire)
     assert agent.run_turn("see @capture").status == "ok"
     [seen] = harness.server.requests_for(wire)[0].images
     image = decoded(seen.data)
     assert image.size == (MAX_SIDE, MAX_SIDE * 2 // 3)
     assert len(seen.data) <= MAX_BYTES
-    assert seen.media_type == Image.MIME[image.format]
+    assert seen.media_type == Image.MIME[image.format] == "image/png"
 
 
 @pytest.mark.parametrize("wire", WIRES)
