@@ -23,8 +23,10 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from agent import pasted_images
 from agent.images import IMAGE_EXTENSIONS, MAX_SOURCE_BYTES, ImageRefused, prepare, sniff
 from agent.messages import ImagePart
 from agent.text_cuts import cut_at_line_end
@@ -126,9 +128,11 @@ def expand(
     redact: Callable[[str], str] = lambda s: s,
     budget_chars: int = MAX_MESSAGE_CHARS,
     images: bool = True,
+    home: Path | None = None,
 ) -> Expansion:
     """`text` with every mentioned file's contents and folder's listing appended, and its
-    images (`images` False: the model takes none, so they are refused)."""
+    images (`images` False: the model takes none, so they are refused); `@pasted:NAME`
+    names an image pasted into `home` (agent/pasted_images.py)."""
     found = mentions(text)
     if not found:
         return Expansion(text)
@@ -140,6 +144,14 @@ def expand(
     for raw, _start, _end in found:
         if len(attached) >= MAX_ATTACHMENTS:
             break
+        pasted = pasted_images.resolve(home, raw)
+        if pasted is not None and raw not in seen:
+            seen.add(raw)
+            info, block, part = _attach_pasted(pasted, images)
+            attached.append(info)
+            blocks.append(block)
+            parts.extend([part] if part is not None else [])
+            continue
         target, refusal = _resolve(workspace, raw)
         if refusal is not None and raw not in seen:
             seen.add(raw)
@@ -188,6 +200,17 @@ def _attach(
     except (OSError, ToolError) as exc:
         return (*_refusal(rel, "file", f"cannot be read ({exc})"), None)
     return (*_attach_text(rel, stamp.size, data, share, budget, redact), None)
+
+
+def _attach_pasted(path: Path, images: bool) -> tuple[dict[str, Any], str, ImagePart | None]:
+    """A pasted image (a file of the app's own, under its home): attached as an image only."""
+    rel = f"{pasted_images.PREFIX}{path.name}"
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        return (*_refusal(rel, "image", f"cannot be read ({exc.strerror})"), None)
+    return _attach_image(rel, data, images)
 
 
 def _attach_image(

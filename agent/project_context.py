@@ -117,7 +117,12 @@ class ProjectContext:
             # An unknown window caps as compaction measures it: the small assumed one.
             budget = (window or DEFAULT_CONTEXT_WINDOW) * CHARS_PER_TOKEN // ATTACH_SHARE_OF_WINDOW
             expansion = expand(
-                text, self.workspace, redact=redact, budget_chars=budget, images=images
+                text,
+                self.workspace,
+                redact=redact,
+                budget_chars=budget,
+                images=images,
+                home=self.instructions.home,
             )
             content, attachments, parts = expansion.content, expansion.attachments, expansion.images
         if attachments:
