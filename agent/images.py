@@ -27,6 +27,7 @@ MAX_SOURCE_BYTES = 40 * 1024 * 1024
 MAX_PIXELS = 64_000_000
 """More pixels than this (width x height) is refused before anything is decoded: a small
 file can declare a huge canvas (a decompression bomb)."""
+TOO_MANY_PIXELS = f"more pixels than an image may have (at most {MAX_PIXELS // 1_000_000} million)"
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 """File names that say "image"; the bytes decide (`sniff`)."""
 KINDS = "PNG, JPEG, GIF or WebP"
@@ -92,10 +93,7 @@ def prepare(data: bytes) -> PreparedImage:
             with Image.open(io.BytesIO(data), formats=[kind]) as image:
                 width, height = image.size
                 if width * height > MAX_PIXELS:
-                    raise ImageRefused(
-                        f"{width}x{height} pixels is more than an image may have "
-                        f"({MAX_PIXELS // 1_000_000} million)"
-                    )
+                    raise ImageRefused(TOO_MANY_PIXELS)
                 if max(width, height) <= MAX_SIDE and len(data) <= MAX_BYTES:
                     image.load()  # it decodes whole, or it is refused here, not by the server
                     return PreparedImage(data, _MEDIA_TYPES[kind], width, height, False)
@@ -105,7 +103,9 @@ def prepare(data: bytes) -> PreparedImage:
                 return _scaled(image, kind, len(data) / (width * height))
     except ImageRefused:
         raise
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, EOFError) as exc:
+    except Image.DecompressionBombError:  # Pillow's own limit, far past ours
+        raise ImageRefused(TOO_MANY_PIXELS) from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ImageRefused(f"a broken or unreadable {kind} image ({_reason(exc)})") from None
 
 
