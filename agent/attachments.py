@@ -8,6 +8,10 @@ workspace, every component checked), so an outside path or a link out is refused
 tools' sentence; binary files are refused; secrets are redacted as tool output is (H5).
 A mention that names nothing stays plain text (`@decorator`, `@someone`).
 
+An image (PNG, JPEG, GIF, WebP, told by its bytes) is attached as an image part for a model
+that takes images (agent/images.py scales it; SPEC G4), outside the text budget; the text
+marks where it belongs. For a model known not to take images it is refused in one sentence.
+
 Each attachment is also described as a plain dict (`path`, `kind`, `lines` or `entries`,
 `chars`, `truncated`, `refused`), kept in the user row's display metadata so the transcript
 shows chips instead of the contents, live and on resume.
@@ -19,8 +23,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from agent import pasted_images
+from agent.images import IMAGE_EXTENSIONS, MAX_SOURCE_BYTES, ImageRefused, prepare, sniff
+from agent.messages import ImagePart
 from agent.text_cuts import cut_at_line_end
 from agent.tools import paths
 from agent.tools.registry import ToolError
@@ -48,6 +56,7 @@ FILE_NAME = re.compile(r"(?:[^/]+/)*[^/]*[^/.]\.[A-Za-z][A-Za-z0-9]{0,7}")
 """A mention that names a file by its extension (`@nosuchfile.py`, `@src/x.ts`): when it
 names nothing, that is said (`@decorator`, `@someone`, `@types/node` stay plain text)."""
 NO_SUCH_FILE = "no such file in the workspace: nothing attached"
+NO_IMAGES = "the model does not take images (its config says images: false)"
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ class Expansion:
 
     content: str
     attachments: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    images: tuple[ImagePart, ...] = field(default_factory=tuple)
 
 
 def mentions(text: str) -> list[tuple[str, int, int]]:
@@ -117,18 +127,31 @@ def expand(
     *,
     redact: Callable[[str], str] = lambda s: s,
     budget_chars: int = MAX_MESSAGE_CHARS,
+    images: bool = True,
+    home: Path | None = None,
 ) -> Expansion:
-    """`text` with every mentioned file's contents and folder's listing appended."""
+    """`text` with every mentioned file's contents and folder's listing appended, and its
+    images (`images` False: the model takes none, so they are refused); `@pasted:NAME`
+    names an image pasted into `home` (agent/pasted_images.py)."""
     found = mentions(text)
     if not found:
         return Expansion(text)
     budget = _Budget(min(budget_chars, MAX_MESSAGE_CHARS))
     blocks: list[str] = []
     attached: list[dict[str, Any]] = []
+    parts: list[ImagePart] = []
     seen: set[str] = set()
     for raw, _start, _end in found:
         if len(attached) >= MAX_ATTACHMENTS:
             break
+        pasted = pasted_images.resolve(home, raw)
+        if pasted is not None and raw not in seen:
+            seen.add(raw)
+            info, block, part = _attach_pasted(pasted, images)
+            attached.append(info)
+            blocks.append(block)
+            parts.extend([part] if part is not None else [])
+            continue
         target, refusal = _resolve(workspace, raw)
         if refusal is not None and raw not in seen:
             seen.add(raw)
@@ -143,32 +166,83 @@ def expand(
         if target is None or target.rel in seen:
             continue
         seen.add(target.rel)
-        info, block = _attach(target, budget, redact)
+        info, block, part = _attach(target, budget, redact, images)
         attached.append(info)
         blocks.append(block)
+        if part is not None:
+            parts.append(part)
     if not attached:
         return Expansion(text)
-    return Expansion("\n\n".join([text, *blocks]), tuple(attached))
+    return Expansion("\n\n".join([text, *blocks]), tuple(attached), tuple(parts))
 
 
 def _attach(
-    target: paths.Target, budget: _Budget, redact: Callable[[str], str]
-) -> tuple[dict[str, Any], str]:
-    """One attachment's description and its block for the model."""
+    target: paths.Target, budget: _Budget, redact: Callable[[str], str], images: bool
+) -> tuple[dict[str, Any], str, ImagePart | None]:
+    """One attachment's description, its block for the model and its image, if it is one."""
     stamp = target.final
     rel = target.rel
     if stamp is not None and stamp.is_dir:
-        return _attach_dir(target, budget)
+        return (*_attach_dir(target, budget), None)
     if stamp is None or not stamp.is_file:
-        return _refusal(rel, "file", "not a regular file")
+        return (*_refusal(rel, "file", "not a regular file"), None)
     share = budget.share()
-    if share < min(MIN_SHARE, stamp.size):  # a scrap of a file helps nobody
-        return _refusal(rel, "file", "over the size cap for one message's attachments")
     try:
         with os.fdopen(paths.open_file(target), "rb") as handle:
-            data = handle.read(share * 4 + 1)
+            head = handle.read(BINARY_SNIFF)
+            if sniff(head) is not None or os.path.splitext(rel)[1].lower() in IMAGE_EXTENSIONS:
+                data = head + handle.read(MAX_SOURCE_BYTES + 1 - len(head))
+                return _attach_image(rel, data, images)
+            if share < min(MIN_SHARE, stamp.size):  # a scrap of a file helps nobody
+                reason = "over the size cap for one message's attachments"
+                return (*_refusal(rel, "file", reason), None)
+            data = head + handle.read(max(0, share * 4 + 1 - len(head)))
     except (OSError, ToolError) as exc:
-        return _refusal(rel, "file", f"cannot be read ({exc})")
+        return (*_refusal(rel, "file", f"cannot be read ({exc})"), None)
+    return (*_attach_text(rel, stamp.size, data, share, budget, redact), None)
+
+
+def _attach_pasted(path: Path, images: bool) -> tuple[dict[str, Any], str, ImagePart | None]:
+    """A pasted image (a file of the app's own, under its home): attached as an image only."""
+    rel = f"{pasted_images.PREFIX}{path.name}"
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        return (*_refusal(rel, "image", f"cannot be read ({exc.strerror})"), None)
+    return _attach_image(rel, data, images)
+
+
+def _attach_image(
+    rel: str, data: bytes, images: bool
+) -> tuple[dict[str, Any], str, ImagePart | None]:
+    """An image file as an image part (scaled to fit), or its refusal in one sentence."""
+    if not images:
+        return (*_refusal(rel, "image", NO_IMAGES), None)
+    try:
+        prepared = prepare(data)
+    except ImageRefused as exc:
+        return (*_refusal(rel, "image", str(exc)), None)
+    part = prepared.part(rel)
+    info = {
+        "path": rel,
+        "kind": "image",
+        "width": part.width,
+        "height": part.height,
+        "bytes": part.size,
+        "media_type": part.media_type,
+    }
+    block = (
+        f'<attached_image path="{_attr(rel)}" width="{part.width}" height="{part.height}"'
+        f' media_type="{part.media_type}"/>'
+    )
+    return info, block, part
+
+
+def _attach_text(
+    rel: str, size: int, data: bytes, share: int, budget: _Budget, redact: Callable[[str], str]
+) -> tuple[dict[str, Any], str]:
+    """A text file's description and its block (cut to its share), or why it is refused."""
     if b"\0" in data[:BINARY_SNIFF]:
         return _refusal(rel, "file", "binary file")
     try:
@@ -177,7 +251,7 @@ def _attach(
         if exc.start < len(data) - 4:  # not merely a character cut by the read's end
             return _refusal(rel, "file", "not UTF-8 text")
         text = data[: exc.start].decode("utf-8")
-    full = max(stamp.size, len(text))
+    full = max(size, len(text))
     shown = cut_at_line_end(text, share)
     budget.spend(len(shown))
     truncated = len(shown) < len(text) or len(data) > share * 4

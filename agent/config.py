@@ -119,6 +119,15 @@ Places = Annotated[tuple[Annotated[str, Check(_not_a_place)], ...], Must("be a l
 
 
 @settings
+class ModelSettings:
+    """`providers.NAME.models.MODEL`: what is known of one model of a provider."""
+
+    images: bool | None = None
+    """False: the model takes no images (they are refused in one sentence, G4); unset or
+    true: images are sent."""
+
+
+@settings
 class ProviderConfig:
     """One provider entry: which wire it speaks and how to reach it."""
 
@@ -147,6 +156,15 @@ class ProviderConfig:
     """USD per million tokens by model name ("*": any other model), for the cost shown."""
     discover: bool | None = None
     """Ask the server for its models and context window: None asks servers on this machine."""
+    models: Annotated[
+        dict[str, ModelSettings],
+        Must("map model names to their settings, e.g. `my-model: {images: false}`"),
+    ] = field(default_factory=dict)
+
+    def takes_images(self, model: str) -> bool:
+        """Whether `model` is sent images: yes unless it is known not to take them (G4)."""
+        known = self.models.get(model)
+        return known is None or known.images is not False
 
     def resolved_key(self) -> str | None:
         """The key to use: inline, else the named environment variable(s)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,6 +43,58 @@ class ThinkingBlock:
     redacted_data: str = ""
 
 
+IMAGES_KEY = "images"
+"""The `display_metadata` key of a row's images: each one's reference (`ImagePart.ref`); the
+bytes are kept once per session in the store's blobs (SPEC G4)."""
+
+
+@dataclass(slots=True)
+class ImagePart:
+    """An image a message carries to the model: its blob's sha256, what it is, its bytes
+    (`data` None until the request builder loads them from the store)."""
+
+    sha256: str
+    media_type: str
+    name: str
+    width: int
+    height: int
+    size: int
+    data: bytes | None = None
+
+    def ref(self) -> dict[str, Any]:
+        """The stored reference: everything but the bytes."""
+        return {
+            "sha256": self.sha256,
+            "media_type": self.media_type,
+            "name": self.name,
+            "width": self.width,
+            "height": self.height,
+            "bytes": self.size,
+        }
+
+    @classmethod
+    def from_ref(cls, ref: Any) -> ImagePart | None:
+        """Inverse of `ref` (None for a reference that is not one)."""
+        if not isinstance(ref, dict) or not isinstance(ref.get("sha256"), str):
+            return None
+        return cls(
+            ref["sha256"],
+            str(ref.get("media_type") or "image/png"),
+            str(ref.get("name") or "image"),
+            int(ref.get("width") or 0),
+            int(ref.get("height") or 0),
+            int(ref.get("bytes") or 0),
+        )
+
+    def base64(self) -> str:
+        """The bytes as base64 text (the caller checked that `data` is loaded)."""
+        return base64.b64encode(self.data or b"").decode("ascii")
+
+    def missing_note(self) -> str:
+        """What the model reads instead of an image whose bytes are gone from the store."""
+        return f"[image {self.name}: no longer stored, not shown]"
+
+
 @dataclass(slots=True)
 class Message:
     """One message of a conversation, independent of any provider's wire format.
@@ -65,6 +118,7 @@ class Message:
     ephemeral: bool = False
     db_id: int | None = None
     withheld: bool = False
+    images: list[ImagePart] = field(default_factory=list)
 
     @property
     def is_display(self) -> bool:
@@ -72,8 +126,9 @@ class Message:
         return self.display_kind is not None
 
     def to_row(self) -> dict[str, Any]:
-        """The fields persisted for this message (never thinking, never ephemeral flags)."""
-        return {
+        """The fields persisted for this message (never thinking, never ephemeral flags);
+        images as references in the metadata, their bytes as `blobs` (stored once)."""
+        row: dict[str, Any] = {
             "role": self.role,
             "content": self.content,
             "tool_calls": [c.to_dict() for c in self.tool_calls] or None,
@@ -82,11 +137,26 @@ class Message:
             "display_kind": self.display_kind,
             "display_metadata": self.display_metadata,
         }
+        if self.images:
+            row["display_metadata"] = {
+                **(self.display_metadata or {}),
+                IMAGES_KEY: [image.ref() for image in self.images],
+            }
+            row["blobs"] = [
+                (image.sha256, image.media_type, image.data)
+                for image in self.images
+                if image.data is not None
+            ]
+        return row
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Message:
         """Rebuild a message from a stored row (as returned by SessionDB.load_messages)."""
         calls = row.get("tool_calls") or []
+        meta = row.get("display_metadata")
+        refs = meta.get(IMAGES_KEY) if isinstance(meta, dict) else None
+        listed = refs if isinstance(refs, list) else ()
+        images = [part for part in map(ImagePart.from_ref, listed) if part is not None]
         return cls(
             role=row["role"],
             content=row.get("content") or "",
@@ -94,8 +164,9 @@ class Message:
             tool_call_id=row.get("tool_call_id"),
             name=row.get("name"),
             display_kind=row.get("display_kind"),
-            display_metadata=row.get("display_metadata"),
+            display_metadata=meta,
             db_id=row.get("id"),
+            images=images,
         )
 
 
@@ -164,14 +235,26 @@ def derived_call_id(name: str, arguments: str, position: int) -> str:
     return f"call_{digest}"
 
 
+TOOL_IMAGES_NOTE = "[the image(s) of this result follow in the next user message]"
+"""A chat-completions tool message carries text only: its images go in a user message
+right after the batch's results, and the result says so."""
+
+
 def to_openai(messages: list[Message], system: str | None = None) -> list[dict[str, Any]]:
     """Project messages onto the OpenAI chat-completions wire; display rows are stripped."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
+    held: list[Message] = []  # tool results with images, sent after the batch's last result
     for m in model_visible(messages):
+        if m.role != "tool" and held:
+            _add_user(out, _openai_tool_images(held))
+            held = []
         if m.role == "tool":
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+            text = f"{m.content}\n{TOOL_IMAGES_NOTE}" if m.images else m.content
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": text})
+            if m.images:
+                held.append(m)
         elif m.role == "assistant":
             item: dict[str, Any] = {"role": "assistant", "content": m.content or None}
             if m.tool_calls:
@@ -186,20 +269,65 @@ def to_openai(messages: list[Message], system: str | None = None) -> list[dict[s
             elif not m.content:
                 item["content"] = ""
             out.append(item)
-        elif out and out[-1]["role"] == "user" and m.role == "user":
-            # Consecutive user turns (a steer after a refused answer) merge so roles alternate.
-            out[-1] = {"role": "user", "content": f"{out[-1]['content']}\n\n{m.content}"}
+        elif m.role == "user":
+            content: str | list[dict[str, Any]] = m.content
+            if m.images:
+                content = [{"type": "text", "text": m.content}, *map(_openai_image, m.images)]
+            _add_user(out, content)
         else:
             out.append({"role": m.role, "content": m.content})
+    if held:
+        _add_user(out, _openai_tool_images(held))
     return out
+
+
+def _add_user(out: list[dict[str, Any]], content: str | list[dict[str, Any]]) -> None:
+    """A user message; consecutive user turns (a steer after a refused answer) merge so roles
+    alternate, as text while both are text, else as one list of parts."""
+    if not (out and out[-1]["role"] == "user"):
+        out.append({"role": "user", "content": content})
+        return
+    before = out[-1]["content"]
+    if isinstance(before, str) and isinstance(content, str):
+        out[-1] = {"role": "user", "content": f"{before}\n\n{content}"}
+        return
+    out[-1] = {"role": "user", "content": [*_parts(before), *_parts(content)]}
+
+
+def _parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def _openai_tool_images(results: list[Message]) -> list[dict[str, Any]]:
+    """The user message parts carrying tool results' images on the chat-completions wire."""
+    parts: list[dict[str, Any]] = []
+    for m in results:
+        parts.append({"type": "text", "text": f"Images of the {m.name} result ({m.tool_call_id}):"})
+        parts.extend(map(_openai_image, m.images))
+    return parts
+
+
+def _openai_image(image: ImagePart) -> dict[str, Any]:
+    if image.data is None:
+        return {"type": "text", "text": image.missing_note()}
+    url = f"data:{image.media_type};base64,{image.base64()}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _anthropic_image(image: ImagePart) -> dict[str, Any]:
+    if image.data is None:
+        return {"type": "text", "text": image.missing_note()}
+    source = {"type": "base64", "media_type": image.media_type, "data": image.base64()}
+    return {"type": "image", "source": source}
 
 
 def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
     """Project messages onto the Anthropic messages wire.
 
-    Tool results become user turns with `tool_result` blocks; consecutive same-role turns are
-    merged so roles strictly alternate (T7). Signed thinking blocks go back first in their
-    assistant turn (A7); reasoning never becomes text.
+    Tool results become user turns with `tool_result` blocks (an image result's blocks hold
+    its images); consecutive same-role turns are merged so roles strictly alternate (T7).
+    Signed thinking blocks go back first in their assistant turn (A7); reasoning never
+    becomes text.
     """
     out: list[dict[str, Any]] = []
     for m in model_visible(messages):
@@ -207,8 +335,11 @@ def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
             continue
         if m.role == "tool":
             role = "user"
+            result: str | list[dict[str, Any]] = m.content
+            if m.images:
+                result = [{"type": "text", "text": m.content}, *map(_anthropic_image, m.images)]
             blocks: list[dict[str, Any]] = [
-                {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+                {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": result}
             ]
         elif m.role == "assistant":
             role = "assistant"
@@ -226,6 +357,7 @@ def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             role = "user"
             blocks = [{"type": "text", "text": m.content or "(empty)"}]
+            blocks.extend(map(_anthropic_image, m.images))
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:

@@ -69,6 +69,10 @@ class SessionStore(Protocol):
         """The stored rows of a session, in order."""
         ...
 
+    async def load_blob(self, session_id: str, sha256: str) -> bytes | None:
+        """The bytes of an image the session keeps, or None."""
+        ...
+
     async def apply_compaction(
         self,
         session_id: str,

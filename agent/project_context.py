@@ -11,7 +11,7 @@ from typing import Any
 from agent import events as ev
 from agent.attachments import ATTACHMENTS_KEY, SHOWN_KEY, expand
 from agent.instructions import InstructionFile, Instructions
-from agent.messages import Message, ToolCall
+from agent.messages import ImagePart, Message, ToolCall
 from agent.models import CHARS_PER_TOKEN, DEFAULT_CONTEXT_WINDOW
 
 INSTRUCTIONS_ROW = "instructions"
@@ -101,23 +101,34 @@ class ProjectContext:
         metadata: dict[str, Any] | None,
         redact: Callable[[str], str],
         window: int | None,
+        images: bool = True,
     ) -> tuple[Message, tuple[dict[str, Any], ...]]:
-        """The user message the model reads (mentions attached) and what was attached.
+        """The user message the model reads (mentions attached, images among them unless
+        `images` is False) and what was attached.
 
         What the user typed is kept in the row where the model reads something else, so
         the transcript shows the typed line and the attachments as chips (D3).
         """
         meta = dict(metadata or {})
         attachments: tuple[dict[str, Any], ...] = ()
+        parts: tuple[ImagePart, ...] = ()
         content = text
         if not meta:  # a typed note (the recovery note) is our text: nothing to attach
             # An unknown window caps as compaction measures it: the small assumed one.
             budget = (window or DEFAULT_CONTEXT_WINDOW) * CHARS_PER_TOKEN // ATTACH_SHARE_OF_WINDOW
-            expansion = expand(text, self.workspace, redact=redact, budget_chars=budget)
-            content, attachments = expansion.content, expansion.attachments
+            expansion = expand(
+                text,
+                self.workspace,
+                redact=redact,
+                budget_chars=budget,
+                images=images,
+                home=self.instructions.home,
+            )
+            content, attachments, parts = expansion.content, expansion.attachments, expansion.images
         if attachments:
             meta[ATTACHMENTS_KEY] = list(attachments)
         typed = text if shown is None else shown
         if typed != content:
             meta[SHOWN_KEY] = typed
-        return Message("user", content, display_metadata=meta or None), attachments
+        message = Message("user", content, display_metadata=meta or None, images=list(parts))
+        return message, attachments

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,8 @@ def next_request(
         # C7: the sticky routing key is the session's root id (sessions never rotate at
         # compaction, so the root id is the session id).
         body["session_id"] = session_id
+    if not provider.takes_images(model):
+        messages = without_images(messages)
     return ChatRequest(
         model=model,
         messages=messages,
@@ -47,3 +50,23 @@ def next_request(
         max_tokens=provider.max_tokens,
         extra_body=body,
     )
+
+
+NOT_SENT = "[image {name}: not shown, this model does not take images]"
+"""What a model known not to take images reads in place of one (G4)."""
+
+
+def without_images(messages: list[Message]) -> list[Message]:
+    """`messages` with every image replaced by a line saying it was not sent (G4)."""
+    if not any(m.images for m in messages):
+        return messages
+    return [
+        replace(
+            m,
+            images=[],
+            content="\n".join([m.content, *(NOT_SENT.format(name=i.name) for i in m.images)]),
+        )
+        if m.images
+        else m
+        for m in messages
+    ]

@@ -61,6 +61,13 @@ class SessionWriter:
         store = self._required()
         return store.call(store.load_messages, session_id, include_compacted=False)
 
+    def load_blob(self, session_id: str | None, sha256: str) -> bytes | None:
+        """An image's bytes the session keeps (after the queued writes), or None."""
+        if self.store is None or session_id is None:
+            return None
+        self.store.flush_threadsafe(tokens=False)
+        return self.store.call(self.store.load_blob, session_id, sha256)
+
     def create_session(self, **fields: Any) -> SessionRow:
         """A new session row (its model, provider, workspace and title), once it is written."""
         store = self._required()

@@ -104,7 +104,13 @@ class ToolBatch:
         # What is stored, shown and sent next is redacted the way errors are (a `cat .env`,
         # an `env`) (H5).
         output = self.redact(result.output)
-        message = Message("tool", output, tool_call_id=call.id, name=call.name)
+        message = Message(
+            "tool",
+            output,
+            tool_call_id=call.id,
+            name=call.name,
+            images=list(getattr(result, "images", ())),
+        )
         declined = bool(getattr(result, "declined", False))
         # Kept for the transcript of a resumed session (ok, error or declined, how long the
         # call itself took); providers only ever see the content (display metadata never

@@ -182,12 +182,23 @@ class Turn:
         host = self.host
         meta = recovery.note_metadata(note_kind) if note_kind else None
         message, attached = host.context.user_message(
-            text, shown=shown, metadata=meta, redact=host.secrets.redact, window=host.context_window
+            text,
+            shown=shown,
+            metadata=meta,
+            redact=host.secrets.redact,
+            window=host.context_window,
+            images=self._takes_images(),
         )
         host.append(message, persist=True)
         if attached:
             host.sink(ev.InputAttached(attached))
         return message
+
+    def _takes_images(self) -> bool:
+        """Whether the turn's model is sent images (an unknown provider fails later, as it
+        always has: its request says why)."""
+        provider = self.host.config.providers.get(self.host.provider_name)
+        return provider is None or provider.takes_images(self.host.model_name)
 
     def _close_unanswered_calls(self) -> None:
         """Give tool calls left without a result by a crash one, so the next request is valid."""
@@ -379,6 +390,7 @@ class Turn:
 
     def _call_model(self, iteration: int) -> Draft:
         host = self.host
+        self._load_images()
         return call_model(
             host.provider(),
             host.request,
@@ -390,6 +402,14 @@ class Turn:
             on_usage=self._turn_usage,
             estimate=self._estimate_usage,
         )
+
+    def _load_images(self) -> None:
+        """The bytes of a resumed session's images, from the store, before they are sent (G4)."""
+        host = self.host
+        for message in host.messages:
+            for image in message.images:
+                if image.data is None:
+                    image.data = host.writer.load_blob(host.session_id, image.sha256)
 
     def _turn_usage(self, usage: UsagePart) -> None:
         """A turn call's usage: accounted, and (when the server counted it) a gauge sample."""

@@ -149,6 +149,37 @@ class KeyActions:
         """Focus the transcript (arrow keys and page keys scroll it)."""
         self.transcript.focus()
 
+    def pasted_images(self: HermesApp, text: str) -> str | None:
+        """A paste naming only image files as their mentions (G4); a refusal is a notice."""
+        from hermes_tui.image_paste import PasteRefused, image_mentions
+
+        try:
+            return image_mentions(text, self.workspace, self.config.home)
+        except PasteRefused as exc:
+            self.notify(str(exc), severity="warning")
+            return ""
+
+    def action_paste_image(self: HermesApp) -> None:
+        """Attach the clipboard's image to the composer (wl-paste or xclip), off the key path."""
+        self.run_worker(
+            self._paste_clipboard_image, thread=True, group="paste", exit_on_error=False
+        )
+
+    def _paste_clipboard_image(self: HermesApp) -> None:
+        from agent import pasted_images
+        from agent.images import ImageRefused
+        from hermes_tui.image_paste import NO_IMAGE, PasteRefused, clipboard_image
+
+        try:
+            mention = pasted_images.keep(self.config.home, clipboard_image(), "clipboard")
+        except (PasteRefused, ImageRefused, OSError) as exc:
+            # No image: the key pastes as the composer's own ctrl+v does.
+            self.call_from_thread(self.composer.action_paste)
+            if str(exc) != NO_IMAGE:
+                self.call_from_thread(self.notify, str(exc), severity="warning")
+            return
+        self.call_from_thread(self.composer.take_typed, f"{mention} ")
+
     def action_copy(self: HermesApp) -> None:
         """Copy the code block under the mouse, else the selected or last answer (OSC 52)."""
         transcript = self.transcript

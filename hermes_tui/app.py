@@ -215,6 +215,7 @@ class HermesApp(KeyActions, App[int]):
         from storage.errors import StorageError, sentence
 
         self.composer.completer = self.completion
+        self.composer.image_paster = self.pasted_images
         started(self.router, "event router").join(self.completion)  # made on mount
         try:
             runtime = await Runtime.start(

@@ -52,6 +52,16 @@ KEY_BINDINGS = [
     Binding("ctrl+r", "resume_queue", "resume queue", id="queue.resume", priority=True),
     Binding("ctrl+t", "focus_transcript", "focus transcript", id="focus.transcript", show=False),
     Binding("f4", "copy", "copy", id="copy.answer", priority=True),
+    # A clipboard image (wl-paste, xclip) as an `@pasted:` mention, else the composer's own
+    # paste; priority: the composer's ctrl+v would take it first.
+    Binding(
+        "ctrl+v",
+        "paste_image",
+        "paste an image",
+        id="composer.paste_image",
+        show=False,
+        priority=True,
+    ),
     # Priority: the focused composer would otherwise take these for its own cursor.
     Binding(
         "alt+up",

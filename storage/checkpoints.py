@@ -141,6 +141,13 @@ class Checkpoints:
             " WHERE session_id = ? AND seq <= ? ORDER BY seq",
             (new_id, session_id, last_copied),
         )
+        # The images the copied rows reference go with them (kept once per session, G4).
+        await self._conn.execute(
+            "INSERT OR IGNORE INTO session_blobs (session_id, sha256, media_type, data,"
+            " created_at) SELECT ?, sha256, media_type, data, created_at FROM session_blobs"
+            " WHERE session_id = ?",
+            (new_id, session_id),
+        )
         if move_later:
             await self._conn.execute(
                 "UPDATE messages SET session_id = ? WHERE session_id = ? AND seq >= ?",

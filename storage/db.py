@@ -314,6 +314,11 @@ class SessionDB:
             session_id, before_seq=before_seq, after_seq=after_seq, limit=limit
         )
 
+    async def load_blob(self, session_id: str, sha256: str) -> bytes | None:
+        """The bytes of an image the session keeps (G4), or None when it has none by that hash."""
+        self._conn.check_open()
+        return await self._messages.blob(session_id, sha256)
+
     async def last_message_seq(self, session_id: str, role: str | None = None) -> int | None:
         """The seq of the session's newest message (of `role`, if given), or None."""
         self._conn.check_open()

@@ -21,6 +21,12 @@ _INSERT = (
     " :display_kind, :display_metadata, :compacted, :created_at)"
 )
 
+_KEEP_BLOB = (
+    "INSERT OR IGNORE INTO session_blobs (session_id, sha256, media_type, data, created_at)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
+"""A message's image is kept once per session: a second message carrying it adds nothing."""
+
 _TOUCH_SESSION = "UPDATE sessions SET updated_at = max(coalesce(updated_at, 0), ?) WHERE id = ?"
 
 
@@ -43,6 +49,10 @@ class Messages:
             raise UnknownSessionError(session_id)
 
     async def _insert(self, session_id: str, values: MessageValues, *, seq: int | None) -> int:
+        for sha256, media_type, data in values.get("blobs") or ():
+            await self._conn.execute(
+                _KEEP_BLOB, (session_id, sha256, media_type, data, values["created_at"])
+            )
         cur = await self._conn.execute(_INSERT, {**values, "session_id": session_id, "seq": seq})
         assert cur.lastrowid is not None  # a successful INSERT always sets it
         return cur.lastrowid
@@ -80,6 +90,14 @@ class Messages:
         )
         out = [message_row(r) for r in rows]
         return out if order == "ASC" else out[::-1]
+
+    async def blob(self, session_id: str, sha256: str) -> bytes | None:
+        """The bytes of an image the session keeps, or None."""
+        found = await self._conn.fetchone(
+            "SELECT data FROM session_blobs WHERE session_id = ? AND sha256 = ?",
+            (session_id, sha256),
+        )
+        return None if found is None else bytes(found[0])
 
     async def last_seq(self, session_id: str, role: str | None = None) -> int | None:
         """The seq of the session's newest message (of `role`, if given), or None."""

@@ -70,6 +70,8 @@ class MessageValues(TypedDict):
     display_metadata: str | None
     compacted: int
     created_at: float
+    blobs: list[tuple[str, str, bytes]]
+    """The images the message carries: (sha256, media type, bytes), kept once per session."""
 
 
 class SearchHit(TypedDict):
@@ -121,7 +123,15 @@ def encode_message(row: dict[str, Any]) -> MessageValues:
         "display_metadata": encode_metadata(display_metadata),
         "compacted": 1 if row.get("compacted") else 0,
         "created_at": row.get("created_at") or time.time(),
+        "blobs": [_blob(item) for item in row.get("blobs") or ()],
     }
+
+
+def _blob(item: Any) -> tuple[str, str, bytes]:
+    sha256, media_type, data = item
+    if not (isinstance(sha256, str) and isinstance(media_type, str) and isinstance(data, bytes)):
+        raise TypeError("a message blob is (sha256 text, media type text, bytes)")
+    return sha256, media_type, data
 
 
 def encode_metadata(value: dict[str, Any] | None) -> str | None:

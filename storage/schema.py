@@ -137,7 +137,22 @@ _V3: tuple[str, ...] = (
     "ALTER TABLE sessions ADD COLUMN branch_kind TEXT",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3]
+_V4: tuple[str, ...] = (
+    # An image a message carries (G4), kept once per session however many messages and
+    # requests carry it: rows reference it by sha256 in their display metadata.
+    """
+    CREATE TABLE session_blobs (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        sha256 TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        data BLOB NOT NULL,
+        created_at REAL,
+        PRIMARY KEY (session_id, sha256)
+    )
+    """,
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3, _V4]
 """Ordered migrations; index i brings user_version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

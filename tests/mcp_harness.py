@@ -21,10 +21,12 @@ class McpHarness:
         self.h = harness
         self.managers = []
 
-    def start(self, script, servers, *, mcp=None, agent=None, approve=None, wait=True):
+    def start(
+        self, script, servers, *, mcp=None, agent=None, approve=None, wait=True, wire="openai"
+    ):
         h = self.h
         h.server = h.serve(script)
-        path = write_config(h.home, h.server, agent=agent)
+        path = write_config(h.home, h.server, agent=agent, wire=wire)
         data = yaml.safe_load(path.read_text())
         data["mcp_servers"] = servers
         data["mcp"] = {"turn_wait_seconds": 10, **(mcp or {})}

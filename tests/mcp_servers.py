@@ -2,7 +2,7 @@
 
 `python tests/mcp_servers.py MODE [--http PORT]` runs one over stdio (or streamable HTTP):
 
-- normal: echo, add, a picture, structured output, a prompt, a slow tool, a secret printer
+- normal: echo, add, a picture (broken bytes), a screenshot (a real 8x6 PNG), structured output, a prompt, a slow tool, a secret printer
 - crash: like normal, plus `crash` (writes to stderr, then exits 3)
 - writer: like normal, plus `write_note` (writes a file where it is told)
 - changing: `grow` adds a tool and tells the client (notifications/tools/list_changed)
@@ -44,6 +44,11 @@ if not (__name__ == "__main__" and sys.argv[1:2] and sys.argv[1] in _LIGHT_MODES
 
 SCRIPT = str(Path(__file__).resolve())
 SECRET_IN_OUTPUT = "sk-mcp-secret-0123456789abcdef"
+SCREENSHOT_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAGCAIAAABxZ0isAAAAHUlEQVR4nGM8ISfHgA0wMTAwWDx6iCnBiE8HlSQA"
+    "6/AEDjLTuEkAAAAASUVORK5CYII="
+)
+"""The base64 of the 8x6 PNG the `screenshot` tool returns (G4)."""
 
 
 def stdio_entry(mode: str, **extra: Any) -> dict[str, Any]:
@@ -111,6 +116,14 @@ def _server(mode: str) -> Any:
         return [
             TextContent(type="text", text="a red dot"),
             ImageContent(type="image", data="iVBORw0KGgo" * 100, mime_type="image/png"),
+        ]
+
+    @app.tool()
+    def screenshot() -> list[Any]:
+        """Return a real (tiny) PNG screenshot and a caption."""
+        return [
+            TextContent(type="text", text="the screen"),
+            ImageContent(type="image", data=SCREENSHOT_PNG, mime_type="image/png"),
         ]
 
     @app.tool()

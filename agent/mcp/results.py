@@ -1,6 +1,7 @@
 """A tool result or a prompt from an MCP server, as text for the model.
 
-Text blocks are the answer; an image, audio or binary resource is a one-line note (the model
+Text blocks are the answer; an image goes to the model as an image (`result_images`, G4),
+with a one-line note in the text; audio or a binary resource is a one-line note (the model
 gets no bytes it cannot read, and the screen no base64); structured content is added as JSON
 unless a text block already says the same. Everything is cut at `cap` characters while it is
 assembled, so a server's 100 MB answer costs no more than the cap (the registry caps again).
@@ -8,10 +9,17 @@ assembled, so a server's 100 MB answer costs no more than the cap (the registry 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
+from agent.images import MAX_SOURCE_BYTES, ImageRefused, prepare
+from agent.messages import ImagePart
+
 EMPTY = "(the tool returned nothing)"
+MAX_RESULT_IMAGES = 8
+"""The images of one result the model is sent; the rest are notes."""
 
 
 def _size(data: str) -> str:
@@ -29,7 +37,9 @@ def block_text(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(block.text)
-    if kind in ("image", "audio"):
+    if kind == "image":
+        return f"[image: {block.mime_type}, {_size(block.data)}]"
+    if kind == "audio":
         return f"[{kind}: {block.mime_type}, {_size(block.data)}; not shown to the model]"
     if kind == "resource_link":
         title = f" ({block.name})" if getattr(block, "name", "") else ""
@@ -42,6 +52,32 @@ def block_text(block: Any) -> str:
         mime = getattr(resource, "mime_type", None) or "binary"
         return f"[resource {resource.uri}: {mime}, {_size(getattr(resource, 'blob', ''))}]"
     return f"[{kind or 'unknown'} content]"
+
+
+def result_images(result: Any, name: str) -> tuple[tuple[ImagePart, ...], list[str]]:
+    """A CallToolResult's images, scaled for the model (G4), and a note for each not sent."""
+    parts: list[ImagePart] = []
+    notes: list[str] = []
+    blocks = [b for b in result.content or () if getattr(b, "type", "") == "image"]
+    for index, block in enumerate(blocks, 1):
+        label = f"{name} image {index}"
+        if len(parts) >= MAX_RESULT_IMAGES:
+            notes.append(f"[{label}: not sent, more than {MAX_RESULT_IMAGES} images]")
+            continue
+        try:
+            parts.append(prepare(_decoded(str(block.data))).part(label))
+        except ImageRefused as exc:
+            notes.append(f"[{label}: not sent, {exc}]")
+    return tuple(parts), notes
+
+
+def _decoded(data: str) -> bytes:
+    if len(data) > MAX_SOURCE_BYTES * 4 // 3 + 4:
+        raise ImageRefused(f"over {MAX_SOURCE_BYTES // 2**20} MB, too big to read as an image")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ImageRefused("its data is not base64") from None
 
 
 def result_text(result: Any, cap: int) -> str:

@@ -19,7 +19,7 @@ from agent import events as ev
 from agent.mcp.connection import McpTool
 from agent.mcp.loop import CallCancelled
 from agent.mcp.projects import ProjectDecisionsError
-from agent.mcp.results import result_text
+from agent.mcp.results import result_images, result_text
 from agent.mcp.settings import ToolSearch
 from agent.models import DEFAULT_CONTEXT_WINDOW, tokens_for_chars
 from agent.tools.registry import DETAIL_CAP, ApprovalRequest, Pending, Tool, ToolResult, one_line
@@ -262,7 +262,9 @@ class McpToolSource:
             )
         except Exception as exc:  # the server's error is the model's to read (A4)
             return ToolResult(False, f"MCP server {tool.server}: {_error_text(exc)}")
-        return ToolResult(not bool(result.is_error), result_text(result, ctx.output_cap))
+        images, notes = result_images(result, tool.wire)
+        text = "\n".join([result_text(result, ctx.output_cap), *notes])
+        return ToolResult(not bool(result.is_error), text, images=images)
 
 
 def _claims(annotations: dict[str, Any]) -> str:

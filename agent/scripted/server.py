@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent.scripted import wire_anthropic, wire_openai, wire_raw
+from agent.scripted.images import SeenImage, image_parts
 from agent.scripted.script import EXHAUSTED_MESSAGE, Reply, RequestInfo, Script, ScriptPlayer
 
 _OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -42,6 +43,11 @@ class RecordedRequest:
     body: dict[str, Any] | None
     raw: bytes
     wire: str
+
+    @property
+    def images(self) -> list[SeenImage]:
+        """The image parts the request carried (G4), decoded."""
+        return image_parts(self.body, self.wire)
 
 
 class _Abort(Exception):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import outside_json
 from agent.kinds import ApprovalMode
+from agent.messages import ImagePart
 from agent.modes import PLAN_NO_CHANGES
 from agent.secrets import STANDARD_KEY_ENV
 from agent.text_cuts import cut_with_ellipsis
@@ -129,6 +130,8 @@ class ToolResult:
     output: str
     declined: bool = False
     display: dict[str, Any] | None = None
+    images: tuple[ImagePart, ...] = ()
+    """Images the model sees with the output (an MCP tool's image result, G4)."""
 
 
 class ToolError(Exception):
@@ -442,7 +445,11 @@ class ToolRegistry:
             result = ToolResult(False, f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")
         output = result.output if isinstance(result.output, str) else str(result.output)
         return ToolResult(
-            bool(result.ok), cap_text(output, ctx.output_cap), result.declined, result.display
+            bool(result.ok),
+            cap_text(output, ctx.output_cap),
+            result.declined,
+            result.display,
+            tuple(result.images),
         )
 
     def _run(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from textual import events
@@ -70,6 +71,8 @@ class Composer(TextArea):
         )
         self.cursor_blink = cursor_blink
         self.completer: CompletionKeys | None = None
+        self.image_paster: Callable[[str], str | None] | None = None
+        """What a paste naming only image files becomes (their `@` mentions, G4), or None."""
         self.sent: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
@@ -112,6 +115,12 @@ class Composer(TextArea):
 
     async def _on_paste(self, event: events.Paste) -> None:
         # TextArea's own handler runs after this one (Textual dispatches along the MRO).
+        mentions = self.image_paster(event.text) if self.image_paster is not None else None
+        if mentions is not None:  # a dropped or pasted image path: attached as an image
+            event.prevent_default()
+            event.stop()
+            self.replace(mentions, *self.selection, maintain_selection_offset=False)
+            return
         if len(event.text) + len(self.text) > LARGE_TEXT_CHARS:
             self.soft_wrap = False
 

@@ -77,7 +77,8 @@ def test_binary_and_outside_paths_are_refused_as_the_file_tools_refuse_them(ws):
     assert "TOP SECRET" not in expansion.content
     refused = {a["path"]: a["refused"] for a in expansion.attachments}
     assert refused == {
-        "logo.png": "binary file",
+        # A name and first bytes of a PNG, and no image behind them (G4).
+        "logo.png": "a broken or unreadable PNG image (Truncated File Read)",
         "../secret.txt": "outside the workspace",
         str(ws.parent / "secret.txt"): "outside the workspace",
         "inside-link.txt": "outside the workspace",

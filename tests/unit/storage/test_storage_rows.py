@@ -10,7 +10,9 @@ from storage.schema import CHECKPOINT_COLUMNS, MESSAGE_COLUMNS, SESSION_COLUMNS
 def test_row_types_name_exactly_the_columns():
     assert set(SessionRow.__annotations__) == {*SESSION_COLUMNS, "message_count"}
     assert set(MessageRow.__annotations__) == set(MESSAGE_COLUMNS) - {"session_id"}
-    assert set(MessageValues.__annotations__) == set(MESSAGE_COLUMNS) - {"id", "session_id", "seq"}
+    # `blobs`: a message's images, written to session_blobs beside the row (G4).
+    values = set(MESSAGE_COLUMNS) - {"id", "session_id", "seq"} | {"blobs"}
+    assert set(MessageValues.__annotations__) == values
     assert set(CheckpointRow.__annotations__) == set(CHECKPOINT_COLUMNS)
 
 
