@@ -2,7 +2,8 @@
 
 `python tests/mcp_servers.py MODE [--http PORT]` runs one over stdio (or streamable HTTP):
 
-- normal: echo, add, a picture (broken bytes), a screenshot (a real 8x6 PNG), structured output, a prompt, a slow tool, a secret printer
+- normal: echo, add, a picture (broken bytes), a screenshot (a real 8x6 PNG), structured output,
+  a prompt, a slow tool, a secret printer
 - crash: like normal, plus `crash` (writes to stderr, then exits 3)
 - writer: like normal, plus `write_note` (writes a file where it is told)
 - changing: `grow` adds a tool and tells the client (notifications/tools/list_changed)
