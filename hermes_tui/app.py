@@ -145,7 +145,11 @@ class HermesApp(KeyActions, App[int]):
                 yield StallBanner(id="stall")
                 yield CompletionPopup(id="hints")
                 yield StatusLine(id="status-line")
-                yield Composer(id="composer", cursor_blink=self.probes.cursor_blink)
+                yield Composer(
+                    id="composer",
+                    cursor_blink=self.probes.cursor_blink,
+                    blink_rest=self.probes.blink_rest,
+                )
             yield StatusPanel(id="status")
         # ctrl+p still opens the palette; the key bar keeps its width for our keys at 80 columns.
         yield KeyBar(id="keys")

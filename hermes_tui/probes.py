@@ -19,6 +19,8 @@ class Probes:
     clock: Callable[[], float] = time.monotonic
     """The elapsed clock: how long a turn, a tool or a silence has lasted."""
     cursor_blink: bool = True
+    blink_rest: float | None = None
+    """Seconds after the last key before the cursor stops blinking (None: the composer's)."""
     demo_delay: float | None = None
     """Seconds between the demo model's chunks (None: its own pace, set for a person to read;
     a test that is not about the pace plays it at once)."""
