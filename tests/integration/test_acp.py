@@ -106,7 +106,11 @@ TURNS = {
             "reasoning": "SECRET-THOUGHT about the file",
             "text": "Writing it.",
             "tool_calls": [
-                {"id": "call_w", "name": "write_file", "arguments": {"path": "notes.txt", "content": "hello\n"}}
+                {
+                    "id": "call_w",
+                    "name": "write_file",
+                    "arguments": {"path": "notes.txt", "content": "hello\n"},
+                }
             ],
         },
         {
@@ -150,17 +154,23 @@ async def _session_checks(server, home, workspace):
         assert new.config_options[0].current_value == "scripted:test-model"
 
         # A tool call that asks: the permission request names the call the editor shows.
-        done = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("make the file")]), STARTED)
+        done = await asyncio.wait_for(
+            conn.prompt(session_id=sid, prompt=[text_block("make the file")]), STARTED
+        )
         assert done.stop_reason == "end_turn"
         assert (workspace / "notes.txt").read_text() == "hello\n"
-        (call, options), = client.asks
+        ((call, options),) = client.asks
         assert call.tool_call_id == "call_w"
         assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
         kinds = client.kinds(sid)
         assert kinds.index("agent_thought_chunk") < kinds.index("tool_call")
         assert "SECRET-THOUGHT" in client.text("agent_thought_chunk", sid)
         assert "Writing it." in client.text("agent_message_chunk", sid)
-        finished = [u for _, u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"]
+        finished = [
+            u
+            for _, u in client.updates
+            if u.session_update == "tool_call_update" and u.status == "completed"
+        ]
         diff = finished[-1].content[0]
         assert diff.type == "diff" and diff.path == str(workspace / "notes.txt")
         assert diff.new_text == "hello\n"
@@ -171,7 +181,9 @@ async def _session_checks(server, home, workspace):
         # T1 (queue): a prompt sent while a turn runs waits for it, then runs as its own turn.
         slow = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("slow one")]))
         await client.until(lambda: "A slow" in client.text("agent_message_chunk", sid))
-        queued = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("queued one")]))
+        queued = asyncio.ensure_future(
+            conn.prompt(session_id=sid, prompt=[text_block("queued one")])
+        )
         await asyncio.sleep(0)  # the queued prompt is on its way before the gate opens
         server.open_gate("slow")
         assert (await asyncio.wait_for(slow, STARTED)).stop_reason == "end_turn"
@@ -193,7 +205,9 @@ async def _session_checks(server, home, workspace):
         )  # fmt: skip
         assert sid in {json.loads(line)["id"] for line in listed.stdout.splitlines()}
         before = len(client.updates)
-        await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), STARTED)
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), STARTED
+        )
         replay = [u for _, u in client.updates[before:]]
         shown = [u.session_update for u in replay]
         assert shown[0] == "user_message_chunk"
@@ -203,7 +217,9 @@ async def _session_checks(server, home, workspace):
 
         # Protocol errors: a prompt for an unknown session is an error, not a hang.
         with pytest.raises(acp.RequestError) as unknown:
-            await asyncio.wait_for(conn.prompt(session_id="nope", prompt=[text_block("x")]), STARTED)
+            await asyncio.wait_for(
+                conn.prompt(session_id="nope", prompt=[text_block("x")]), STARTED
+            )
         assert "No session 'nope'" in str(unknown.value)
     finally:
         await spawn.__aexit__(None, None, None)

@@ -75,9 +75,11 @@ def test_bad_input_gets_errors_and_a_vanished_client_ends_the_turn(hermes_home, 
     client = RawClient(hermes_home, workspace)
     try:
         client.send("{this is not json")
-        parse = wait_until(lambda: next((m for m in client.lines if "error" in m), None), timeout=STARTED)
+        parse = wait_until(
+            lambda: next((m for m in client.lines if "error" in m), None), timeout=STARTED
+        )
         assert parse["error"]["code"] == -32700 and parse["id"] is None
-        client.send('[1, 2, 3]')
+        client.send("[1, 2, 3]")
         client.send(json.dumps({"jsonrpc": "1.0", "id": 7, "method": "initialize"}))
         assert client.answer(7)["error"]["code"] == -32600
         client.request(8, "no/such_method", {})
@@ -86,7 +88,11 @@ def test_bad_input_gets_errors_and_a_vanished_client_ends_the_turn(hermes_home, 
         assert client.answer(1)["result"]["agentCapabilities"]["loadSession"] is True
         client.request(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
         sid = client.answer(2)["result"]["sessionId"]
-        client.request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "keep going"}]})
+        client.request(
+            3,
+            "session/prompt",
+            {"sessionId": sid, "prompt": [{"type": "text", "text": "keep going"}]},
+        )
         wait_until(
             lambda: any(m.get("method") == "session/update" for m in client.lines),
             timeout=STARTED, what="the answer streaming",
