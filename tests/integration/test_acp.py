@@ -144,7 +144,7 @@ def test_a_session_over_acp_keeps_the_tui_contract(hermes_home, tmp_path, server
 
 async def _session_checks(server, home, workspace):
     client = RecordingClient()
-    spawn, conn, process, reply = await started(client, home, workspace)
+    spawn, conn, _process, reply = await started(client, home, workspace)
     try:
         assert reply.agent_capabilities.load_session is True
         new = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=[]), STARTED)

@@ -51,10 +51,11 @@ class RawClient:
 
     def answer(self, ident) -> dict:
         """The response to request `ident` (bounded wait)."""
-        return wait_until(
-            lambda: next((m for m in self.lines if m.get("id") == ident and "method" not in m), None),
-            timeout=STARTED, what=f"the answer to {ident}",
-        )  # fmt: skip
+
+        def answered():
+            return next((m for m in self.lines if m.get("id") == ident and "method" not in m), None)
+
+        return wait_until(answered, timeout=STARTED, what=f"the answer to {ident}")
 
     def close(self) -> None:
         if self.process.poll() is None:
