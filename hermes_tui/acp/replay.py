@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from acp import helpers
 
-from agent import events as ev
 from agent.attachments import SHOWN_KEY
 from hermes_tui.acp.updates import plan_update, tool_finished, tool_started
 
@@ -29,7 +27,6 @@ def replayed(
 
     `summary(name, args)` is the tool registry's one-row summary, as the live call had it.
     """
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for row in rows:
         if row.get("compacted") or row.get("display_kind"):
             continue
@@ -44,19 +41,12 @@ def replayed(
             for call in row.get("tool_calls") or ():
                 name, args = _call_of(call)
                 call_id = str(call.get("id", ""))
-                calls[call_id] = (name, args)
-                yield tool_started(
-                    ev.ToolStarted(call_id, name, args, summary(name, args)), workspace
-                )
+                yield tool_started(call_id, name, args, summary(name, args), workspace)
         elif role == "tool":
             call_id = str(row.get("tool_call_id") or "")
-            name = calls.get(call_id, (str(row.get("name") or ""), {}))[0]
-            display = MappingProxyType(dict(meta)) if isinstance(meta, Mapping) else None
-            ok = bool(meta.get("ok", True)) if isinstance(meta, Mapping) else True
-            yield tool_finished(
-                ev.ToolFinished(call_id, name, ok, content, 0.0, display=display or {}),
-                workspace,
-            )
+            display = meta if isinstance(meta, Mapping) else None
+            ok = bool(display.get("ok", True)) if display is not None else True
+            yield tool_finished(call_id, ok, content, display, workspace)
     if todos:
         yield plan_update(tuple(todos))
 

@@ -46,11 +46,11 @@ def updates_for(event: ev.AgentEvent, workspace: Path) -> list[Any]:
     if isinstance(event, ev.StreamReset):
         return [helpers.update_agent_message_text(REPLACED)]
     if isinstance(event, ev.ToolStarted):
-        return [tool_started(event, workspace)]
+        return [tool_started(event.call_id, event.name, event.arguments, event.summary, workspace)]
     if isinstance(event, ev.ToolApprovalAnswered) and event.approved:
         return [helpers.update_tool_call(event.call_id, status="in_progress")]
     if isinstance(event, ev.ToolFinished):
-        return [tool_finished(event, workspace)]
+        return [tool_finished(event.call_id, event.ok, event.output, event.display, workspace)]
     if isinstance(event, ev.TodosChanged):
         return [plan_update(event.items)]
     if isinstance(event, ev.UsageUpdated) and event.context_window:
@@ -65,32 +65,36 @@ def tool_kind(name: str) -> str:
     return TOOL_KINDS.get(name, "other")
 
 
-def tool_started(event: ev.ToolStarted, workspace: Path) -> Any:
+def tool_started(
+    call_id: str, name: str, arguments: Mapping[str, Any], summary: str, workspace: Path
+) -> Any:
     """A `tool_call`: pending until it runs (or is approved), with the file it touches."""
-    path = event.arguments.get("path")
+    path = arguments.get("path")
     locations = (
         [ToolCallLocation(path=str(workspace / path))] if isinstance(path, str) and path else None
     )
     return helpers.start_tool_call(
-        event.call_id,
-        event.summary or event.name,
-        kind=tool_kind(event.name),  # type: ignore[arg-type]
+        call_id,
+        summary or name,
+        kind=tool_kind(name),  # type: ignore[arg-type]
         status="pending",
         locations=locations,
-        raw_input=dict(event.arguments),
+        raw_input=dict(arguments),
     )
 
 
-def tool_finished(event: ev.ToolFinished, workspace: Path) -> Any:
+def tool_finished(
+    call_id: str, ok: bool, output: str, display: Mapping[str, Any] | None, workspace: Path
+) -> Any:
     """A `tool_call_update`: completed or failed, its diff as ACP diff content, else its output."""
     content: list[Any] = []
-    diff = FileDiff.from_metadata((event.display or {}).get(DIFF_KEY))
-    if event.ok and diff is not None:
+    diff = FileDiff.from_metadata((display or {}).get(DIFF_KEY))
+    if ok and diff is not None:
         content.append(diff_content(diff, workspace))
-    elif event.output:
-        content.append(helpers.tool_content(helpers.text_block(event.output)))
+    elif output:
+        content.append(helpers.tool_content(helpers.text_block(output)))
     return helpers.update_tool_call(
-        event.call_id, status="completed" if event.ok else "failed", content=content
+        call_id, status="completed" if ok else "failed", content=content
     )
 
 

@@ -24,7 +24,7 @@ def test_a_slow_client_holds_the_worker_at_the_bound_and_gets_everything_in_orde
     def send(n: int):
         async def write() -> None:
             while not client_reads.is_set():  # the client's pipe is full
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # the stuck client itself, not a wait for a state
             got.append(n)
 
         return write
@@ -55,9 +55,10 @@ def test_a_client_that_left_releases_the_waiting_worker():
     """E1: once the connection is gone, a worker waiting for room gives up (no hang)."""
     loop = asyncio.new_event_loop()
     outbox = Outbox(loop, limit=1)
-    assert outbox.put(lambda: asyncio.sleep(0))  # takes the one credit; never written
+    # The one credit is taken by a send that is never written (no pump runs).
+    assert outbox.put(lambda: asyncio.sleep(0))  # a send, never run: no time passes
     outbox.close()
-    assert outbox.put(lambda: asyncio.sleep(0)) is False
+    assert outbox.put(lambda: asyncio.sleep(0)) is False  # a send, never run: no time passes
     loop.close()
 
 
