@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 from acp import RequestError
@@ -278,7 +278,11 @@ async def serve(config: Config) -> None:
 
     reader, writer = await acp.stdio_streams(limit=50 * 1024 * 1024)
     agent = HermesAcpAgent(config)
-    conn = AgentSideConnection(agent, StdioTransport(reader, writer), listening=False)
+    # The SDK calls each method by keyword with the request's fields; ours take the fields they
+    # use and `**_` for the rest, which the Protocol's full signatures do not admit.
+    conn = AgentSideConnection(
+        cast("acp.Agent", agent), StdioTransport(reader, writer), listening=False
+    )
     try:
         await conn.listen()
     finally:

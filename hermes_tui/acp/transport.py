@@ -46,7 +46,7 @@ class StdioTransport:
                 await self._error(None, PARSE_ERROR, "Parse error: a line that is not JSON")
                 continue
             problem = _shape_problem(message)
-            if problem is None:
+            if problem is None and isinstance(message, dict):
                 return message
             ident = message.get("id") if isinstance(message, dict) else None
             if isinstance(message, dict) and "method" not in message and "id" in message:

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from helpers import write_config
@@ -26,9 +27,11 @@ from acp.schema import (  # noqa: E402
     AllowedOutcome,
     ClientCapabilities,
     Implementation,
+    McpServerStdio,
     RequestPermissionResponse,
 )
 
+MCP_SCRIPT = str(Path(__file__).parent.parent / "mcp_servers.py")
 STARTED = 60.0
 """Bound on one request to the agent process (a loaded machine starts Python slowly)."""
 
@@ -114,6 +117,21 @@ TURNS = {
             ],
         },
         {
+            "match": {"last_user_contains": "plan it"},
+            "tool_calls": [
+                {
+                    "id": "call_t",
+                    "name": "todo_write",
+                    "arguments": {
+                        "todos": [
+                            {"text": "read the code", "status": "done"},
+                            {"text": "fix the bug", "status": "in_progress"},
+                        ]
+                    },
+                }
+            ],
+        },
+        {
             "match": {"last_user_contains": "slow one"},
             "text": "A slow answer that waits at the gate before it goes on to the end.",
             "chunk_size": 4,
@@ -147,7 +165,12 @@ async def _session_checks(server, home, workspace):
     spawn, conn, _process, reply = await started(client, home, workspace)
     try:
         assert reply.agent_capabilities.load_session is True
-        new = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=[]), STARTED)
+        probe = McpServerStdio(
+            name="probe", command=sys.executable, args=[MCP_SCRIPT, "normal"], env=[]
+        )
+        new = await asyncio.wait_for(
+            conn.new_session(cwd=str(workspace), mcp_servers=[probe]), STARTED
+        )
         sid = new.session_id
         assert new.modes.current_mode_id == "ask"
         assert {m.id for m in new.modes.available_modes} == {"ask", "auto-edit", "plan", "yolo"}
@@ -174,9 +197,30 @@ async def _session_checks(server, home, workspace):
         diff = finished[-1].content[0]
         assert diff.type == "diff" and diff.path == str(workspace / "notes.txt")
         assert diff.new_text == "hello\n"
+        # The editor's MCP server joined the session's tools (by the second call: it starts
+        # in the background, as the config's servers do, M1).
+        tools = {t["function"]["name"] for r in server.requests for t in r.body.get("tools", [])}
+        assert "mcp__probe__echo" in tools, sorted(tools)
         # R1: the reasoning reached the editor, and no later request carries it.
         assert server.requests, "the server was asked"
         assert all("SECRET-THOUGHT" not in json.dumps(r.body) for r in server.requests)
+
+        # N2: the todo list is the editor's plan.
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("plan it")]), STARTED)
+        plan = [u for _, u in client.updates if u.session_update == "plan"][-1]
+        assert [(e.content, e.status) for e in plan.entries] == [
+            ("read the code", "completed"), ("fix the bug", "in_progress"),
+        ]  # fmt: skip
+
+        # N1: modes and models are set by the client; a bad one is a one-sentence error.
+        await conn.set_session_mode(session_id=sid, mode_id="auto-edit")
+        with pytest.raises(acp.RequestError) as bad_mode:
+            await conn.set_session_mode(session_id=sid, mode_id="reckless")
+        assert "No mode called 'reckless'" in str(bad_mode.value)
+        with pytest.raises(acp.RequestError) as bad_model:
+            await conn.set_config_option(config_id="model", session_id=sid, value="nosuch:model")
+        assert "nosuch" in str(bad_model.value)
+        await conn.set_session_mode(session_id=sid, mode_id="ask")
 
         # T1 (queue): a prompt sent while a turn runs waits for it, then runs as its own turn.
         slow = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("slow one")]))
