@@ -267,3 +267,56 @@ async def _session_checks(server, home, workspace):
         assert "No session 'nope'" in str(unknown.value)
     finally:
         await spawn.__aexit__(None, None, None)
+
+
+STEER = {
+    "replies": [
+        {"match": {"last_user_contains": "also say hi"}, "text": "Read it, and hi."},
+        {
+            "match": {"last_user_contains": "read it"},
+            "text": "Reading the file now.",
+            "tool_calls": [{"id": "call_r", "name": "read_file", "arguments": {"path": "a.txt"}}],
+            "chunk_size": 4,
+            "gate": "read",
+            "gate_after": 3,
+        },
+    ]
+}
+
+
+def test_a_prompt_during_a_turn_steers_it_when_busy_input_mode_says_steer(
+    hermes_home, tmp_path, servers
+):
+    """E1, T1, T2: with `busy_input_mode: steer` a prompt sent while a turn runs goes into
+    that turn (the next model call reads it) instead of a turn of its own; both prompts end
+    with that turn."""
+    server = servers.start(Script.from_dict(STEER))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    write_config(hermes_home, server, agent={"busy_input_mode": "steer"}, sandbox="off")
+    asyncio.run(_steer_checks(server, hermes_home, workspace))
+
+
+async def _steer_checks(server, home, workspace):
+    client = RecordingClient()
+    spawn, conn, _process, _reply = await started(client, home, workspace)
+    try:
+        new = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=[]), STARTED)
+        sid = new.session_id
+        first = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("read it")]))
+        await client.until(lambda: "Read" in client.text("agent_message_chunk", sid))
+        steer = asyncio.ensure_future(
+            conn.prompt(session_id=sid, prompt=[text_block("also say hi")])
+        )
+        # The agent handles requests in the order they come and takes a steer in its handler's
+        # first step: the answer to a cheap request sent after it means the steer is taken.
+        await asyncio.wait_for(conn.set_session_mode(session_id=sid, mode_id="yolo"), STARTED)
+        server.open_gate("read")
+        assert (await asyncio.wait_for(first, STARTED)).stop_reason == "end_turn"
+        assert (await asyncio.wait_for(steer, STARTED)).stop_reason == "end_turn"
+        assert len(server.requests) == 2, "the steer ran as a turn of its own"
+        second = json.dumps(server.requests[1].body["messages"])
+        assert "also say hi" in second and "Read it, and hi." in client.text("agent_message_chunk")
+    finally:
+        await spawn.__aexit__(None, None, None)
