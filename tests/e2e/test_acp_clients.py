@@ -124,11 +124,39 @@ def _answer(updates: list[dict]) -> str:
     )
 
 
-def test_toad_opens_hermes_in_tmux():
-    """E1: Toad, the Textual ACP front end, starts `hermes-tui acp` and shows its answer."""
-    toad_python = shutil.which("python3.14")
-    if toad_python is None:
+def test_toad_drives_a_tool_call_and_a_cancel_in_tmux(
+    model_server, workspace, tmp_path, hermes_home
+):
+    """E1: Toad, the Textual ACP front end, starts `hermes-tui acp` in a private tmux server:
+    a prompt whose tool call writes a file shows its answer; Escape cancels a prompt
+    mid-stream, and the stored session shows the stopped turn."""
+    if shutil.which("python3.14") is None:
         pytest.skip("Toad (batrachian-toad) needs Python 3.14, and no python3.14 is on PATH")
-    if shutil.which("tmux") is None or shutil.which("toad") is None:
-        pytest.skip("Toad needs tmux and `toad` (pip install batrachian-toad under Python 3.14)")
-    pytest.skip("a Python 3.14 and Toad are here: the tmux drive of Toad is not written yet")
+    toad = shutil.which("toad")
+    if toad is None or shutil.which("tmux") is None:
+        pytest.skip("Toad needs tmux and `toad` (`uv tool install batrachian-toad --python 3.14`)")
+    from e2e.terminal import SIZE, Terminal, app_env
+
+    model_server(SCRIPT, approval="yolo")
+    term = Terminal(tmp_path, app_env(hermes_home, tmp_path))
+    env = [arg for name, value in term.env.items() for arg in ("-e", f"{name}={value}")]
+    columns, lines = SIZE
+    try:
+        toad_command = [toad, "acp", _agent_command(), str(workspace)]
+        term.tmux("new-session", "-d", "-s", term.TARGET, "-x", str(columns), "-y", str(lines),
+                  "-c", str(workspace), *env, *toad_command)  # fmt: skip
+        term.wait_for("hermes-tui", timeout=BOUND)
+        term.send("make the file", "Enter")
+        term.wait_for("Done: notes.txt written.", timeout=BOUND)
+        assert (workspace / "notes.txt").read_text() == "hi\n"
+        term.send("stop me", "Enter")
+        term.wait_for("An answer", timeout=BOUND)
+        term.send("Escape")
+        db = hermes_home / "state.db"
+        wait_until(
+            lambda: "turn_stopped" in {r[0] for r in sqlite3.connect(db).execute(
+                "SELECT display_kind FROM messages")},
+            timeout=BOUND, what="the stopped turn stored",
+        )  # fmt: skip
+    finally:
+        term.kill()
