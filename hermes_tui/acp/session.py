@@ -166,10 +166,10 @@ class AcpSession:
         return False
 
     async def _run_queue(self) -> None:
-        self._cancelled = False
         while self._queue:
             item = self._queue.popleft()
             self._running = item
+            self._cancelled = False  # a cancel from now on is this turn's
             self.agent.expect_turn()  # a cancel from now on stops this turn (Z1)
             try:
                 result = await asyncio.to_thread(self._turn, item.text)
@@ -186,8 +186,6 @@ class AcpSession:
                 item.answers = item.answers[:1]
             for answer in item.answers:
                 _settle_with(answer, result)
-            if self._cancelled:
-                self._cancel_queued()
 
     def _turn(self, text: str) -> Any:
         """One turn on the worker thread; the session's title is its first text."""
@@ -209,13 +207,13 @@ class AcpSession:
             )
 
     def cancel(self) -> None:
-        """session/cancel: the turn stops as Esc stops it (T6); queued prompts end cancelled."""
+        """session/cancel: the turn stops as Esc stops it (T6); the prompts queued behind it
+        end cancelled now (the editor keeps their text), and one sent after the cancel runs."""
         self._cancelled = True
         self.agent.stop()
         for task in list(self._asks):
             task.cancel()
-        if self._running is None:
-            self._cancel_queued()
+        self._cancel_queued()
 
     def _cancel_queued(self) -> None:
         while self._queue:

@@ -239,15 +239,29 @@ async def _session_checks(server, home, workspace):
         # T6: a cancel mid-stream ends the turn as cancelled, the partial answer kept.
         stopped = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("stop me")]))
         await client.until(lambda: "This" in client.text("agent_message_chunk", sid))
+        behind = asyncio.ensure_future(
+            conn.prompt(session_id=sid, prompt=[text_block("never run")])
+        )
+        await asyncio.wait_for(conn.set_session_mode(session_id=sid, mode_id="ask"), STARTED)
         await conn.cancel(session_id=sid)
+        after = asyncio.ensure_future(
+            conn.prompt(session_id=sid, prompt=[text_block("queued one")])
+        )
         assert (await asyncio.wait_for(stopped, STARTED)).stop_reason == "cancelled"
+        # The prompt queued behind it ends cancelled, unrun; one sent after the cancel runs.
+        assert (await asyncio.wait_for(behind, STARTED)).stop_reason == "cancelled"
+        assert (await asyncio.wait_for(after, STARTED)).stop_reason == "end_turn"
+        assert all("never run" not in json.dumps(r.body) for r in server.requests)
 
         # One store: the session is listed by the CLI and loads again with its history.
         listed = subprocess.run(
             [sys.executable, "-m", "hermes_tui", "sessions", "list", "--json"],
             capture_output=True, text=True, env=agent_env(home), timeout=STARTED, check=True,
         )  # fmt: skip
-        assert sid in {json.loads(line)["id"] for line in listed.stdout.splitlines()}
+        titles = {
+            json.loads(line)["id"]: json.loads(line)["title"] for line in listed.stdout.splitlines()
+        }
+        assert titles.get(sid) == "make the file"
         before = len(client.updates)
         await asyncio.wait_for(
             conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), STARTED
