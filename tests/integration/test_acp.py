@@ -156,7 +156,10 @@ def test_a_session_over_acp_keeps_the_tui_contract(hermes_home, tmp_path, server
     server = servers.start(Script.from_dict(TURNS))
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    write_config(hermes_home, server, agent={"approval": "ask"}, sandbox="off")
+    write_config(
+        hermes_home, server, agent={"approval": "ask"}, provider={"context_window": 32768},
+        sandbox="off",
+    )  # fmt: skip
     asyncio.run(_session_checks(server, hermes_home, workspace))
 
 
@@ -201,6 +204,9 @@ async def _session_checks(server, home, workspace):
         # in the background, as the config's servers do, M1).
         tools = {t["function"]["name"] for r in server.requests for t in r.body.get("tools", [])}
         assert "mcp__probe__echo" in tools, sorted(tools)
+        # The context meter: what the last call sent, of the window.
+        meter = [u for _, u in client.updates if u.session_update == "usage_update"][-1]
+        assert meter.size == 32768 and 0 < meter.used < meter.size
         # R1: the reasoning reached the editor, and no later request carries it.
         assert server.requests, "the server was asked"
         assert all("SECRET-THOUGHT" not in json.dumps(r.body) for r in server.requests)
@@ -262,6 +268,8 @@ async def _session_checks(server, home, workspace):
             json.loads(line)["id"]: json.loads(line)["title"] for line in listed.stdout.splitlines()
         }
         assert titles.get(sid) == "make the file"
+        listed_here = await conn.list_sessions(cwd=str(workspace))
+        assert [info.session_id for info in listed_here.sessions] == [sid]
         before = len(client.updates)
         await asyncio.wait_for(
             conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), STARTED
