@@ -105,3 +105,6 @@ def test_bad_input_gets_errors_and_a_vanished_client_ends_the_turn(hermes_home, 
     db = sqlite3.connect(hermes_home / "state.db")
     rows = db.execute("SELECT role, content FROM messages WHERE session_id = ?", (sid,)).fetchall()
     assert ("user", "keep going") in rows
+    # The partial answer the client saw is kept too (R2), and the turn is marked stopped.
+    kept = [content for role, content in rows if role == "assistant" and content]
+    assert kept and "A long answer".startswith(kept[0][:6]), rows
