@@ -145,7 +145,7 @@ class HermesAcpAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         """Run a turn (or queue or steer it, T1); its stop reason and the tokens it used."""
         session = self._session(session_id)
-        text = prompt_text(prompt)
+        text = prompt_text(prompt, session.workspace)
         usage = session.agent.usage
         before = (usage.input_tokens, usage.output_tokens)
         reason = await session.prompt(text)

@@ -64,3 +64,27 @@ def test_a_diff_becomes_the_old_and_new_side_of_its_hunks():
     )
     created = diff_content(file_diff("", "new\n", "n.txt"), Path("/ws"))
     assert created.old_text is None and created.new_text == "new\n"
+
+
+def test_prompt_blocks_become_the_turns_text(tmp_path):
+    """E1, P2: a link to a workspace file is an @mention; an embedded resource follows the
+    text; an image or an empty prompt is refused in one sentence."""
+    import pytest
+    from acp import RequestError, resource_link_block, text_block
+    from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, TextResourceContents
+
+    from hermes_tui.acp.prompt_text import prompt_text
+
+    (tmp_path / "src").mkdir()
+    link = resource_link_block("app.py", (tmp_path / "src" / "app.py").as_uri())
+    outside = resource_link_block("x", "https://example.org/x")
+    embedded = EmbeddedResourceContentBlock(
+        type="resource", resource=TextResourceContents(uri="file:///n.txt", text="note")
+    )
+    text = prompt_text([text_block("look at"), link, outside, embedded], tmp_path)
+    assert text.startswith("look at\n\n@src/app.py\n\nhttps://example.org/x\n\n<context")
+    assert "note" in text
+    with pytest.raises(RequestError, match="not image content"):
+        prompt_text([ImageContentBlock(type="image", data="", mime_type="image/png")], tmp_path)
+    with pytest.raises(RequestError, match="empty"):
+        prompt_text([text_block("  ")], tmp_path)
