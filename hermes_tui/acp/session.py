@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError
+from acp import RequestError, text_block, tool_content
 from acp.schema import ToolCallUpdate
 
 from agent import events as ev
@@ -107,7 +107,8 @@ class AcpSession:
             title=request.summary,
             kind=tool_kind(request.tool),  # type: ignore[arg-type]
             status="pending",
-            raw_input={"detail": request.detail, "note": request.note} if request.note else None,
+            # What the TUI's dialog shows under the summary: the command, the diff, a note.
+            content=[tool_content(text_block(shown))] if (shown := _asked(request)) else None,
         )
 
         async def ask() -> None:
@@ -229,6 +230,11 @@ class AcpSession:
                 await asyncio.wait({self._runner}, timeout=30)
             await self.runtime.close()
         self._pump.cancel()
+
+
+def _asked(request: ApprovalRequest) -> str:
+    """The detail and note of an approval, as one text (empty when it has neither)."""
+    return "\n\n".join(part for part in (request.note, request.detail) if part)
 
 
 def _settle_with(answer: asyncio.Future[str], result: Any) -> None:

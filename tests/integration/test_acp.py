@@ -187,6 +187,7 @@ async def _session_checks(server, home, workspace):
         assert (workspace / "notes.txt").read_text() == "hello\n"
         ((call, options),) = client.asks
         assert call.tool_call_id == "call_w"
+        assert "hello" in call.content[0].content.text  # the dialog's detail: what is written
         assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
         kinds = client.kinds(sid)
         assert kinds.index("agent_thought_chunk") < kinds.index("tool_call")
