@@ -149,7 +149,7 @@ class AcpSession:
         that read it."""
         answer: asyncio.Future[str] = self.loop.create_future()
         running = self._running
-        if running is not None and await self._into_running(text):
+        if running is not None and self._into_running(text):
             running.answers.append(answer)
         else:
             self._queue.append(_Item(text, [answer]))
@@ -157,13 +157,17 @@ class AcpSession:
                 self._runner = self.loop.create_task(self._run_queue(), name="acp-turns")
         return await answer
 
-    async def _into_running(self, text: str) -> bool:
-        """Steer or redirect the running turn with `text`, as busy_input_mode says (T1)."""
+    def _into_running(self, text: str) -> bool:
+        """Steer or redirect the running turn with `text`, as busy_input_mode says (T1).
+
+        On the loop, not a thread: the turn cannot end between taking the text and its
+        prompt joining the turn's answers (both calls only take the agent's short lock).
+        """
         mode = self.agent.config.agent.busy_input_mode
         if mode == BusyInputMode.STEER:
             return bool(self.agent.steer(text))
         if mode == BusyInputMode.INTERRUPT:
-            return bool(await asyncio.to_thread(self.agent.redirect, text))
+            return bool(self.agent.redirect(text))
         return False
 
     async def _run_queue(self) -> None:
