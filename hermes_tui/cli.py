@@ -1,4 +1,4 @@
-"""Command-line entry point: the TUI (default), headless `run`, sessions, scripted-server."""
+"""Command-line entry point: the TUI (default), headless `run`, `acp`, sessions, scripted-server."""
 
 from __future__ import annotations
 
@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     ssearch.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N")
     ssub.add_parser("reindex", help="rebuild the full-text search index from the messages")
 
+    acp_cmd = sub.add_parser(
+        "acp", help="serve editors over the Agent Client Protocol (stdio; Zed, Toad, Neovim)"
+    )
+    acp_cmd.add_argument("--model", dest="acp_model", metavar="MODEL", help="provider:model")
+    acp_cmd.add_argument("--demo", dest="acp_demo", action="store_true", help="use the demo model")
+
     server = sub.add_parser("scripted-server", help="serve a model script (testing, demos)")
     server.add_argument("--script", required=True, help="a YAML script file")
     server.add_argument("--port", type=int, default=0, help="port to listen on (0: any free one)")
@@ -93,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run_headless(args)
+        if args.command == "acp":
+            return _run_acp(args)
         if args.command == "sessions":
             from hermes_tui.headless import sessions_command
 
@@ -169,6 +177,18 @@ def _run_headless(args: argparse.Namespace) -> int:
         demo=args.run_demo or args.demo,
         mode=run_mode(args.run_mode, args.yes),
     )
+
+
+def _run_acp(args: argparse.Namespace) -> int:
+    """`hermes-tui acp`: an ACP agent on stdin and stdout until the client closes them (E1)."""
+    import asyncio
+
+    from hermes_tui.acp.server import serve
+    from hermes_tui.runtime import load_config_for
+
+    config = load_config_for(demo=args.acp_demo or args.demo, model=args.acp_model or args.model)
+    asyncio.run(serve(config))
+    return exit_codes.OK
 
 
 def run_mode(word: str | None, yes: bool) -> str | None:
