@@ -310,6 +310,7 @@ class Turn:
 
     def _run_tools(self, calls: list[ToolCall]) -> str | None:
         """Run a batch; returns the plan when propose_plan ended the turn on it (N1)."""
+        from agent.background import BACKGROUND
         from agent.tools.registry import ToolContext
 
         host = self.host
@@ -333,6 +334,7 @@ class Turn:
                 switch_mode=lambda mode: switch_mode(host, mode),
                 permissions=host.permissions,
                 keep_todos=lambda todos: keep_todos(host, todos),
+                background=BACKGROUND,
             )
             batch = ToolBatch(
                 registry=host.registry,

@@ -25,6 +25,7 @@ from agent.tools.approvals import (
 )
 
 if TYPE_CHECKING:
+    from agent.background import BackgroundTable
     from agent.todos import TodoList
     from agent.tools.permissions import Permissions
     from agent.tools.rules import PlacedRule
@@ -104,6 +105,8 @@ class ToolContext:
     """The allow / ask / deny rules in effect (N3); None: no rules."""
     keep_todos: Callable[[TodoList], None] | None = None
     """Keeps the list a `todo_write` call sent with the session (N2); None: not kept."""
+    background: BackgroundTable | None = None
+    """The run's background processes (G2); None: `background: true` is refused."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -567,8 +570,10 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry with every built-in tool: files, search, shell, the plan and the todo list."""
+    """A registry with every built-in tool: files, search, shell, the plan, the todo list and
+    the background processes' output and stop."""
     from agent import plans
-    from agent.tools import files, search, shell, todo
+    from agent.tools import files, search, shell, shell_background, todo
 
-    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS])
+    tools = [*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS]
+    return ToolRegistry([*tools, *shell_background.TOOLS])

@@ -17,6 +17,8 @@ ALL = [
     "run_shell",
     "propose_plan",
     "todo_write",
+    "shell_output",
+    "shell_stop",
 ]
 
 
