@@ -363,5 +363,19 @@ def describe(entry: BackgroundProcess, now: float | None = None) -> str:
 PRIVATE_NETWORK = "on the sandbox's own loopback: reachable from this command only"
 
 
+def stopped_sentence(stopped: list[BackgroundProcess]) -> str | None:
+    """`Stopped 2 background processes: bg1 (...), bg2 (...).`, or None for none."""
+    if not stopped:
+        return None
+    plural = "es" if len(stopped) > 1 else ""
+    named = ", ".join(f"{entry.id} ({_short(entry.command)})" for entry in stopped)
+    return f"Stopped {len(stopped)} background process{plural}: {named}."
+
+
+def _short(command: str, width: int = 60) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 BACKGROUND = BackgroundTable()
 """The background processes of this process: one app, its agent and its subagents."""
