@@ -128,7 +128,8 @@ class BackgroundProcess:
     """The stream position shell_output has read up to."""
     ended_by: str = ""
     """"stop" (shell_stop or /ps) or "exit" (the app's), once one of them ended it."""
-    eof: threading.Event = field(default_factory=threading.Event)
+    finished: threading.Event = field(default_factory=threading.Event)
+    """Set once its output ended and the process it started was reaped."""
 
     @property
     def pgid(self) -> int:
@@ -174,10 +175,9 @@ class BackgroundProcess:
             while chunk := _read_some(fd):
                 self.ring.feed(chunk)
         finally:
-            self.eof.set()
             self.proc.stdout.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=LAUNCH_TIMEOUT)
+            self.proc.wait()  # a daemon thread: a process that closed its output may run on
+            self.finished.set()
 
 
 def _read_some(fd: int) -> bytes:
@@ -238,11 +238,14 @@ class BackgroundTable:
         """Raise BackgroundError when `limit` processes run already."""
         running = self.running()
         if len(running) >= self.limit:
-            ids = ", ".join(entry.id for entry in running)
-            raise BackgroundError(
-                f"Refused: {self.limit} background processes run already ({ids}); "
-                "stop one with shell_stop first."
-            )
+            raise BackgroundError(self._full([entry.id for entry in running]))
+
+    def _full(self, ids: list[str]) -> str:
+        plural = "es" if self.limit != 1 else ""
+        return (
+            f"Refused: {self.limit} background process{plural} already run ({', '.join(ids)}), "
+            "the most at once; stop one with shell_stop first."
+        )
 
     def start(
         self, command: str, popen: dict[str, Any], *, private_network: bool
@@ -250,12 +253,9 @@ class BackgroundTable:
         """Start `command` (the Popen arguments `popen`, whose output is a pipe) and list it."""
         with self._lock:
             # Under the lock: two calls of one batch cannot both take the last place.
-            running = sum(entry.running for entry in self._entries.values())
-            if running >= self.limit:
-                raise BackgroundError(
-                    f"Refused: {self.limit} background processes run already; "
-                    "stop one with shell_stop first."
-                )
+            running = [key for key, entry in self._entries.items() if entry.running]
+            if len(running) >= self.limit:
+                raise BackgroundError(self._full(running))
             proc = self._launcher.popen(**popen)
             entry = BackgroundProcess(
                 f"bg{self._next}",
@@ -293,14 +293,14 @@ class BackgroundTable:
         """Wait up to FIRST_OUTPUT_SECONDS for the command's first output (or its end)."""
         deadline = time.monotonic() + FIRST_OUTPUT_SECONDS
         seen, seen_at = 0, 0.0
-        while not stopped() and not entry.eof.is_set():
+        while not stopped() and not entry.finished.is_set():
             now = time.monotonic()
             total = entry.ring.total
             if total != seen:
                 seen, seen_at = total, now
             if now >= deadline or (seen and now - seen_at >= QUIET_SECONDS):
                 return
-            entry.eof.wait(0.02)
+            entry.finished.wait(0.02)
 
     def read(self, process_id: str, cap: int) -> str:
         """What the process wrote since the last read (its newest `cap` characters), under a
@@ -328,7 +328,7 @@ class BackgroundTable:
             return f"{entry.label()} is not running: it {entry.state()}."
         entry.ended_by = "stop"
         killed = kill_groups([entry.pgid], self.grace, reap=entry.proc)
-        entry.eof.wait(0.5)  # its last output, when it wrote some on the way out
+        entry.finished.wait(0.5)  # its last output, when it wrote some on the way out
         if killed:
             return (
                 f"Stopped {entry.label()}: it did not end within {self.grace:g} s of SIGTERM, "

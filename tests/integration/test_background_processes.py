@@ -93,7 +93,7 @@ def test_g2_a_background_server_is_listed_read_and_stopped(harness, table, wire)
 
     turn_on_a_thread(agent, "what did it log?")
     read = results(harness)[1]
-    assert read.startswith(f"[bg1 running for ")
+    assert read.startswith("[bg1 running for ")
     assert "GET /README.md HTTP/1.1" in read
     assert "Serving HTTP" not in read  # only what came since the last read
 
@@ -123,7 +123,8 @@ def test_g2_the_number_of_background_processes_is_capped(harness, table):
     first, second, third = results(harness)
     assert "as bg1" in first and "as bg2" in second
     assert third == (
-        "Refused: 2 background processes run already (bg1, bg2); stop one with shell_stop first."
+        "Refused: 2 background processes already run (bg1, bg2), the most at once; stop one "
+        "with shell_stop first."
     )
     assert len(table.processes()) == 2
 
@@ -171,9 +172,7 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
-def test_g2_headless_exit_stops_the_background_server_and_says_so(
-    hermes_home, tmp_path, servers
-):
+def test_g2_headless_exit_stops_the_background_server_and_says_so(hermes_home, tmp_path, servers):
     """G2: `hermes-tui run` ends the background server it started when it exits, and says
     which it stopped."""
     workspace = tmp_path / "project"
