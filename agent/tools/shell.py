@@ -246,7 +246,7 @@ def _status_line(reason: str, code: int | None, timeout: float, elapsed: float) 
     if reason == "orphans":
         status += (
             f"\n[background processes still holding the output after {elapsed:.1f} s "
-            "were killed; redirect their output to a file to keep them running]"
+            "were killed; to keep a server or a watcher running, start it with background: true]"
         )
     return status, code == 0
 
