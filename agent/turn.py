@@ -321,6 +321,7 @@ class Turn:
 
     def _run_tools(self, calls: list[ToolCall]) -> str | None:
         """Run a batch; returns the plan when propose_plan ended the turn on it (N1)."""
+        from agent.background import BACKGROUND
         from agent.tools.registry import ToolContext
 
         host = self.host
@@ -345,6 +346,7 @@ class Turn:
                 permissions=host.permissions,
                 keep_todos=lambda todos: keep_todos(host, todos),
                 web=host.config.web,
+                background=BACKGROUND,
             )
             batch = ToolBatch(
                 registry=host.registry,

@@ -110,6 +110,7 @@ class HermesApp(KeyActions, App[int]):
         self._froze_heap = False
         self._quitting = False  # a quit is waiting for queued writes (a second quit: now)
         self.exit_notes: list[str] = []  # sentences for the terminal once the app has gone
+        self.stopped_background: str | None = None  # which background processes quitting ended
 
     # The parts a first frame does not need are built on first use, after it (SPEC Z2): the
     # command table, the completion (the file index, rapidfuzz) and /undo's controller.
@@ -262,6 +263,7 @@ class HermesApp(KeyActions, App[int]):
             not_saved = await self.runtime.close(wait=0.0 if self._quitting else None)
             if not_saved is not None:
                 self.exit_notes.append(not_saved)
+            self.stopped_background = self.runtime.stopped_background
 
     def write_failed(self, reason: str) -> None:
         """A database write failed (on the app loop); a turn reports it itself (S7, H7)."""

@@ -232,6 +232,10 @@ def _run_tui(args: argparse.Namespace) -> int:
 
     app = HermesApp(config, resume=resume)
     result = app.run()
+    if app.stopped_background is not None:  # said, not an error (G2)
+        from hermes_tui.safe_text import safe_text
+
+        print(f"hermes-tui: {safe_text(app.stopped_background)}", file=sys.stderr)
     for note in app.exit_notes:
         print(f"hermes-tui: {note}", file=sys.stderr)
     if app.exit_notes:

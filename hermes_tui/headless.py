@@ -259,6 +259,8 @@ async def _run(
         print("hermes-tui: stopped.", file=sys.stderr)
     if not as_json and result.session_id:
         print(f"[session {result.session_id}]", file=sys.stderr)
+    if runtime.stopped_background is not None:
+        print(f"hermes-tui: {safe_text(runtime.stopped_background)}", file=sys.stderr)
     if runtime.not_saved is not None:
         print(f"hermes-tui: {safe_text(runtime.not_saved)}", file=sys.stderr)
         return exit_codes.ERROR

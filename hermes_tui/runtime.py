@@ -51,6 +51,8 @@ class Runtime:
     """Told what the exit waits for while another process's lock holds queued writes."""
     not_saved: str | None = None
     """After close: the sentence naming what could not be saved, if anything."""
+    stopped_background: str | None = None
+    """After close: the sentence naming the background processes it stopped (G2), if any."""
 
     @classmethod
     async def start(
@@ -111,11 +113,15 @@ class Runtime:
 
         Returns (and keeps in `not_saved`) the sentence naming what could not be saved.
         """
+        from agent.background import BACKGROUND, stopped_sentence
         from agent.tools.shell import kill_all_children
         from storage.errors import StorageError, sentence
 
         self.agent.stop()
         self.agent.close()
+        # Bounded (the exit grace): no background process outlives the run, and each is named.
+        stopped = await asyncio.to_thread(BACKGROUND.stop_all)
+        self.stopped_background = stopped_sentence(stopped)
         kill_all_children()  # no run_shell process group outlives the run (H6)
         if self.mcp is not None:
             await asyncio.to_thread(self.mcp.close)  # bounded; stdio servers are killed

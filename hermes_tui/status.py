@@ -264,6 +264,14 @@ class StatusHost(Protocol):
         ...
 
 
+def background_rows() -> tuple[str, ...]:
+    """The running background processes as the panel lists them (G2); once a second."""
+    from agent import background
+    from hermes_tui.processes_view import panel_rows
+
+    return panel_rows(background.BACKGROUND.running())
+
+
 class StatusPresenter:
     """Keeps the status panel, the busy session's clock and the stall banner current."""
 
@@ -516,6 +524,7 @@ class StatusPresenter:
 
     def refresh_liveness(self) -> None:
         """Redraw the turn state, check for a stall and show how long the session works."""
+        self._status.background = background_rows()
         self.refresh()
         self._check_stall()
         agent = self.app.agent

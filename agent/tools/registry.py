@@ -27,6 +27,7 @@ from agent.tools.approvals import (
 
 if TYPE_CHECKING:
     from agent.config import WebSettings
+    from agent.background import BackgroundTable
     from agent.todos import TodoList
     from agent.tools.permissions import Permissions
     from agent.tools.rules import PlacedRule
@@ -108,6 +109,8 @@ class ToolContext:
     """Keeps the list a `todo_write` call sent with the session (N2); None: not kept."""
     web: WebSettings | None = None
     """`web:`: the hosts web_fetch may reach though private, and never (G3); None: neither."""
+    background: BackgroundTable | None = None
+    """The run's background processes (G2); None: `background: true` is refused."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -584,10 +587,10 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry with every built-in tool: files, search, shell, the plan, the todo list, web."""
+    """A registry with every built-in tool: files, search, shell, the plan, the todo list, web,
+    and the background processes' output and stop."""
     from agent import plans
-    from agent.tools import files, search, shell, todo, web
+    from agent.tools import files, search, shell, shell_background, todo, web
 
-    return ToolRegistry(
-        [*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS, *web.TOOLS]
-    )
+    tools = [*files.TOOLS, *search.TOOLS, *shell.TOOLS, plans.TOOL, *todo.TOOLS, *web.TOOLS]
+    return ToolRegistry([*tools, *shell_background.TOOLS])

@@ -17,10 +17,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent.homes import tilde
+from agent.process_groups import group_alive, kill_groups, signal_group
+from agent.tools import shell_background
 from agent.tools.registry import (
     ApprovalRequest,
     Pending,
@@ -83,57 +86,6 @@ class _Capture:
         return f"{head[:half]}\n[... {omitted} characters omitted ...]\n{tail[-half:]}"
 
 
-def _group_alive(pgid: int) -> bool:
-    """True while a process of group `pgid` runs (zombies waiting to be reaped do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # killpg() also reaches zombies; where /proc exists it tells them apart.
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[-1].split()
-        except OSError:
-            continue
-        # After the command name: state, ppid, pgrp.
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-            return True
-    return False
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_groups(pgids: list[int], reap: subprocess.Popen[bytes] | None = None) -> None:
-    """SIGTERM the process groups, then SIGKILL those with a member left after TERM_GRACE."""
-    for pgid in pgids:
-        _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + TERM_GRACE
-    left = list(pgids)
-    while True:
-        if reap is not None:
-            reap.poll()  # a dead shell not yet reaped must not count as a live member
-        left = [pgid for pgid in left if _group_alive(pgid)]
-        if not left or time.monotonic() >= deadline:
-            break
-        time.sleep(0.01)
-    for pgid in left:
-        _signal_group(pgid, signal.SIGKILL)
-
-
 class ProcessGroups:
     """The process groups run_shell started that may still have a live member.
 
@@ -158,7 +110,7 @@ class ProcessGroups:
 
     def settle(self, pgid: int) -> None:
         """Forget a finished command's group unless a member outlived it."""
-        if not _group_alive(pgid):
+        if not group_alive(pgid):
             with self._lock:
                 self._groups.discard(pgid)
 
@@ -166,7 +118,7 @@ class ProcessGroups:
         """The tracked groups that still have a live member."""
         with self._lock:
             groups = sorted(self._groups)
-        return [pgid for pgid in groups if _group_alive(pgid)]
+        return [pgid for pgid in groups if group_alive(pgid)]
 
     def kill_all(self) -> None:
         """Kill every tracked group (the app is exiting); blocks at most about TERM_GRACE."""
@@ -174,7 +126,7 @@ class ProcessGroups:
             groups = sorted(self._groups)
             self._groups.clear()
         if groups:
-            _kill_groups(groups)
+            kill_groups(groups, TERM_GRACE)
 
 
 CHILDREN = ProcessGroups()
@@ -253,7 +205,7 @@ class _Running:
 
     def kill_and_drain(self) -> None:
         """Kill the command's group, then collect what it had already written."""
-        _kill_groups([self.proc.pid], reap=self.proc)
+        kill_groups([self.proc.pid], TERM_GRACE, reap=self.proc)
         drain_until = time.monotonic() + 0.2
         while not self.eof and time.monotonic() < drain_until:
             if self.selector.select(timeout=0.02):
@@ -265,7 +217,7 @@ class _Running:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         if self.proc.poll() is None:
-            _signal_group(self.proc.pid, signal.SIGKILL)
+            signal_group(self.proc.pid, signal.SIGKILL)
         CHILDREN.settle(self.proc.pid)
 
 
@@ -294,16 +246,42 @@ def _status_line(reason: str, code: int | None, timeout: float, elapsed: float) 
     if reason == "orphans":
         status += (
             f"\n[background processes still holding the output after {elapsed:.1f} s "
-            "were killed; redirect their output to a file to keep them running]"
+            "were killed; to keep a server or a watcher running, start it with background: true]"
         )
     return status, code == 0
 
 
-def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
-    """Run `command` in the workspace and report its combined output and exit status."""
-    if ctx.cancel is not None and ctx.cancel.is_set():
-        return ToolResult(False, "The command was not run: the turn was cancelled.")
-    env = child_env(ctx.hidden_env)
+@dataclass
+class Launch:
+    """How a command is started: its argv and environment, the fds it gets, confinement."""
+
+    argv: list[str]
+    env: dict[str, str]
+    fds: tuple[int, ...]
+    confined: bool
+    guarded: set[str]
+
+    def popen_args(self, ctx: ToolContext) -> dict[str, Any]:
+        """The `subprocess.Popen` arguments: in the workspace, output piped, a new session."""
+        return {
+            "args": self.argv,
+            "cwd": ctx.workspace,
+            "stdin": subprocess.DEVNULL,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.STDOUT,
+            "start_new_session": True,
+            "env": self.env,
+            "pass_fds": self.fds,
+        }
+
+
+@contextlib.contextmanager
+def _launch(
+    command: str, ctx: ToolContext, extra_env: dict[str, str] | None = None
+) -> Iterator[Launch]:
+    """The command ready to start, under the sandbox when it is active; the seccomp
+    filter's fd is open until the block ends (start the process inside it)."""
+    env = {**child_env(ctx.hidden_env), **(extra_env or {})}
     argv = [*_shell(), command]
     sandbox = ctx.sandbox
     confined = sandbox is not None and sandbox.active
@@ -320,19 +298,19 @@ def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
                 argv, ctx.workspace, guarded=guarded, seccomp_fd=fd, read_only=ctx.read_only
             )
             env = confined_env(env)
+        yield Launch(argv, env, fds, confined, guarded)
+
+
+def execute(command: str, ctx: ToolContext, timeout: float) -> ToolResult:
+    """Run `command` in the workspace and report its combined output and exit status."""
+    if ctx.cancel is not None and ctx.cancel.is_set():
+        return ToolResult(False, "The command was not run: the turn was cancelled.")
+    with _launch(command, ctx) as launch:
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=ctx.workspace,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=env,
-                pass_fds=fds,
-            )
+            proc = subprocess.Popen(**launch.popen_args(ctx))
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {describe_os_error(exc)}.") from None
+    confined, guarded = launch.confined, launch.guarded
     CHILDREN.add(proc.pid)  # start_new_session: the shell's pid is its group's id
     capture = _Capture(ctx.output_cap)
     start = time.monotonic()
@@ -383,17 +361,36 @@ def run_shell(ctx: ToolContext, args: dict[str, Any]) -> Pending:
     if timeout <= 0:
         raise ToolError("timeout must be a positive number of seconds.")
     timeout = min(timeout, MAX_TIMEOUT)
+    background = bool(args.get("background", False))
+    if background:
+        shell_background.check_room(ctx)  # before the user is asked for nothing
 
     def request() -> ApprovalRequest:
         confinement = _confinement(ctx.sandbox)
+        lasts = shell_background.KEEPS_RUNNING if background else f"timeout: {timeout:g} s"
         detail = cap_text(
-            f"$ {command}\n\ncwd: {tilde(ctx.workspace)}\n"
-            f"timeout: {timeout:g} s\nsandbox: {confinement}",
+            f"$ {command}\n\ncwd: {tilde(ctx.workspace)}\n{lasts}\nsandbox: {confinement}",
             20_000,
         )
-        return ApprovalRequest("run_shell", one_row(f"run_shell {command}"), detail)
+        shown = "run_shell (background)" if background else "run_shell"
+        return ApprovalRequest("run_shell", one_row(f"{shown} {command}"), detail)
 
+    if background:
+        return Pending(request, lambda: execute_background(command, ctx))
     return Pending(request, lambda: execute(command, ctx, timeout))
+
+
+def execute_background(command: str, ctx: ToolContext) -> ToolResult:
+    """Start `command` as a background process (G2): it returns after its first output."""
+    if ctx.cancel is not None and ctx.cancel.is_set():
+        return ToolResult(False, "The command was not run: the turn was cancelled.")
+    with _launch(command, ctx, shell_background.BACKGROUND_ENV) as launch:
+        result = shell_background.start(command, ctx, launch)
+    if launch.confined and ctx.read_only:
+        return ToolResult(
+            result.ok, f"{result.output}\n[plan mode: it runs with the workspace read-only]"
+        )
+    return result
 
 
 def _confinement(sandbox: Sandbox | None) -> str:
@@ -408,7 +405,8 @@ DESCRIPTION = (
     "Run a shell command (bash -c) in the workspace directory and return its combined "
     "stdout and stderr and its exit code. stdin is closed, so interactive commands fail; "
     "long output keeps its head and tail. The command and its child processes are killed "
-    "after timeout seconds."
+    "after timeout seconds. For a server or a watcher that should keep running, set "
+    "background: true."
 )
 
 
@@ -431,6 +429,12 @@ TOOLS = [
                     "type": "number",
                     "description": "Seconds before the command is killed (default: the configured "
                     "shell timeout, normally 120).",
+                },
+                "background": {
+                    "type": "boolean",
+                    "description": "Run it in the background (a server, a watcher): the call "
+                    "returns after its first output with an id for shell_output and "
+                    "shell_stop; no timeout; it ends when stopped or when the app exits.",
                 },
             },
             "required": ["command"],

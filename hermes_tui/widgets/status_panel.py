@@ -175,6 +175,23 @@ def _todo_lines(todos: TodoItems) -> list[Content]:
     return [*lines, Content("")]
 
 
+BACKGROUND_LINES = 3
+"""Background processes listed by their rows; more are counted (/ps lists them all)."""
+
+
+def _background_lines(rows: tuple[str, ...]) -> list[Content]:
+    """`2 background (/ps)` and a row each, cut to the panel's width (G2)."""
+    if not rows:
+        return []
+    lines = [Content.assemble((f"{len(rows)} background", "bold"), (" (/ps)", "dim"))]
+    for row in rows[:BACKGROUND_LINES]:
+        shown = row if len(row) <= TEXT_WIDTH - 2 else row[: TEXT_WIDTH - 3] + "…"
+        lines.append(Content.assemble(("⚙ ", "$accent"), shown))
+    if len(rows) > BACKGROUND_LINES:
+        lines.append(Content.styled(f"  and {len(rows) - BACKGROUND_LINES} more", "dim"))
+    return lines
+
+
 @dataclass
 class StatusState:
     """Everything the status panel shows."""
@@ -212,6 +229,8 @@ class StatusState:
     """The instruction files in effect (P1), as their paths are shown."""
     todos: TodoItems = ()
     """The model's todo list (N2); empty when it keeps none."""
+    background: tuple[str, ...] = ()
+    """The running background processes (G2), a row each (`:8000 python3 -m http.server`)."""
 
 
 class StatusPanel(Vertical):
@@ -265,6 +284,7 @@ class StatusPanel(Vertical):
             *_compaction_lines(s),
             *_instruction_lines(s),
             *([Content.styled(s.mcp, "$warning" if "failed" in s.mcp else "dim")] if s.mcp else []),
+            *_background_lines(s.background),
             Content(""),
             *_todo_lines(s.todos),
             Content.assemble(("Turn", "bold $accent")),

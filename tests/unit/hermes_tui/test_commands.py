@@ -132,6 +132,7 @@ def test_the_table_lists_every_command_in_help_order():
         "init",
         "permissions",
         "mcp",
+        "ps",
         "theme",
         "help",
         "quit",

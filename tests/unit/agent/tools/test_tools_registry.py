@@ -18,6 +18,8 @@ ALL = [
     "propose_plan",
     "todo_write",
     "web_fetch",
+    "shell_output",
+    "shell_stop",
 ]
 
 
