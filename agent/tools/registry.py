@@ -26,8 +26,8 @@ from agent.tools.approvals import (
 )
 
 if TYPE_CHECKING:
-    from agent.config import WebSettings
     from agent.background import BackgroundTable
+    from agent.config import WebSettings
     from agent.todos import TodoList
     from agent.tools.permissions import Permissions
     from agent.tools.rules import PlacedRule
