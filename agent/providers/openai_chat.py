@@ -52,8 +52,18 @@ def usage_part(usage: dict[str, Any]) -> UsagePart:
         input_tokens=usage.get("prompt_tokens") or 0,
         output_tokens=usage.get("completion_tokens") or 0,
         cache_read_tokens=details.get("cached_tokens") or 0,
+        # OpenRouter counts an Anthropic model's cache writes here (inside prompt_tokens).
+        cache_write_tokens=details.get("cache_write_tokens") or 0,
         reasoning_tokens=out_details.get("reasoning_tokens") or 0,
+        reported_cost=_reported_cost(usage.get("cost")),
     )
+
+
+def _reported_cost(value: Any) -> float | None:
+    """OpenRouter's cost of the call in USD ($2); anything but a number >= 0 is no cost."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
 
 
 def tool_call_parts(calls: list[dict[str, Any]]) -> Iterator[ToolCallPart]:
