@@ -147,6 +147,9 @@ class ProviderConfig:
     """USD per million tokens by model name ("*": any other model), for the cost shown."""
     discover: bool | None = None
     """Ask the server for its models and context window: None asks servers on this machine."""
+    cache_breakpoints: bool | None = None
+    """Mark the prompt-cache breakpoints ($1): None marks them on the Anthropic wire and for
+    Anthropic models on OpenRouter; true also elsewhere (a proxy that passes them on)."""
 
     def resolved_key(self) -> str | None:
         """The key to use: inline, else the named environment variable(s)."""

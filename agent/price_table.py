@@ -12,12 +12,11 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import yaml
 
 from agent.pricing import PRICE_KEYS, Price, Prices
-from agent.providers.discovery import base_url
+from agent.providers.discovery import host
 
 if TYPE_CHECKING:
     from agent.config import ProviderConfig
@@ -57,8 +56,8 @@ def parse_table(data: Any) -> PriceTable:
     for vendor, entry in data["vendors"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("models"), dict):
             raise ValueError(f"vendors.{vendor} needs `hosts:` and `models:`")
-        for host in entry.get("hosts") or ():
-            hosts[str(host).lower()] = vendor
+        for name in entry.get("hosts") or ():
+            hosts[str(name).lower()] = vendor
         models[vendor] = {
             str(name): _prices(f"vendors.{vendor}.models.{name}", prices)
             for name, prices in entry["models"].items()
@@ -84,15 +83,10 @@ def price_table() -> PriceTable:
     return parse_table(yaml.safe_load(text))
 
 
-def provider_host(provider: ProviderConfig) -> str:
-    """The host the provider's requests go to."""
-    return (urlsplit(base_url(provider)).hostname or "").lower()
-
-
 def table_price(provider: ProviderConfig, model: str) -> Price | None:
     """The table's price of `model` on `provider`, or None when the table does not list it."""
     table = price_table()
-    prices = table.prices(provider_host(provider), model)
+    prices = table.prices(host(provider), model)
     if prices is None:
         return None
     includes_cache = provider.kind != "anthropic"

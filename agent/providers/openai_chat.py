@@ -15,6 +15,8 @@ from agent.providers.base import (
     ToolCallPart,
     UsagePart,
 )
+from agent.providers.cache_points import mark_openrouter, uses_breakpoints
+from agent.providers.discovery import host
 from agent.providers.errors import ProviderError
 from agent.providers.sdk_compat import RawStreamCall
 from agent.providers.streaming import SDKCall, merged_body
@@ -104,6 +106,8 @@ class OpenAIChatProvider(SDKCall):
             kwargs["max_tokens"] = request.max_tokens
         if request.extra_body:
             kwargs["extra_body"] = request.extra_body
+        if uses_breakpoints(self.config, request.model, host(self.config)):
+            mark_openrouter(kwargs["messages"])
         return kwargs
 
     def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:
