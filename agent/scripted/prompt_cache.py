@@ -10,6 +10,11 @@ themselves are not part of the prefix, so moving a breakpoint never breaks a cac
 
 Usage then says what Anthropic's does: `cache_read_input_tokens` (read),
 `cache_creation_input_tokens` (written), `input_tokens` (the rest, after the last breakpoint).
+
+The `openai` persona's cache is implicit, as OpenAI documents it: no marks; a prompt of at
+least 1,024 tokens is cached at every block boundary, and a later one reads the longest
+cached prefix it starts with, in steps of 128 tokens past the first 1,024
+(`prompt_tokens_details.cached_tokens`, counted inside `prompt_tokens`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ MIN_CACHEABLE_TOKENS = 1024
 """Sonnet's and Opus's documented minimum (a shorter prefix is never cached)."""
 TTL_SECONDS = 300.0
 LOOKBACK_BLOCKS = 20
+IMPLICIT_STEP_TOKENS = 128
 
 
 @dataclass(frozen=True)
@@ -87,15 +93,8 @@ class PromptCache:
     def account(self, body: dict[str, Any]) -> CacheUsage:
         """Read and write this request's prefixes; its usage as Anthropic counts it."""
         blocks = prefix_blocks(body)
-        digests: list[str] = []
-        totals: list[int] = []
-        running = hashlib.sha256()
-        total = 0
-        for text, _marked in blocks:
-            running.update(text.encode())
-            digests.append(running.hexdigest())
-            total += max(1, len(text) // CHARS_PER_TOKEN)
-            totals.append(total)
+        digests, totals = _prefixes(blocks)
+        total = totals[-1] if totals else 0
         marks = [i for i, (_text, marked) in enumerate(blocks) if marked]
         now = self._clock()
         with self._lock:
@@ -111,6 +110,28 @@ class PromptCache:
                         self._expires[digests[mark]] = now + self.ttl
         return CacheUsage(total - read - written, read, written)
 
+    def account_implicit(self, body: dict[str, Any]) -> tuple[int, int]:
+        """OpenAI's implicit cache: (prompt tokens, of which cached) of this request."""
+        digests, totals = _prefixes(prefix_blocks(body))
+        total = totals[-1] if totals else 0
+        now = self._clock()
+        with self._lock:
+            hit = next(
+                (
+                    i
+                    for i in range(len(digests) - 1, -1, -1)
+                    if self._expires.get(digests[i], 0.0) > now
+                ),
+                None,
+            )
+            for digest, upto in zip(digests, totals, strict=True):
+                if upto >= self.min_tokens:
+                    self._expires[digest] = now + self.ttl
+        if hit is None or totals[hit] < self.min_tokens:
+            return total, 0
+        steps = (totals[hit] - self.min_tokens) // IMPLICIT_STEP_TOKENS
+        return total, self.min_tokens + steps * IMPLICIT_STEP_TOKENS
+
     def _longest_hit(self, marks: list[int], digests: list[str], now: float) -> int | None:
         """The last block of the longest live cached prefix this request shares."""
         best: int | None = None
@@ -122,3 +143,17 @@ class PromptCache:
                         best = index
                     break
         return best
+
+
+def _prefixes(blocks: list[tuple[str, bool]]) -> tuple[list[str], list[int]]:
+    """The running digest and token count after each block."""
+    digests: list[str] = []
+    totals: list[int] = []
+    running = hashlib.sha256()
+    total = 0
+    for text, _marked in blocks:
+        running.update(text.encode())
+        digests.append(running.hexdigest())
+        total += max(1, len(text) // CHARS_PER_TOKEN)
+        totals.append(total)
+    return digests, totals

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent.scripted import wire_anthropic, wire_openai, wire_raw
-from agent.scripted.personas import ANTHROPIC
+from agent.scripted.personas import ANTHROPIC, OPENAI
 from agent.scripted.prompt_cache import MIN_CACHEABLE_TOKENS, TTL_SECONDS, PromptCache
 from agent.scripted.script import EXHAUSTED_MESSAGE, Reply, RequestInfo, Script, ScriptPlayer
 
@@ -371,8 +371,10 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.raw_sse is not None:
             self._stream(reply, wire_raw.raw_chunks(reply.raw_sse), wire)
             return
-        if wire == "anthropic" and persona.name == ANTHROPIC and isinstance(body, dict):
-            reply = self.owner._cached_usage(reply, body)
+        if persona.name == {"anthropic": ANTHROPIC, "openai": OPENAI}[wire] and isinstance(
+            body, dict
+        ):
+            reply = self.owner._cached_usage(reply, body, wire)
         self._send_reply(reply, info, wire)
 
     def _send_reply(self, reply: Reply, info: RequestInfo, wire: str) -> None:
@@ -587,10 +589,10 @@ class ScriptedServer:
     def _next_id(self) -> int:
         return next(self._ids)
 
-    def _cached_usage(self, reply: Reply, body: dict[str, Any]) -> Reply:
-        """The reply with the `anthropic` persona's cache accounting of this request in its
-        usage ($1); usage the script gives for the input wins."""
-        if reply.usage and "input_tokens" in reply.usage:
+    def _cached_usage(self, reply: Reply, body: dict[str, Any], wire: str) -> Reply:
+        """The reply with the `anthropic` or `openai` persona's cache accounting of this
+        request in its usage ($1); usage the script gives for the input wins."""
+        if reply.usage and ("input_tokens" in reply.usage or "prompt_tokens" in reply.usage):
             return reply
         with self._lock:
             if self._prompt_cache is None:
@@ -600,7 +602,11 @@ class ScriptedServer:
                     float(extra.get("cache_ttl_seconds", TTL_SECONDS)),
                 )
             cache = self._prompt_cache
-        counted = dataclasses.asdict(cache.account(body))
+        if wire == "openai":
+            prompt, cached = cache.account_implicit(body)
+            counted: dict[str, float] = {"prompt_tokens": prompt, "cached_tokens": cached}
+        else:
+            counted = dict(dataclasses.asdict(cache.account(body)))
         return dataclasses.replace(reply, usage={**(reply.usage or {}), **counted})
 
     def _record(self, request: RecordedRequest, *, probe: bool = False) -> None:

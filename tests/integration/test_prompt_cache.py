@@ -16,7 +16,7 @@ import pytest
 
 from agent import events as ev
 from agent.providers.cache_points import MAX_BREAKPOINTS, breakpoints
-from agent.scripted.prompt_cache import prefix_blocks
+from agent.scripted.prompt_cache import IMPLICIT_STEP_TOKENS, prefix_blocks
 
 SUMMARY_RULE = {"system_contains": "You summarise a conversation"}
 
@@ -181,3 +181,22 @@ def test_a_compaction_and_a_rewind_write_a_new_cache_from_where_the_prefix_chang
     _, read, wrote = _cached(harness)[-1]
     assert read == warm[1] + warm[2]  # everything before the rewind point
     assert wrote > 0
+
+
+def test_openai_style_implicit_caching_reads_the_stable_prefix(harness):
+    """$1: no marks; the `openai` persona caches a prompt's prefix by itself, and the app's
+    byte-stable prefix is read back on the next call and reported as cache reads."""
+    script = {
+        "replies": [LIST, {"text": "done"}, {"text": "again"}],
+        "server": {"persona": "openai", "extra": {"cache_min_tokens": 256}},
+    }
+    agent = harness.start(script)
+    agent.run_turn("go")
+    agent.run_turn("and now?")
+    calls = _cached(harness)
+    assert calls[0][1] == 0 and calls[1][1] > 0 and calls[2][1] >= calls[1][1]
+    # The whole first prompt is read back (to the persona's 128-token steps), not only
+    # the tools before the system prompt: nothing early in it changes between calls.
+    assert calls[1][1] > calls[0][0] - IMPLICIT_STEP_TOKENS
+    assert all(read < prompt for prompt, read, _ in calls)  # inside prompt_tokens
+    assert usage_events(harness)[-1].total_cache_read_tokens == calls[1][1] + calls[2][1]
