@@ -45,19 +45,29 @@ class Usage:
     """Some call of this run was priced from the built-in table (the cost shows `~`, $2)."""
 
     @classmethod
-    def of_session(cls, session: Mapping[str, Any] | None) -> Usage:
-        """The totals a stored session row holds (none for a new session)."""
+    def of_session(
+        cls,
+        session: Mapping[str, Any] | None,
+        providers: Mapping[str, ProviderConfig] | None = None,
+    ) -> Usage:
+        """The totals a stored session row holds (none for a new session); its cost is marked
+        as a table's when the session's model is priced from the table now (`providers`)."""
         if not session:
             return cls()
         context = (session.get("metadata") or {}).get(CONTEXT_KEY)
+        cost = session.get("estimated_cost_usd")
+        provider = (providers or {}).get(session.get("provider") or "")
+        model = session.get("model")
+        price = price_for(provider, model) if provider and model and cost else None
         return cls(
             session.get("input_tokens") or 0,
             session.get("output_tokens") or 0,
-            session.get("estimated_cost_usd"),
+            cost,
             session.get("estimated_calls") or 0,
             context if isinstance(context, int) and context > 0 else 0,
             session.get("cache_read_tokens") or 0,
             session.get("cache_write_tokens") or 0,
+            price is not None and price.estimated,
         )
 
 

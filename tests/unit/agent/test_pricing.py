@@ -154,3 +154,19 @@ def test_pricing_loads_and_bad_prices_name_the_key(tmp_path: Path, monkeypatch):
         with pytest.raises(ConfigError) as caught:
             load_config()
         assert words in str(caught.value) and "config.yaml" in str(caught.value)
+
+
+def test_a_resumed_sessions_cost_keeps_its_table_mark():
+    """$2: a session resumed on a model the table prices shows its stored cost with `~`."""
+    from agent.usage import Usage
+
+    row = {"provider": "openai", "model": "gpt-4.1", "estimated_cost_usd": 0.5}
+    table = {"openai": ProviderConfig(name="openai", base_url="https://api.openai.com/v1")}
+    assert Usage.of_session(row, table).cost_from_table
+    mine = {
+        "openai": ProviderConfig(
+            name="openai", base_url="https://api.openai.com/v1", pricing={"*": {"input": 1.0}}
+        )
+    }
+    assert not Usage.of_session(row, mine).cost_from_table
+    assert not Usage.of_session({**row, "estimated_cost_usd": None}, table).cost_from_table
