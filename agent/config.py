@@ -161,6 +161,10 @@ class ProviderConfig:
         Must("map model names to their settings, e.g. `my-model: {images: false}`"),
     ] = field(default_factory=dict)
 
+    cache_breakpoints: bool | None = None
+    """Mark the prompt-cache breakpoints ($1): None marks them on the Anthropic wire and for
+    Anthropic models on OpenRouter; true also elsewhere (a proxy that passes them on)."""
+
     def takes_images(self, model: str) -> bool:
         """Whether `model` is sent images: yes unless it is known not to take them (G4)."""
         known = self.models.get(model)

@@ -136,6 +136,16 @@ class UsageUpdated(NamedTuple):
     purpose: CallPurpose = CallPurpose.TURN
     context_tokens: int = 0
     context_window: int | None = None
+    cache_read_tokens: int = 0
+    """Prompt tokens this call read from the provider's cache ($1)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens this call wrote to the cache (Anthropic's breakpoints)."""
+    total_cache_read_tokens: int = 0
+    total_cache_write_tokens: int = 0
+    cost_source: str | None = None
+    """Where this call's cost came from: config | table | server | local (None: unknown)."""
+    total_cost_estimated: bool = False
+    """The session's cost includes a call priced from the built-in table (shown `~`, $2)."""
 
 
 class Retrying(NamedTuple):

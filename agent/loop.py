@@ -181,7 +181,7 @@ class Agent:
     def _enter(self, state: SessionState, session: StoredRow | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
-        self.usage_recorder.totals = Usage.of_session(session)
+        self.usage_recorder.totals = Usage.of_session(session, self.config.providers)
         self.compressor.gauge.reset()
         self.approvals.clear()
         # The cooldown belongs to the session: it survives across runs (C3).

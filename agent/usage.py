@@ -19,7 +19,7 @@ from agent.context_gauge import prompt_tokens
 from agent.credentials import safe_url
 from agent.kinds import CallPurpose
 from agent.models import tokens_for_chars
-from agent.pricing import call_cost, prices_for
+from agent.pricing import Cost, cost_of, price_for
 from agent.providers.base import UsagePart
 from agent.session_writer import SessionWriter
 
@@ -39,19 +39,35 @@ class Usage:
     context_tokens: int = 0
     """What the last turn call left in the model's context (kept in the session's metadata
     as `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_from_table: bool = False
+    """Some call of this run was priced from the built-in table (the cost shows `~`, $2)."""
 
     @classmethod
-    def of_session(cls, session: Mapping[str, Any] | None) -> Usage:
-        """The totals a stored session row holds (none for a new session)."""
+    def of_session(
+        cls,
+        session: Mapping[str, Any] | None,
+        providers: Mapping[str, ProviderConfig] | None = None,
+    ) -> Usage:
+        """The totals a stored session row holds (none for a new session); its cost is marked
+        as a table's when the session's model is priced from the table now (`providers`)."""
         if not session:
             return cls()
         context = (session.get("metadata") or {}).get(CONTEXT_KEY)
+        cost = session.get("estimated_cost_usd")
+        provider = (providers or {}).get(session.get("provider") or "")
+        model = session.get("model")
+        price = price_for(provider, model) if provider and model and cost else None
         return cls(
             session.get("input_tokens") or 0,
             session.get("output_tokens") or 0,
-            session.get("estimated_cost_usd"),
+            cost,
             session.get("estimated_calls") or 0,
             context if isinstance(context, int) and context > 0 else 0,
+            session.get("cache_read_tokens") or 0,
+            session.get("cache_write_tokens") or 0,
+            price is not None and price.estimated,
         )
 
 
@@ -72,18 +88,15 @@ def context_tokens(usage: UsagePart, provider_kind: str) -> int:
     return prompt + usage.output_tokens
 
 
+def call_cost(usage: UsagePart, provider: ProviderConfig, model: str) -> Cost | None:
+    """What one call of `model` on `provider` cost, and where that came from ($2)."""
+    return cost_of(usage, price_for(provider, model))
+
+
 def token_delta(
-    usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str
+    usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str, cost: Cost | None
 ) -> dict[str, Any]:
     """The store's token-count delta of one call: its counts, its route and its cost."""
-    cost = call_cost(
-        prices_for(provider.pricing, model),
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        input_includes_cache=provider.kind != "anthropic",
-    )
     return {
         "model": model,
         "provider": provider_name,
@@ -95,7 +108,7 @@ def token_delta(
         "reasoning_tokens": usage.reasoning_tokens,
         "api_calls": 1,
         "estimated_calls": int(usage.estimated),
-        "estimated_cost_usd": cost,
+        "estimated_cost_usd": None if cost is None else cost.usd,
     }
 
 
@@ -123,10 +136,14 @@ class UsageRecorder:
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
         totals.estimated_calls += usage.estimated
-        delta = token_delta(usage, provider_name, provider, model)
-        cost = delta["estimated_cost_usd"]
-        if cost is not None:
-            totals.cost_usd = (totals.cost_usd or 0.0) + cost
+        totals.cache_read_tokens += usage.cache_read_tokens
+        totals.cache_write_tokens += usage.cache_write_tokens
+        priced = call_cost(usage, provider, model)
+        cost = None if priced is None else priced.usd
+        if priced is not None:
+            totals.cost_usd = (totals.cost_usd or 0.0) + priced.usd
+            totals.cost_from_table = totals.cost_from_table or priced.estimated
+        delta = token_delta(usage, provider_name, provider, model, priced)
         writer.queue_tokens(session_id, **delta)
         context = context_tokens(usage, provider.kind)
         if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context
@@ -143,5 +160,11 @@ class UsageRecorder:
                 purpose,
                 context,
                 context_window,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                totals.cache_read_tokens,
+                totals.cache_write_tokens,
+                None if priced is None else priced.source,
+                totals.cost_from_table,
             )
         )

@@ -314,6 +314,9 @@ class StatusPresenter:
         status.output_tokens = usage.total_output_tokens
         status.cost_usd = usage.total_cost_usd
         status.estimated = status.estimated or usage.estimated
+        status.cost_estimated = usage.total_cost_estimated
+        status.cache_read_tokens = usage.total_cache_read_tokens
+        status.cache_write_tokens = usage.total_cache_write_tokens
         if usage.purpose != CallPurpose.TURN:
             return  # a summary's prompt is the old history: it says nothing of the context now
         # What the call left in the model's context, cached input included (either wire),
@@ -484,6 +487,9 @@ class StatusPresenter:
         status.input_tokens, status.output_tokens = usage.input_tokens, usage.output_tokens
         status.cost_usd = usage.cost_usd
         status.estimated = usage.estimated_calls > 0
+        status.cost_estimated = usage.cost_from_table
+        status.cache_read_tokens = usage.cache_read_tokens
+        status.cache_write_tokens = usage.cache_write_tokens
         # A resumed session's last turn call (0 for a new session).
         status.context_used, status.context_estimated = usage.context_tokens, False
 

@@ -56,6 +56,16 @@ def write_config(
     return path
 
 
+def unmarked(value: Any) -> Any:
+    """`value` (a request body or part of one) without its prompt-cache breakpoints: the
+    marks move from call to call, the bytes they sit on must not ($1, T7)."""
+    if isinstance(value, dict):
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [unmarked(v) for v in value]
+    return value
+
+
 class WorkerScriptedServer:
     """The scripted server of one test process: each test loads its own script into it.
 

@@ -17,6 +17,8 @@ from agent.providers.base import (
     ToolCallPart,
     UsagePart,
 )
+from agent.providers.cache_points import mark_anthropic, uses_breakpoints
+from agent.providers.discovery import host
 from agent.providers.errors import ProviderError
 from agent.providers.sdk_compat import RawStreamCall
 from agent.providers.streaming import SDKCall, merged_body
@@ -150,6 +152,8 @@ class AnthropicMessagesProvider(SDKCall):
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.config.thinking_budget}
         if request.extra_body:
             kwargs["extra_body"] = request.extra_body
+        if uses_breakpoints(self.config, request.model, host(self.config)):
+            mark_anthropic(kwargs)
         return kwargs
 
     def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:

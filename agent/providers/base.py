@@ -65,6 +65,9 @@ class UsagePart:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    reported_cost: float | None = None
+    """USD the server says the call cost (OpenRouter's `usage.cost`); it wins over a table
+    price ($2)."""
     estimated: bool = False
     """True when the server sent no usage (a stopped or failed call) and these are our
     estimates: the request's prompt size and the output streamed so far."""

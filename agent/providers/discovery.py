@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from agent.config import ProviderConfig
 from agent.version import USER_AGENT
@@ -79,6 +80,11 @@ DEFAULT_BASE_URLS = {
 def base_url(config: ProviderConfig) -> str:
     """The provider's base_url, or its SDK's default."""
     return config.base_url or DEFAULT_BASE_URLS.get(config.kind, "")
+
+
+def host(config: ProviderConfig) -> str:
+    """The host name the provider's requests go to, lower-cased."""
+    return (urlsplit(base_url(config)).hostname or "").lower()
 
 
 def server_root(config: ProviderConfig) -> str:

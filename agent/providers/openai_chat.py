@@ -15,6 +15,8 @@ from agent.providers.base import (
     ToolCallPart,
     UsagePart,
 )
+from agent.providers.cache_points import mark_openrouter, uses_breakpoints
+from agent.providers.discovery import host
 from agent.providers.errors import ProviderError
 from agent.providers.sdk_compat import RawStreamCall
 from agent.providers.streaming import SDKCall, merged_body
@@ -52,8 +54,18 @@ def usage_part(usage: dict[str, Any]) -> UsagePart:
         input_tokens=usage.get("prompt_tokens") or 0,
         output_tokens=usage.get("completion_tokens") or 0,
         cache_read_tokens=details.get("cached_tokens") or 0,
+        # OpenRouter counts an Anthropic model's cache writes here (inside prompt_tokens).
+        cache_write_tokens=details.get("cache_write_tokens") or 0,
         reasoning_tokens=out_details.get("reasoning_tokens") or 0,
+        reported_cost=_reported_cost(usage.get("cost")),
     )
+
+
+def _reported_cost(value: Any) -> float | None:
+    """OpenRouter's cost of the call in USD ($2); anything but a number >= 0 is no cost."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
 
 
 def tool_call_parts(calls: list[dict[str, Any]]) -> Iterator[ToolCallPart]:
@@ -94,6 +106,8 @@ class OpenAIChatProvider(SDKCall):
             kwargs["max_tokens"] = request.max_tokens
         if request.extra_body:
             kwargs["extra_body"] = request.extra_body
+        if uses_breakpoints(self.config, request.model, host(self.config)):
+            mark_openrouter(kwargs["messages"])
         return kwargs
 
     def _open(self, client: Any, request: ChatRequest, options: dict[str, Any]) -> Any:

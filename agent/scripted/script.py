@@ -76,7 +76,7 @@ class Reply:
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, float] | None = None  # token counts, and `cost` (USD) on the OpenAI wire
     match: dict[str, Any] | None = None
     echo: bool = False
     signature: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import socket
@@ -16,6 +17,8 @@ from typing import Any
 
 from agent.scripted import wire_anthropic, wire_openai, wire_raw
 from agent.scripted.images import SeenImage, image_parts
+from agent.scripted.personas import ANTHROPIC, OPENAI
+from agent.scripted.prompt_cache import MIN_CACHEABLE_TOKENS, TTL_SECONDS, PromptCache
 from agent.scripted.script import EXHAUSTED_MESSAGE, Reply, RequestInfo, Script, ScriptPlayer
 
 _OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -374,6 +377,10 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.raw_sse is not None:
             self._stream(reply, wire_raw.raw_chunks(reply.raw_sse), wire)
             return
+        if persona.name == {"anthropic": ANTHROPIC, "openai": OPENAI}[wire] and isinstance(
+            body, dict
+        ):
+            reply = self.owner._cached_usage(reply, body, wire)
         self._send_reply(reply, info, wire)
 
     def _send_reply(self, reply: Reply, info: RequestInfo, wire: str) -> None:
@@ -431,6 +438,7 @@ class ScriptedServer:
         """GETs and discovery POSTs (a client asking what the server serves), apart from
         `requests` so a test counts model calls only."""
         self.connections_accepted = 0
+        self._prompt_cache: PromptCache | None = None
         self.epoch = 0
         """How many times reset() gave this server a new script (its URLs name it after one)."""
         self._httpd = _HTTPServer((host, port), self)
@@ -548,6 +556,7 @@ class ScriptedServer:
             self.requests = []
             self.probes = []
             self.connections_accepted = 0
+            self._prompt_cache = None
             self.epoch += 1
             self._player = ScriptPlayer(script)  # `{n}` counts from 1 again
         return self
@@ -585,6 +594,26 @@ class ScriptedServer:
 
     def _next_id(self) -> int:
         return next(self._ids)
+
+    def _cached_usage(self, reply: Reply, body: dict[str, Any], wire: str) -> Reply:
+        """The reply with the `anthropic` or `openai` persona's cache accounting of this
+        request in its usage ($1); usage the script gives for the input wins."""
+        if reply.usage and ("input_tokens" in reply.usage or "prompt_tokens" in reply.usage):
+            return reply
+        with self._lock:
+            if self._prompt_cache is None:
+                extra = self.script.server.extra
+                self._prompt_cache = PromptCache(
+                    int(extra.get("cache_min_tokens", MIN_CACHEABLE_TOKENS)),
+                    float(extra.get("cache_ttl_seconds", TTL_SECONDS)),
+                )
+            cache = self._prompt_cache
+        if wire == "openai":
+            prompt, cached = cache.account_implicit(body)
+            counted: dict[str, float] = {"prompt_tokens": prompt, "cached_tokens": cached}
+        else:
+            counted = dict(dataclasses.asdict(cache.account(body)))
+        return dataclasses.replace(reply, usage={**(reply.usage or {}), **counted})
 
     def _record(self, request: RecordedRequest, *, probe: bool = False) -> None:
         with self._lock:

@@ -62,6 +62,7 @@ def usage_counts(reply: Reply, request: RequestInfo) -> tuple[int, int, dict[str
     derived_in = max(1, len(request.raw_text) // 4)
     inp = int(given.pop("input_tokens", given.pop("prompt_tokens", derived_in)))
     out = int(given.pop("output_tokens", given.pop("completion_tokens", derived_out)))
+    given.pop("cost", None)  # dollars, not tokens: `_usage` sends it as it is
     return inp, out, {k: int(v) for k, v in given.items()}
 
 
@@ -78,6 +79,8 @@ def _usage(reply: Reply, request: RequestInfo) -> dict[str, Any]:
         usage["prompt_tokens_details"] = {"cached_tokens": cached}
     if "reasoning_tokens" in extra:
         usage["completion_tokens_details"] = {"reasoning_tokens": extra["reasoning_tokens"]}
+    if reply.usage and "cost" in reply.usage:
+        usage["cost"] = reply.usage["cost"]  # OpenRouter's cost of the call, in USD
     return usage
 
 

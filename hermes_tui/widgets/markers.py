@@ -45,12 +45,17 @@ def _landed(label: str) -> Callable[[dict[str, Any]], str]:
 LANDED_TEXT_CHARS = 60
 
 
+NEW_CACHE = "the next call writes a new prompt cache"
+"""After a compaction or a rewind the request's prefix changed: the provider's prompt cache
+of the old one no longer applies past the change ($1)."""
+
+
 def _compaction(metadata: dict[str, Any]) -> str:
     """Where compaction happened: the model sees a summary, the user still has every message."""
     count = metadata.get("summarised")
     if isinstance(count, int) and count > 0:
-        return f"{MARK} compacted {count} message{'' if count == 1 else 's'}"
-    return f"{MARK} compacted earlier messages"
+        return f"{MARK} compacted {count} message{'' if count == 1 else 's'} · {NEW_CACHE}"
+    return f"{MARK} compacted earlier messages · {NEW_CACHE}"
 
 
 ERROR_TEXT_CHARS = 120
@@ -99,6 +104,7 @@ def _rewind(metadata: dict[str, Any]) -> str:
         parts.append(f"code: {_code(metadata['code'])}")
     if metadata.get("branch"):
         parts.append(f"conversation: later messages kept in branch {metadata['branch']}")
+        parts.append(f"{NEW_CACHE} from here")
     detail = f" ({'; '.join(parts)})" if parts else ""
     return f"{MARK} rewound to before “{text}”{detail}"
 

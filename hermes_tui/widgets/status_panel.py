@@ -211,6 +211,11 @@ class StatusState:
     context_window: int | None = None
     estimated: bool = False
     """The session's totals include calls the server sent no usage for (shown with `~`)."""
+    cost_estimated: bool = False
+    """The cost includes list prices from the built-in table (shown with `~`, $2)."""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    """Prompt tokens read from and written to the provider's cache ($1)."""
     context_estimated: bool = False
     """`context_used` is an estimate (a stopped call, or a compaction's projection)."""
     state: str = "idle"
@@ -259,7 +264,8 @@ class StatusPanel(Vertical):
         """Re-render; while a turn runs, `activity` is the honest turn state (L3)."""
         s = self.status
         approx = "~" if s.estimated else ""  # some call's counts are estimates (S7)
-        cost = f"{approx}${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
+        cost_approx = "~" if s.estimated or s.cost_estimated else ""
+        cost = f"{cost_approx}${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
         lines = [
             Content.assemble(("Model", "bold $accent")),
             # A resumed session's model and a tool's name (in the turn state) come from
@@ -278,6 +284,7 @@ class StatusPanel(Vertical):
                 ("  out ", "dim"),
                 approx + human_count(s.output_tokens),
             ),
+            *_cache_lines(s),
             Content.assemble(("cost ", "dim"), cost),
             Content.assemble(("context", "dim")),
             Content(context_bar(s.context_used, s.context_window, estimated=s.context_estimated)),
@@ -303,6 +310,20 @@ class StatusPanel(Vertical):
             lines.append(Content(""))
             lines += [Content.styled(line, style) for line in hint_lines(safe_line(s.hint))]
         show_content(self.query_one("#status-body", Static), Content("\n").join(lines))
+
+
+def _cache_lines(s: StatusState) -> list[Content]:
+    """The prompt cache's reads and writes ($1), once the provider reported any."""
+    if not (s.cache_read_tokens or s.cache_write_tokens):
+        return []
+    return [
+        Content.assemble(
+            ("cache read ", "dim"),
+            human_count(s.cache_read_tokens),
+            ("  write ", "dim"),
+            human_count(s.cache_write_tokens),
+        )
+    ]
 
 
 def show_content(widget: Static, content: Content) -> None:

@@ -14,7 +14,7 @@ from waits import wait_until
 from agent.config import load_config
 from agent.recovery import RECOVERY_NOTE
 from hermes_tui.app import HermesApp
-from hermes_tui.widgets.markers import Marker
+from hermes_tui.widgets.markers import NEW_CACHE, Marker
 from hermes_tui.widgets.messages import AnswerBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
 
@@ -89,7 +89,7 @@ async def test_compact_marks_the_spot_reports_and_keeps_every_message(
         await app.submit("/compact")
         await app.wait_for_turn()
         await pilot.pause()
-        assert markers(app) == ["◈ compacted 3 messages"]
+        assert markers(app) == [f"◈ compacted 3 messages · {NEW_CACHE}"]
         status = app.status_panel.text
         assert "Compacted 3 messages into a summary" in status, status
         # Compaction changes what the model sees, not what the user has.
@@ -105,7 +105,7 @@ async def test_compact_marks_the_spot_reports_and_keeps_every_message(
         await app.resume_session(session_id)
         await pilot.pause()
         assert users(app) == [*(f"question {i} {FILL}" for i in range(4)), "go on"]
-        assert markers(app) == ["◈ compacted 3 messages"]
+        assert markers(app) == [f"◈ compacted 3 messages · {NEW_CACHE}"]
         (summary,) = app.transcript.query(SummaryBlock)
         assert summary.text == SUMMARY and not summary.expanded
         rows = [type(w).__name__ for w in app.transcript.children]
@@ -132,7 +132,7 @@ async def test_compaction_in_progress_shows_its_summary_tokens_and_queues_input(
         server.open_gate("s")
         await app.wait_for_turn()
         await pilot.pause()
-        assert markers(app) == ["◈ compacted 3 messages"]
+        assert markers(app) == [f"◈ compacted 3 messages · {NEW_CACHE}"]
         assert users(app)[-1] == "after the compaction"
         answers = [w.source for w in app.transcript.query(AnswerBlock)]
         assert answers[-1] == "echo: after the compaction"
@@ -168,7 +168,7 @@ async def test_older_messages_stay_reachable_by_scrolling_after_compaction(
         await app.submit("/compact")
         await app.wait_for_turn()
         await pilot.pause()
-        assert markers(app) == ["◈ compacted 155 messages"]
+        assert markers(app) == [f"◈ compacted 155 messages · {NEW_CACHE}"]
         # The marker and summary went in before the kept tail: every mounted row still names
         # the stored row it shows, so paging neither skips nor repeats a row.
         stored = {r["seq"]: r["content"] for r in await app.db.load_messages(session["id"])}
