@@ -244,6 +244,19 @@ class TodosChanged(NamedTuple):
     total: int
 
 
+class SubagentProgress(NamedTuple):
+    """What the subagent of `task` call `call_id` is doing (G1): its type and job, the
+    tool it runs now ("" between calls), how many tool calls it made and its tokens."""
+
+    call_id: str
+    agent_type: str
+    description: str
+    tool: str = ""
+    tool_calls: int = 0
+    tokens: int = 0
+    session_id: str | None = None
+
+
 AgentEvent = (
     TurnStarted
     | InputAttached
@@ -270,6 +283,7 @@ AgentEvent = (
     | McpStatus
     | McpWaiting
     | TodosChanged
+    | SubagentProgress
 )
 """Any event the agent emits."""
 

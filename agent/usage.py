@@ -39,6 +39,10 @@ class Usage:
     context_tokens: int = 0
     """What the last turn call left in the model's context (kept in the session's metadata
     as `CONTEXT_KEY`, so a resumed session's context bar starts from it)."""
+    subagent_tokens: int = 0
+    """Of the totals, the tokens of the subagents its `task` calls ran (G1), this run."""
+    subagent_cost_usd: float | None = None
+    """Of the cost, theirs (None: none priced)."""
 
     @classmethod
     def of_session(cls, session: Mapping[str, Any] | None) -> Usage:
@@ -105,6 +109,15 @@ class UsageRecorder:
     def __init__(self) -> None:
         self.totals = Usage()
 
+    def count(self, usage: UsagePart, cost: float | None) -> None:
+        """Add one call's counts and cost to the totals (nothing stored, nothing told)."""
+        totals = self.totals
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        totals.estimated_calls += usage.estimated
+        if cost is not None:
+            totals.cost_usd = (totals.cost_usd or 0.0) + cost
+
     def record(
         self,
         usage: UsagePart,
@@ -120,13 +133,13 @@ class UsageRecorder:
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         totals = self.totals
-        totals.input_tokens += usage.input_tokens
-        totals.output_tokens += usage.output_tokens
-        totals.estimated_calls += usage.estimated
         delta = token_delta(usage, provider_name, provider, model)
         cost = delta["estimated_cost_usd"]
-        if cost is not None:
-            totals.cost_usd = (totals.cost_usd or 0.0) + cost
+        self.count(usage, cost)
+        if purpose == CallPurpose.SUBAGENT:
+            totals.subagent_tokens += usage.input_tokens + usage.output_tokens
+            if cost is not None:
+                totals.subagent_cost_usd = (totals.subagent_cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
         context = context_tokens(usage, provider.kind)
         if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context
