@@ -218,3 +218,19 @@ def test_g1_an_unknown_agent_type_is_a_sentence_for_the_model(harness):
     agent = harness.start({"replies": replies})
     assert agent.run_turn("go").status == "ok"
     assert "there is no agent type 'nope'; there are: explore" in texts(harness.bodies()[-1])
+
+
+def test_g1_no_agent_type_may_name_task_and_a_child_has_none(harness):
+    """G1: depth 1 holds however a subagent is made: a type file naming `task` is skipped,
+    and `Agent.child()` with no registry leaves `task` out."""
+    folder = harness.workspace / ".hermes-tui" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "deep.md").write_text("---\ntools: [read_file, task]\n---\nGo deep.\n")
+    agent = harness.start({"replies": [{"text": "ok"}]})
+    assert agent.run_turn("go").status == "ok"
+    notices = [e.text for e in harness.events if isinstance(e, ev.Notice)]
+    assert any("deep.md" in n and "a subagent may not use" in n for n in notices)
+    assert "task" in agent.registry.names()
+    child = agent.child()
+    harness.agents.append(child)
+    assert "task" not in child.registry.names() and "read_file" in child.registry.names()
