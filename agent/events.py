@@ -246,7 +246,7 @@ class TodosChanged(NamedTuple):
 
 class SubagentProgress(NamedTuple):
     """What the subagent of `task` call `call_id` is doing (G1): its type and job, the
-    tool it runs now ("" between calls), how many tool calls it made and its tokens."""
+    tool call it runs or ran last ("" before its first), how many it made, its tokens."""
 
     call_id: str
     agent_type: str

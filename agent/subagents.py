@@ -159,6 +159,8 @@ class Progress:
         self._child = child
         self.call_id, self.kind, self.description = call_id, kind, description
         self.tool_calls = 0
+        self.tool = ""
+        """The summary of the last tool call it made (the one it runs, or ran last)."""
         self.session_id: str | None = None
 
     @property
@@ -171,18 +173,19 @@ class Progress:
         """Turn one of the subagent's events into progress; the rest stay its own."""
         if isinstance(event, ev.ToolStarted):
             self.tool_calls += 1
-            self.tell(event.summary)
+            self.tool = event.summary
+            self.tell()
         elif isinstance(event, ev.ToolFinished | ev.UsageUpdated | ev.TurnStarted):
-            self.tell("")
+            self.tell()
 
-    def tell(self, tool: str) -> None:
+    def tell(self) -> None:
         """Send the block's state now."""
         self._sink(
             ev.SubagentProgress(
                 self.call_id,
                 self.kind,
                 self.description,
-                tool,
+                self.tool,
                 self.tool_calls,
                 self.tokens,
                 self.session_id,

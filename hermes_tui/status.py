@@ -306,6 +306,10 @@ class StatusPresenter:
         status.output_tokens = usage.total_output_tokens
         status.cost_usd = usage.total_cost_usd
         status.estimated = status.estimated or usage.estimated
+        if usage.purpose == CallPurpose.SUBAGENT:  # their part of the totals, apart (G1)
+            status.subagent_tokens += usage.input_tokens + usage.output_tokens
+            if usage.cost_usd is not None:
+                status.subagent_cost_usd = (status.subagent_cost_usd or 0.0) + usage.cost_usd
         if usage.purpose != CallPurpose.TURN:
             return  # a summary's prompt is the old history: it says nothing of the context now
         # What the call left in the model's context, cached input included (either wire),
