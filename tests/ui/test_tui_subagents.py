@@ -82,3 +82,37 @@ def test_g1_the_finished_subagent_block(snap_compare, make_app, scripted, worksp
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=finished)
+
+
+async def test_g1_a_subagents_approval_goes_to_the_same_dialog_naming_it(
+    make_app, scripted, workspace
+):
+    """G1: a writing subagent's call asks in the app's approval dialog, which names the
+    subagent and its job; the yes lets the write happen."""
+    from ui.tui_helpers import answer_approval, approval_dialog
+
+    folder = workspace / ".hermes-tui" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "writer.md").write_text("---\ntools: [write_file]\n---\nWrite what you are asked.\n")
+    write = {"id": "w1", "name": "write_file", "arguments": {"path": "out.txt", "content": "hi\n"}}
+    job = {"prompt": "Write out.txt.", "agent_type": "writer", "description": "write the note"}
+    server = scripted(
+        {
+            "replies": [
+                reply(match={**CHILD, "last_role": "user"}, tool_calls=[write]),
+                reply("Wrote out.txt.", match={**CHILD, "last_role": "tool"}),
+                reply(tool_calls=[{"id": "t1", "name": "task", "arguments": job}]),
+                reply("Done."),
+            ]
+        }
+    )
+    app = make_app(server, approval="ask")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await app.submit("write the note")
+        dialog = await approval_dialog(pilot, armed=True)
+        asker = str(dialog.query_one("#approval-subagent").content)
+        assert asker == "Asked by the writer subagent (write the note)"
+        await answer_approval(pilot, "y")
+        await app.wait_for_turn(20)
+        assert (workspace / "out.txt").read_text() == "hi\n"
