@@ -234,3 +234,37 @@ def test_g1_no_agent_type_may_name_task_and_a_child_has_none(harness):
     child = agent.child()
     harness.agents.append(child)
     assert "task" not in child.registry.names() and "read_file" in child.registry.names()
+
+
+def test_g1_resume_and_export_show_the_task_block_and_name_the_child_session(harness):
+    """G1: a resumed session's task result keeps the subagent's block (its type, calls,
+    tokens, session), the block a resumed transcript draws from it shows them, and the
+    Markdown export names the child session that holds the subagent's transcript."""
+    from hermes_tui.export import to_json, to_markdown
+    from hermes_tui.widgets.tool_block import ToolBlock
+
+    replies = [
+        child_reply(
+            {"last_role": "user"},
+            tool_calls=[{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}],
+        ),
+        child_reply({"last_role": "tool"}, text="one file: README.md"),
+        {"tool_calls": [task_call("List the root.", description="list the root")]},
+        {"text": "ok"},
+    ]
+    agent = harness.start({"replies": replies})
+    assert agent.run_turn("go").status == "ok"
+    harness.loop.run(harness.db.flush())
+    (child,) = harness.loop.run(harness.db.child_sessions(agent.session_id))
+    rows = harness.rows(agent.session_id)
+    result = next(r for r in rows if r["role"] == "tool")
+    block = ToolBlock("t1", "task", "task explore: list the root", state="missing")
+    block.finish("ok", result["content"], 0.1, result["display_metadata"])
+    assert "1 call · " in str(block.header_content()) and "tokens" in str(block.header_content())
+    session = harness.loop.run(harness.db.get_session(agent.session_id))
+    text = to_markdown(session, rows, summary=lambda name, _args: name, marker=lambda *_: None)
+    assert "**Subagent** explore (list the root): 1 tool calls" in text
+    assert f"its transcript is session `{child['id']}`" in text
+    assert "one file: README.md" in text
+    exported = json.loads(to_json(child, harness.rows(child["id"])))
+    assert exported["session"]["parent_session_id"] == agent.session_id
