@@ -128,9 +128,9 @@ def _subagent_line(subagent: dict[str, Any]) -> str:
     """What a `task` call's subagent did, and the session that holds its own transcript (G1)."""
     what = " ".join(str(subagent.get("description") or "").split())
     calls, tokens = subagent.get("tool_calls") or 0, subagent.get("tokens") or 0
-    line = (
-        f"**Subagent** {subagent.get('type') or '?'} ({what}): {calls} tool calls, {tokens} tokens"
-    )
+    plural = "" if calls == 1 else "s"
+    kind = subagent.get("type") or "?"
+    line = f"**Subagent** {kind} ({what}): {calls} tool call{plural}, {tokens} tokens"
     session = subagent.get("session_id")
     return f"{line}; its transcript is session `{session}`." if session else f"{line}."
 

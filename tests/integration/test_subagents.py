@@ -263,7 +263,7 @@ def test_g1_resume_and_export_show_the_task_block_and_name_the_child_session(har
     assert "1 call · " in str(block.header_content()) and "tokens" in str(block.header_content())
     session = harness.loop.run(harness.db.get_session(agent.session_id))
     text = to_markdown(session, rows, summary=lambda name, _args: name, marker=lambda *_: None)
-    assert "**Subagent** explore (list the root): 1 tool calls" in text
+    assert "**Subagent** explore (list the root): 1 tool call, " in text
     assert f"its transcript is session `{child['id']}`" in text
     assert "one file: README.md" in text
     exported = json.loads(to_json(child, harness.rows(child["id"])))
