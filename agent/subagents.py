@@ -135,7 +135,7 @@ class Subagents:
             )
         child = parent.child(registry, kind.model)
         child.system_prompt = subagent_prompt(kind, str(parent.workspace))
-        progress = Progress(parent.sink, ctx.call_id, kind.name, description, child)
+        progress = Progress(parent.sink, ctx.call_id, kind.name, description, child, parent.touch)
         child.sink = progress.see
         child.approve = naming(parent.approve, kind.name, description)
         try:
@@ -153,10 +153,17 @@ class Progress:
     """A subagent's events as its block sees them: what it runs, how many calls, tokens."""
 
     def __init__(
-        self, sink: ev.Sink, call_id: str, kind: str, description: str, child: Agent
+        self,
+        sink: ev.Sink,
+        call_id: str,
+        kind: str,
+        description: str,
+        child: Agent,
+        touch: Callable[[], None],
     ) -> None:
         self._sink = sink
         self._child = child
+        self._touch = touch
         self.call_id, self.kind, self.description = call_id, kind, description
         self.tool_calls = 0
         self.tool = ""
@@ -171,6 +178,7 @@ class Progress:
 
     def see(self, event: ev.AgentEvent) -> None:
         """Turn one of the subagent's events into progress; the rest stay its own."""
+        self._touch()  # the subagent's work is the parent turn's liveness too (L1)
         if isinstance(event, ev.ToolStarted):
             self.tool_calls += 1
             self.tool = event.summary

@@ -9,6 +9,7 @@ failed mid-stream) is recorded from `estimated_usage`, marked estimated: the del
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -108,9 +109,15 @@ class UsageRecorder:
 
     def __init__(self) -> None:
         self.totals = Usage()
+        # Side-by-side subagents record into their parent's totals from threads of their own.
+        self._lock = threading.RLock()
 
     def count(self, usage: UsagePart, cost: float | None) -> None:
         """Add one call's counts and cost to the totals (nothing stored, nothing told)."""
+        with self._lock:
+            self._add(usage, cost)
+
+    def _add(self, usage: UsagePart, cost: float | None) -> None:
         totals = self.totals
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
@@ -132,10 +139,28 @@ class UsageRecorder:
         context_window: int | None = None,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
+        with self._lock:
+            self._record(
+                usage, provider_name, provider, model, session_id, writer, sink, purpose,
+                context_window,
+            )  # fmt: skip
+
+    def _record(
+        self,
+        usage: UsagePart,
+        provider_name: str,
+        provider: ProviderConfig,
+        model: str,
+        session_id: str | None,
+        writer: SessionWriter,
+        sink: ev.Sink,
+        purpose: CallPurpose,
+        context_window: int | None,
+    ) -> None:
         totals = self.totals
         delta = token_delta(usage, provider_name, provider, model)
         cost = delta["estimated_cost_usd"]
-        self.count(usage, cost)
+        self._add(usage, cost)
         if purpose == CallPurpose.SUBAGENT:
             totals.subagent_tokens += usage.input_tokens + usage.output_tokens
             if cost is not None:

@@ -268,3 +268,29 @@ def test_g1_resume_and_export_show_the_task_block_and_name_the_child_session(har
     assert "one file: README.md" in text
     exported = json.loads(to_json(child, harness.rows(child["id"])))
     assert exported["session"]["parent_session_id"] == agent.session_id
+
+
+def test_g1_a_working_subagent_keeps_its_parent_turn_alive(harness):
+    """G1, L1: the subagent's work (its stream, its tool calls) touches the parent's
+    activity clock while the parent waits in its tool batch, so no stall is shown."""
+    listing = [{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}]
+    replies = [
+        child_reply({"last_role": "user"}, tool_calls=listing, gate="first"),
+        child_reply({"last_role": "tool"}, text="listed", gate="second"),
+        {"tool_calls": [task_call("List the root.")]},
+        {"text": "ok"},
+    ]
+    agent = harness.start({"replies": replies})
+    worker = threading.Thread(target=lambda: agent.run_turn("go"), daemon=True)
+    worker.start()
+    try:
+        wait_until(lambda: sum(is_child(b) for b in harness.bodies()) == 1, what="child call")
+        before = agent.activity.last
+        harness.server.open_gate("first")
+        wait_until(lambda: sum(is_child(b) for b in harness.bodies()) == 2, what="its 2nd call")
+        assert agent.activity.last > before
+    finally:
+        harness.server.open_gate("first")
+        harness.server.open_gate("second")
+        worker.join(15)
+    assert not worker.is_alive()
