@@ -131,7 +131,11 @@ def test_g1_a_stop_mid_subagent_stops_it_with_the_parent(harness, wire):
     outcome: list = []
     worker = threading.Thread(target=lambda: outcome.append(agent.run_turn("go")), daemon=True)
     worker.start()
-    wait_until(lambda: sum(is_child(b) for b in harness.bodies()) == 1, what="the child's call")
+    wait_until(
+        lambda: sum(is_child(b) for b in harness.bodies()) == 1,
+        timeout=30,  # a loaded machine: the turn's first call, then the child's
+        what=lambda: f"the child's call; requests: {[b.get('model') for b in harness.bodies()]}",
+    )
     agent.stop()
     worker.join(15)
     assert not worker.is_alive(), "the turn did not end after the stop"
@@ -158,6 +162,7 @@ def test_g1_two_read_only_subagents_run_at_once(harness, wire):
     try:
         wait_until(
             lambda: sum(is_child(b) for b in harness.bodies()) == 2,
+            timeout=30,
             what="both subagents' requests in flight at once",
         )
     finally:
