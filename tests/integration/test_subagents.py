@@ -134,7 +134,9 @@ def test_g1_a_stop_mid_subagent_stops_it_with_the_parent(harness, wire):
     wait_until(
         lambda: sum(is_child(b) for b in harness.bodies()) == 1,
         timeout=30,  # a loaded machine: the turn's first call, then the child's
-        what=lambda: f"the child's call; requests: {[b.get('model') for b in harness.bodies()]}",
+        what=lambda: (
+            f"the child's call; requests: {[(b or {}).get('model') for b in harness.bodies()]}"
+        ),
     )
     agent.stop()
     worker.join(15)
