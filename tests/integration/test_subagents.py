@@ -9,7 +9,7 @@ import json
 import threading
 
 import pytest
-from waits import wait_until
+from waits import holds_for, wait_until
 
 from agent import events as ev
 from agent.kinds import CallPurpose
@@ -249,6 +249,7 @@ def test_g1_resume_and_export_show_the_task_block_and_name_the_child_session(har
     Markdown export names the child session that holds the subagent's transcript."""
     from hermes_tui.export import to_json, to_markdown
     from hermes_tui.widgets.tool_block import ToolBlock
+    from hermes_tui.widgets.transcript.rows import finish_from_row
 
     replies = [
         child_reply(
@@ -266,7 +267,7 @@ def test_g1_resume_and_export_show_the_task_block_and_name_the_child_session(har
     rows = harness.rows(agent.session_id)
     result = next(r for r in rows if r["role"] == "tool")
     block = ToolBlock("t1", "task", "task explore: list the root", state="missing")
-    block.finish("ok", result["content"], 0.1, result["display_metadata"])
+    finish_from_row(block, result)  # as a resumed transcript draws it
     assert "1 call · " in str(block.header_content()) and "tokens" in str(block.header_content())
     session = harness.loop.run(harness.db.get_session(agent.session_id))
     text = to_markdown(session, rows, summary=lambda name, _args: name, marker=lambda *_: None)
@@ -301,3 +302,37 @@ def test_g1_a_working_subagent_keeps_its_parent_turn_alive(harness):
         harness.server.open_gate("second")
         worker.join(15)
     assert not worker.is_alive()
+
+
+def test_g1_subagents_that_may_write_run_one_at_a_time(harness):
+    """G1: two `task` calls of a type with a writing tool do not overlap: the second
+    subagent's first request waits until the first subagent has answered."""
+    folder = harness.workspace / ".hermes-tui" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "writer.md").write_text("---\ntools: [read_file, write_file]\n---\nWrite.\n")
+    replies = [
+        child_reply({"last_user_contains": "JOB-A"}, text="wrote A", gate="a"),
+        child_reply({"last_user_contains": "JOB-B"}, text="wrote B"),
+        {
+            "tool_calls": [
+                task_call("JOB-A", "t1", agent_type="writer"),
+                task_call("JOB-B", "t2", agent_type="writer"),
+            ]
+        },
+        {"text": "both done"},
+    ]
+    agent = harness.start({"replies": replies})
+    outcome: list = []
+    worker = threading.Thread(target=lambda: outcome.append(agent.run_turn("go")), daemon=True)
+    worker.start()
+    try:
+        wait_until(
+            lambda: sum(is_child(b) for b in harness.bodies()) == 1, timeout=30, what="job A"
+        )
+        # The time is the subject: for half a second, B must not start while A is held.
+        assert holds_for(lambda: sum(is_child(b) for b in harness.bodies()) == 1, 0.5)
+    finally:
+        harness.server.open_gate("a")
+    worker.join(15)
+    assert outcome and outcome[0].status == "ok"
+    assert sum(is_child(b) for b in harness.bodies()) == 2
