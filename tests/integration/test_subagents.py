@@ -336,3 +336,19 @@ def test_g1_subagents_that_may_write_run_one_at_a_time(harness):
     worker.join(15)
     assert outcome and outcome[0].status == "ok"
     assert sum(is_child(b) for b in harness.bodies()) == 2
+
+
+def test_g1_an_agent_type_may_run_on_another_model(harness):
+    """G1: a type's `model` sends its subagent's requests to that model; the parent's stay."""
+    folder = harness.workspace / ".hermes-tui" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "cheap.md").write_text("---\nmodel: scripted:small-model\n---\nLook.\n")
+    replies = [
+        child_reply({}, text="looked"),
+        {"tool_calls": [task_call("Look.", agent_type="cheap")]},
+        {"text": "ok"},
+    ]
+    agent = harness.start({"replies": replies})
+    assert agent.run_turn("go").status == "ok"
+    models = [(is_child(b), b["model"]) for b in harness.bodies()]
+    assert models == [(False, "test-model"), (True, "small-model"), (False, "test-model")]
