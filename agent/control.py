@@ -7,8 +7,9 @@ in one order, and a stop always wins (T5, T6).
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from agent.kinds import Phase
 from agent.providers.base import Abort
@@ -34,6 +35,7 @@ class TurnControl:
         self._abort = Abort()
         self._redirect: str | None = None
         self._expected = False  # a turn is on its way to a worker: its stop must not be cleared
+        self._passed_on: list[Callable[[], None]] = []
 
     # -- reading ----------------------------------------------------------------------------
     @property
@@ -130,6 +132,24 @@ class TurnControl:
             self._stop.set()
             self.tool_cancel.set()
             self._abort.fire()
+            passed_on = list(self._passed_on)
+        for stop in passed_on:
+            stop()
+
+    @contextlib.contextmanager
+    def passing_stop_to(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While the block runs, a stop of this turn calls `stop` too (a subagent's, G1);
+        one that came before the block is passed on at once."""
+        with self.lock:
+            self._passed_on.append(stop)
+            already = self._stop.is_set()
+        if already:
+            stop()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._passed_on.remove(stop)
 
     def redirect(self, text: str, steer: Callable[[str], bool]) -> bool:
         """Cancel the model call in flight and leave `text` for the loop to re-run with (T5).

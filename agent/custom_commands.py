@@ -15,19 +15,17 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from agent.prompt_files import BrokenFile, read_prompt_file, split_front_matter
 
 PROJECT_DIR = Path(".hermes-tui") / "commands"
 USER_DIR = "commands"
-MAX_FILE_BYTES = 64_000
 MAX_FILES = 200
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 FRONT_KEYS = ("description", "argument-hint", "model")
 _ARGUMENT = re.compile(r"\$(ARGUMENTS|\d{1,2})")
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -68,43 +66,8 @@ def _words(arguments: str) -> list[str]:
         return arguments.split()
 
 
-class BrokenCommand(Exception):
-    """A command file that cannot be used; the message says why."""
-
-
-def _front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """(front matter, body) of a command file; raises BrokenCommand for bad front matter."""
-    if not text.startswith("---"):
-        return {}, text
-    lines = text.split("\n")
-    if lines[0].strip() != "---":
-        return {}, text
-    for end in range(1, len(lines)):
-        if lines[end].strip() == "---":
-            break
-    else:
-        raise BrokenCommand("its front matter has no closing --- line")
-    import yaml
-
-    try:
-        data = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        raise BrokenCommand(f"its front matter is not valid YAML{where}") from None
-    if not isinstance(data, dict):
-        raise BrokenCommand("its front matter must be a mapping, e.g. `description: ...`")
-    for key, value in data.items():
-        if key not in FRONT_KEYS:
-            raise BrokenCommand(
-                f"unknown front matter key `{key}` (known: {', '.join(FRONT_KEYS)})"
-            )
-        if not isinstance(value, str):
-            raise BrokenCommand(f"front matter `{key}` must be text")
-    model = data.get("model")
-    if model is not None and ":" not in model:
-        raise BrokenCommand(f"front matter `model` must be provider:model, not {model!r}")
-    return data, "\n".join(lines[end + 1 :])
+BrokenCommand = BrokenFile
+"""A command file that cannot be used; the message says why."""
 
 
 def read_command(path: Path, origin: str) -> CustomCommand:
@@ -115,22 +78,7 @@ def read_command(path: Path, origin: str) -> CustomCommand:
             "its name is not a command name (letters, digits, - and _, starting with a "
             "letter or digit)"
         )
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as exc:
-        raise BrokenCommand(f"it cannot be read ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise BrokenCommand("it is not a regular file")
-        os.set_blocking(fd, True)
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise BrokenCommand(f"it is over {MAX_FILE_BYTES:,} bytes")
-    try:
-        text = data.decode("utf-8").replace("\r\n", "\n")
-    except UnicodeDecodeError:
-        raise BrokenCommand("it is not UTF-8 text") from None
-    front, body = _front_matter(text)
+    front, body = split_front_matter(read_prompt_file(path), FRONT_KEYS)
     if not body.strip():
         raise BrokenCommand("it has no prompt after the front matter")
     return CustomCommand(

@@ -254,6 +254,19 @@ class TodosChanged(NamedTuple):
     total: int
 
 
+class SubagentProgress(NamedTuple):
+    """What the subagent of `task` call `call_id` is doing (G1): its type and job, the
+    tool call it runs or ran last ("" before its first), how many it made, its tokens."""
+
+    call_id: str
+    agent_type: str
+    description: str
+    tool: str = ""
+    tool_calls: int = 0
+    tokens: int = 0
+    session_id: str | None = None
+
+
 AgentEvent = (
     TurnStarted
     | InputAttached
@@ -280,6 +293,7 @@ AgentEvent = (
     | McpStatus
     | McpWaiting
     | TodosChanged
+    | SubagentProgress
 )
 """Any event the agent emits."""
 

@@ -28,6 +28,8 @@ class CallPurpose(StrEnum):
     TURN = "turn"
     SUMMARY = "summary"
     """A compaction's summary request (C1)."""
+    SUBAGENT = "subagent"
+    """A call of a subagent a `task` call ran: counted in its parent session (G1)."""
 
 
 class BusyInputMode(StrEnum):

@@ -43,6 +43,7 @@ from agent.secrets import Secrets
 from agent.server_check import ServerAsker
 from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
+from agent.subagents import child_of, record_child_usage, with_task
 from agent.tools.permissions import permissions_for
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
@@ -81,7 +82,10 @@ class Agent:
         self.approvals = ApprovalMemory()
         self.permissions = permissions_for(config, self.workspace)  # N3
         self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
-        self.registry = registry or default_registry()
+        # A top-level agent has the `task` tool; a child's registry leaves it out (G1).
+        self.registry = registry or with_task(default_registry(), self)
+        self.parent: Agent | None = None  # the agent whose `task` call runs this one
+        self.system_prompt: str | None = None  # a subagent type's; None: the configured one
         self.sandbox = decide_sandbox(config, self.registry)
         self.inbox = Inbox()
         self.state = SessionState()
@@ -105,22 +109,14 @@ class Agent:
         self.checkpointer = make_checkpointer(
             config, self.workspace, self.store, lambda event: self.sink(event)
         )
+        self.owns_checkpoints = True  # False: a subagent's changes join its parent's turn's
 
     def child(self, registry: ToolRegistry | None = None, model: str | None = None) -> Agent:
         """A second agent in this one's world (config, store, sink, workspace, approvals
-        dialog, sandbox), with a session and context of its own: a subagent. `registry`
-        narrows its tools (default: the same ones), `model` (provider:model) its model."""
-        other = Agent(
-            self.config,
-            self.store,
-            self.sink,
-            workspace=self.workspace,
-            approve=self.approve,
-            registry=registry or self.registry,
-        )
-        other.model_ref = model or self.model_ref
-        other.approval_mode = self.approval_mode  # a subagent of a plan changes nothing either
-        return other
+        dialog and answers, sandbox, checkpoints), with a session and context of its own: a
+        subagent. `registry` narrows its tools (default: the same ones but `task`, so a
+        subagent starts no subagents), `model` (provider:model) its model."""
+        return child_of(self, registry, model)
 
     def read_secrets(self) -> Secrets:
         """Every configured key, known to redaction everywhere (errors, logs, tool output)."""
@@ -229,7 +225,7 @@ class Agent:
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
         self.permissions = permissions_for(self.config, self.workspace)  # project rules too
-        if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
+        if self.checkpointer is not None and self.owns_checkpoints:  # a workspace's (X2)
             self.checkpointer.close()
             self.checkpointer = make_checkpointer(
                 self.config, self.workspace, self.store, lambda event: self.sink(event)
@@ -339,6 +335,7 @@ class Agent:
             workspace=str(self.workspace),
             title=title_of(first_text),
             metadata=self.state.keep(MODE_KEY, str(self.approval_mode)),
+            parent_session_id=None if self.parent is None else self.parent.session_id,
         )
         self.state.session_id = row["id"]
 
@@ -359,6 +356,7 @@ class Agent:
             workspace=self.workspace,
             extra_body=self.extra_body,
             mode=self.approval_mode,
+            system=self.system_prompt,
         )
 
     def ask_server(self) -> None:
@@ -396,6 +394,8 @@ class Agent:
 
     def record_usage(self, usage: UsagePart, purpose: CallPurpose = CallPurpose.TURN) -> None:
         """Account one model call of the session, whatever it was for (S2)."""
+        if self.parent is not None:  # a subagent's calls are its parent session's (G1)
+            return record_child_usage(self, self.parent, usage)
         name = self.provider_name
         self.usage_recorder.record(
             usage,
@@ -455,5 +455,5 @@ class Agent:
     def close(self) -> None:
         """Release provider clients; finish the checkpoints being taken."""
         self._providers.close()
-        if self.checkpointer is not None:
+        if self.checkpointer is not None and self.owns_checkpoints:
             self.checkpointer.close()

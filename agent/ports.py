@@ -54,9 +54,17 @@ class SessionStore(Protocol):
         ...
 
     async def create_session(
-        self, *, model: str, provider: str, workspace: str, title: str = ""
+        self,
+        *,
+        model: str,
+        provider: str,
+        workspace: str,
+        title: str = "",
+        metadata: dict[str, Any] | None = None,
+        parent_session_id: str | None = None,
     ) -> SessionRow:
-        """Create a session and return its row (with its `id`)."""
+        """Create a session and return its row (with its `id`); a subagent's names its
+        parent's (G1)."""
         ...
 
     async def find_session(self, ref: str) -> SessionRow | None:

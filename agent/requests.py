@@ -27,10 +27,12 @@ def next_request(
     workspace: Path,
     extra_body: dict[str, Any] | None = None,
     mode: str | None = None,
+    system: str | None = None,
 ) -> ChatRequest:
     """The request of `messages` to `model_ref`, with the instruction files and the tools
     (`extra_body`: more fields for the body; the routing key is added to them; `mode`: the
-    session's approval mode, which decides the tools offered and the plan-mode prompt)."""
+    session's approval mode, which decides the tools offered and the plan-mode prompt;
+    `system`: a base prompt of its own, a subagent's, instead of the configured one)."""
     provider_name, model = split_model_ref(model_ref)
     provider = config.provider(provider_name)
     body = dict(extra_body or {})
@@ -44,7 +46,7 @@ def next_request(
         model=model,
         messages=messages,
         system=context.system(
-            with_mode(config.agent.system_prompt or system_prompt(workspace), mode)
+            with_mode(system or config.agent.system_prompt or system_prompt(workspace), mode)
         ),
         tools=registry.schemas(mode),
         max_tokens=provider.max_tokens,

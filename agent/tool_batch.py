@@ -1,14 +1,17 @@
 """One batch of tool calls: ask, run, redact, keep and announce each result, in order.
 
 Every call gets a result, even after a stop (a call without one makes the next request
-malformed); tool errors are results for the model, never a crash of the turn (A4).
+malformed); tool errors are results for the model, never a crash of the turn (A4). Calls a
+tool marks `side_by_side` (read-only subagents, G1) that come one after another run at once,
+up to `SIDE_BY_SIDE` of them; their results are still kept in the calls' order.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
     from agent.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 STOPPED_RESULT = "Cancelled: the user stopped the turn."
+SIDE_BY_SIDE = 3
+"""At most this many side-by-side calls run at once (each is a subagent's model calls)."""
 
 
 @dataclass
@@ -41,18 +46,54 @@ class ToolBatch:
         """Run `calls` in order; raises TurnStopped after the batch when the turn was stopped."""
         from agent.tools.registry import ToolResult
 
-        for call in calls:
+        index = 0
+        while index < len(calls):
             if stopped or self.control.stopped:
                 # Every call needs a result or the next request is malformed.
-                self.result(call, ToolResult(False, STOPPED_RESULT), 0.0, announce=False)
+                self.result(calls[index], ToolResult(False, STOPPED_RESULT), 0.0, announce=False)
                 stopped = True
+                index += 1
                 continue
-            self.run_one(call)
+            group = self.side_by_side(calls, index)
+            if len(group) > 1:
+                self.run_together(group)
+            else:
+                self.run_one(calls[index])
+            index += len(group) or 1
         if stopped:
             raise TurnStopped
 
+    def side_by_side(self, calls: list[ToolCall], start: int) -> list[ToolCall]:
+        """The calls from `start` on that may run at once (one or none: run it alone)."""
+        group: list[ToolCall] = []
+        for call in calls[start:]:
+            tool = self.registry.get(call.name)
+            try:
+                args = call.parsed_arguments()
+            except ValueError:
+                break
+            if tool is None or tool.side_by_side is None or not tool.side_by_side(args or {}):
+                break
+            group.append(call)
+        return group
+
+    def run_together(self, calls: list[ToolCall]) -> None:
+        """Run side-by-side calls at once (bounded); keep and announce them in order."""
+        with ThreadPoolExecutor(min(SIDE_BY_SIDE, len(calls)), "side-by-side") as pool:
+            futures = [pool.submit(self.execute, call, replace(self.context)) for call in calls]
+            for call, future in zip(calls, futures, strict=True):
+                result, duration = future.result()
+                self.touch()
+                self.result(call, result, duration)
+
     def run_one(self, call: ToolCall) -> None:
         """Announce, ask if needed, run and keep one call; its duration leaves out the asking."""
+        result, duration = self.execute(call, self.context)
+        self.touch()
+        self.result(call, result, duration)
+
+    def execute(self, call: ToolCall, context: ToolContext) -> tuple[ToolResult, float]:
+        """Announce, ask if needed and run one call in `context`: its result and duration."""
         from agent.tools.registry import ToolResult
 
         try:
@@ -68,10 +109,10 @@ class ToolBatch:
         started = time.monotonic()
         waited = [0.0]
         if args is not None:
-            self.context.approve = self.asking_for(call, waited)
-            result = self.registry.run(call.name, args, self.context)
-        self.touch()
-        self.result(call, result, time.monotonic() - started - waited[0])
+            context.approve = self.asking_for(call, waited)
+            context.call_id = call.id
+            result = self.registry.run(call.name, args, context)
+        return result, time.monotonic() - started - waited[0]
 
     def asking_for(self, call: ToolCall, waited: list[float]) -> Callable[[Any], Any] | None:
         """The approver for `call`: tells the UI the call waits, and adds the wait to `waited`."""

@@ -85,6 +85,7 @@ class TurnHost(CompactionHost, Protocol):
     secrets: Secrets
     context: ProjectContext
     checkpointer: Checkpointer | None
+    owns_checkpoints: bool
 
     @property
     def messages(self) -> list[Message]: ...
@@ -172,7 +173,7 @@ class Turn:
         self._close_unanswered_calls()
         self.asked = self._take_user_message(text, shown, note_kind)
         host.context.refresh(in_session=True)
-        if host.checkpointer is not None:
+        if host.checkpointer is not None and host.owns_checkpoints:
             host.checkpointer.begin_turn(host.session_id, self.asked)
         # MCP servers still starting get a short, visible wait (M1).
         host.registry.begin_turn(host.sink, lambda: host.control.stopped)
@@ -461,7 +462,7 @@ class Turn:
         self._mark_ending()  # before the flush: saved with the rest of the turn
         host.save_context()
         host.writer.flush(host.session_id, tokens=True, when="at turn end")
-        if host.checkpointer is not None:
+        if host.checkpointer is not None and host.owns_checkpoints:
             # After the flush: the closing snapshot (a git process) does not slow the
             # turn's own last writes; its row is queued behind them.
             host.checkpointer.end_turn()

@@ -9,6 +9,7 @@ failed mid-stream) is recorded from `estimated_usage`, marked estimated: the del
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,10 @@ class Usage:
     cache_write_tokens: int = 0
     cost_from_table: bool = False
     """Some call of this run was priced from the built-in table (the cost shows `~`, $2)."""
+    subagent_tokens: int = 0
+    """Of the totals, the tokens of the subagents its `task` calls ran (G1), this run."""
+    subagent_cost_usd: float | None = None
+    """Of the cost, theirs (None: none priced)."""
 
     @classmethod
     def of_session(
@@ -117,6 +122,23 @@ class UsageRecorder:
 
     def __init__(self) -> None:
         self.totals = Usage()
+        # Side-by-side subagents record into their parent's totals from threads of their own.
+        self._lock = threading.RLock()
+
+    def count(self, usage: UsagePart, cost: float | None) -> None:
+        """Add one call's counts and cost to the totals (nothing stored, nothing told)."""
+        with self._lock:
+            self._add(usage, cost)
+
+    def _add(self, usage: UsagePart, cost: float | None) -> None:
+        totals = self.totals
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        totals.estimated_calls += usage.estimated
+        totals.cache_read_tokens += usage.cache_read_tokens
+        totals.cache_write_tokens += usage.cache_write_tokens
+        if cost is not None:
+            totals.cost_usd = (totals.cost_usd or 0.0) + cost
 
     def record(
         self,
@@ -132,18 +154,35 @@ class UsageRecorder:
         context_window: int | None = None,
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
+        with self._lock:
+            self._record(
+                usage, provider_name, provider, model, session_id, writer, sink, purpose,
+                context_window,
+            )  # fmt: skip
+
+    def _record(
+        self,
+        usage: UsagePart,
+        provider_name: str,
+        provider: ProviderConfig,
+        model: str,
+        session_id: str | None,
+        writer: SessionWriter,
+        sink: ev.Sink,
+        purpose: CallPurpose,
+        context_window: int | None,
+    ) -> None:
         totals = self.totals
-        totals.input_tokens += usage.input_tokens
-        totals.output_tokens += usage.output_tokens
-        totals.estimated_calls += usage.estimated
-        totals.cache_read_tokens += usage.cache_read_tokens
-        totals.cache_write_tokens += usage.cache_write_tokens
         priced = call_cost(usage, provider, model)
         cost = None if priced is None else priced.usd
+        self._add(usage, cost)
         if priced is not None:
-            totals.cost_usd = (totals.cost_usd or 0.0) + priced.usd
             totals.cost_from_table = totals.cost_from_table or priced.estimated
         delta = token_delta(usage, provider_name, provider, model, priced)
+        if purpose == CallPurpose.SUBAGENT:
+            totals.subagent_tokens += usage.input_tokens + usage.output_tokens
+            if cost is not None:
+                totals.subagent_cost_usd = (totals.subagent_cost_usd or 0.0) + cost
         writer.queue_tokens(session_id, **delta)
         context = context_tokens(usage, provider.kind)
         if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context

@@ -109,6 +109,9 @@ def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary)
     diff = meta.get("diff") if isinstance(meta, dict) else None
     if isinstance(diff, dict) and isinstance(diff.get("text"), str):
         lines += ["", _fence(diff["text"], "diff")]
+    subagent = meta.get("subagent") if isinstance(meta, dict) else None
+    if isinstance(subagent, dict):
+        lines += ["", _subagent_line(subagent)]
     plan = meta.get("plan") if isinstance(meta, dict) else None
     if isinstance(plan, dict) and isinstance(plan.get("text"), str):
         # The plan word for word (N1), fenced so its headings stay inside the export's own.
@@ -121,9 +124,23 @@ def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary)
     return lines
 
 
+def _subagent_line(subagent: dict[str, Any]) -> str:
+    """What a `task` call's subagent did, and the session that holds its own transcript (G1)."""
+    what = " ".join(str(subagent.get("description") or "").split())
+    calls, tokens = subagent.get("tool_calls") or 0, subagent.get("tokens") or 0
+    plural = "" if calls == 1 else "s"
+    kind = subagent.get("type") or "?"
+    line = f"**Subagent** {kind} ({what}): {calls} tool call{plural}, {tokens} tokens"
+    session = subagent.get("session_id")
+    return f"{line}; its transcript is session `{session}`." if session else f"{line}."
+
+
 def to_json(session: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     """The session and its rows as JSON (the exact stored text, display metadata with it)."""
-    keep = ("id", "title", "model", "provider", "created_at", "parent_id", "branch_kind")
+    keep = (
+        "id", "title", "model", "provider", "created_at", "parent_id", "branch_kind",
+        "parent_session_id",
+    )  # fmt: skip
     messages = [
         {key: row.get(key) for key in (
             "seq", "role", "content", "tool_calls", "tool_call_id", "name", "display_kind",

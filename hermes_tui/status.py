@@ -317,6 +317,10 @@ class StatusPresenter:
         status.cost_estimated = usage.total_cost_estimated
         status.cache_read_tokens = usage.total_cache_read_tokens
         status.cache_write_tokens = usage.total_cache_write_tokens
+        if usage.purpose == CallPurpose.SUBAGENT:  # their part of the totals, apart (G1)
+            status.subagent_tokens += usage.input_tokens + usage.output_tokens
+            if usage.cost_usd is not None:
+                status.subagent_cost_usd = (status.subagent_cost_usd or 0.0) + usage.cost_usd
         if usage.purpose != CallPurpose.TURN:
             return  # a summary's prompt is the old history: it says nothing of the context now
         # What the call left in the model's context, cached input included (either wire),

@@ -232,8 +232,10 @@ class SessionDB:
         title: str = "",
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        parent_session_id: str | None = None,
     ) -> SessionRow:
-        """Create a session (id: 12 hex chars from uuid4 unless given) and return its row."""
+        """Create a session (id: 12 hex chars from uuid4 unless given; `parent_session_id`:
+        the session whose subagent this is, G1) and return its row."""
         self._conn.check_open()
         return await self._sessions.create(
             model=model,
@@ -242,7 +244,14 @@ class SessionDB:
             title=title,
             session_id=session_id,
             metadata=metadata,
+            parent_session_id=parent_session_id,
         )
+
+    async def child_sessions(self, session_id: str) -> list[SessionRow]:
+        """The sessions of the subagents `session_id` ran, oldest first (G1)."""
+        self._conn.check_open()
+        await self._read_through()
+        return await self._sessions.children(session_id)
 
     async def get_session(self, session_id: str) -> SessionRow | None:
         """The session's row with message_count, or None (token figures read through)."""

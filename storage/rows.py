@@ -38,6 +38,7 @@ class SessionRow(TypedDict):
     parent_id: str | None  # the session this one was forked or rewound from
     fork_seq: int | None  # the parent's seq it was taken at
     branch_kind: str | None  # fork | rewind
+    parent_session_id: str | None  # the session whose `task` call ran this subagent (G1)
     estimated_calls: int  # of api_call_count, the calls whose counts are estimates
     message_count: int  # conversation messages: display rows are not counted
 

@@ -152,7 +152,15 @@ _V4: tuple[str, ...] = (
     """,
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3, _V4]
+_V5: tuple[str, ...] = (
+    # A subagent's session (G1) names the session whose `task` call ran it. Not `parent_id`:
+    # that is a branch the user goes on with (fork, rewind); a child is part of its
+    # parent's turn, listed under it, never on its own.
+    "ALTER TABLE sessions ADD COLUMN parent_session_id TEXT",
+    "CREATE INDEX sessions_parent_session ON sessions(parent_session_id)",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3, _V4, _V5]
 """Ordered migrations; index i brings user_version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -180,6 +188,7 @@ SESSION_COLUMNS = (
     "parent_id",
     "fork_seq",
     "branch_kind",
+    "parent_session_id",
 )
 
 CHECKPOINT_COLUMNS = (

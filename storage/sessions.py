@@ -32,17 +32,20 @@ class Sessions:
         title: str = "",
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        parent_session_id: str | None = None,
     ) -> SessionRow:
-        """Insert a session (id: 12 hex chars from uuid4 unless given); return its row."""
+        """Insert a session (id: 12 hex chars from uuid4 unless given; `parent_session_id`:
+        the session a subagent's one was started by); return its row."""
         sid = session_id or uuid.uuid4().hex[:12]
         now = time.time()
 
         async def insert() -> None:
             await self._conn.execute(
                 "INSERT INTO sessions (id, title, model, provider, workspace, created_at,"
-                " updated_at, last_activity_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " updated_at, last_activity_at, metadata, parent_session_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (sid, title or "", model, provider, workspace, now, now, now,
-                 encode_metadata(metadata)),
+                 encode_metadata(metadata), parent_session_id),
             )  # fmt: skip
 
         await self._conn.write(insert)
@@ -58,23 +61,36 @@ class Sessions:
         return session_row(row) if row else None
 
     async def newest(self, limit: int) -> list[SessionRow]:
-        """Up to `limit` sessions, newest first by updated_at."""
+        """Up to `limit` sessions, newest first by updated_at; a subagent's session is its
+        parent's part, not one of the list (G1)."""
         rows = await self._conn.fetchall(
-            f"SELECT {_SELECT} FROM sessions s ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
+            f"SELECT {_SELECT} FROM sessions s WHERE s.parent_session_id IS NULL"
+            " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
             (limit,),
         )
         return [session_row(r) for r in rows]
 
+    async def children(self, session_id: str) -> list[SessionRow]:
+        """The sessions of the subagents `session_id` ran, oldest first (G1)."""
+        rows = await self._conn.fetchall(
+            f"SELECT {_SELECT} FROM sessions s WHERE s.parent_session_id = ?"
+            " ORDER BY s.created_at, s.rowid",
+            (session_id,),
+        )
+        return [session_row(r) for r in rows]
+
     async def count(self) -> int:
-        """How many sessions are stored."""
-        row = await self._conn.fetchone("SELECT COUNT(*) FROM sessions")
+        """How many sessions are stored (a subagent's is its parent's part, not counted)."""
+        row = await self._conn.fetchone(
+            "SELECT COUNT(*) FROM sessions WHERE parent_session_id IS NULL"
+        )
         return int(row[0]) if row else 0
 
     async def latest_in(self, workspace: str) -> SessionRow | None:
         """The session last updated among those that worked in `workspace`, or None."""
         row = await self._conn.fetchone(
-            "SELECT id FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, rowid DESC"
-            " LIMIT 1",
+            "SELECT id FROM sessions WHERE workspace = ? AND parent_session_id IS NULL"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT 1",
             (workspace,),
         )
         return await self.get(row[0]) if row else None

@@ -6,7 +6,7 @@ import copy
 import json
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -75,6 +75,8 @@ class ApprovalRequest:
     """A plan to approve (`detail` is its Markdown): the plan choices, not yes / no (N1)."""
     rule: str = ""
     """The permission rule "always for this project" adds (a shell command's), or ""."""
+    subagent: str = ""
+    """Who asks, when a subagent does (G1): "the explore subagent (its job)"; "": the agent."""
 
 
 @dataclass
@@ -111,6 +113,8 @@ class ToolContext:
     """`web:`: the hosts web_fetch may reach though private, and never (G3); None: neither."""
     background: BackgroundTable | None = None
     """The run's background processes (G2); None: `background: true` is refused."""
+    call_id: str = ""
+    """The id of the call being run (a subagent's progress names its `task` call, G1)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -176,6 +180,9 @@ class Tool:
     summarise: Callable[[dict[str, Any]], str] | None = None
     """The words after the name in a call's one-row summary, when no one argument says it
     (todo_write's list); must read any arguments, however malformed, without raising."""
+    side_by_side: Callable[[dict[str, Any]], bool] | None = None
+    """Whether a call may run beside the batch's other such calls (a read-only subagent's
+    `task`, G1); must read any arguments without raising. None: one at a time."""
 
 
 class ToolSource(Protocol):
@@ -354,6 +361,12 @@ class ToolRegistry:
     def add_source(self, source: ToolSource) -> None:
         """Add tools that change over time (MCP); built-in names win over theirs."""
         self.sources.append(source)
+
+    def subset(self, names: Iterable[str], *leaving_out: str) -> ToolRegistry:
+        """A registry of the tools called `names` as they are now (built-in or a source's),
+        but those `leaving_out`; a name no tool has is left out too."""
+        found = (self.get(name) for name in names if name not in leaving_out)
+        return ToolRegistry([tool for tool in found if tool is not None])
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, or None."""

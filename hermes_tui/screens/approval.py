@@ -105,6 +105,10 @@ class ApprovalScreen(ModalScreen[Verdict]):
                 Content.assemble(("Allow ", "bold"), (tool, "bold $warning"), "?"),
                 id="approval-title",
             )
+            if self.request.subagent:
+                # A subagent asks (G1): the user is told which, as its job was described.
+                asker = safe_name(f"Asked by {self.request.subagent}")
+                yield Static(Content.styled(asker, "bold $accent"), id="approval-subagent")
             # The model wrote all of this: a hidden character is shown and named (H1, H2). The
             # summary repeats the detail's command or path, so it is counted on its own only
             # when the detail has none.

@@ -144,6 +144,14 @@ TodoItems = tuple[tuple[str, str], ...]
 """The model's todo list as the panel shows it: (text, status) an item, in order."""
 
 
+def _subagent_lines(s: StatusState) -> list[Content]:
+    """`subagents 1.2k · $0.0012`: their part of the totals above (G1), once one ran."""
+    if not s.subagent_tokens:
+        return []
+    cost = f" · ${s.subagent_cost_usd:.4f}" if s.subagent_cost_usd is not None else ""
+    return [Content.assemble(("subagents ", "dim"), human_count(s.subagent_tokens) + cost)]
+
+
 def todo_progress(todos: TodoItems) -> str:
     """`2/5`: items done of all."""
     done = sum(status == TodoStatus.DONE for _text, status in todos)
@@ -236,6 +244,9 @@ class StatusState:
     """The model's todo list (N2); empty when it keeps none."""
     background: tuple[str, ...] = ()
     """The running background processes (G2), a row each (`:8000 python3 -m http.server`)."""
+    subagent_tokens: int = 0
+    """Of the tokens, the subagents' (G1) in this run; 0: none ran."""
+    subagent_cost_usd: float | None = None
 
 
 class StatusPanel(Vertical):
@@ -286,6 +297,7 @@ class StatusPanel(Vertical):
             ),
             *_cache_lines(s),
             Content.assemble(("cost ", "dim"), cost),
+            *_subagent_lines(s),
             Content.assemble(("context", "dim")),
             Content(context_bar(s.context_used, s.context_window, estimated=s.context_estimated)),
             *_compaction_lines(s),

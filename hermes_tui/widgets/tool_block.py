@@ -12,6 +12,7 @@ from hermes_tui.durations import format_duration
 from hermes_tui.safe_text import safe_name, safe_output
 from hermes_tui.widgets.diff_view import DiffView
 from hermes_tui.widgets.foldable import Foldable
+from hermes_tui.widgets.subagent_line import SubagentActivity
 
 OUTPUT_CAP_CHARS = 4000
 OUTPUT_CAP_LINES = 40
@@ -70,6 +71,8 @@ class ToolBlock(Foldable):
         self.output = ""
         self.change: tuple[str, str, int, int] | None = None
         self.diff_view: DiffView | None = None
+        self.subagent: SubagentActivity | None = None
+        """A `task` call's subagent: what it does while it runs, what it did (G1)."""
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -83,6 +86,12 @@ class ToolBlock(Foldable):
         self.add_class(f"-{state}")
         if self.is_mounted:
             self._refresh_fold()
+
+    def show_subagent(self, tool: str, tool_calls: int, tokens: int) -> None:
+        """The `task` call's subagent now: the tool it runs, its calls and tokens (G1)."""
+        self.subagent = SubagentActivity(tool, tool_calls, tokens)
+        if self.is_mounted:
+            self.refresh_header()
 
     def finish(
         self,
@@ -106,6 +115,7 @@ class ToolBlock(Foldable):
             # A failure shows its error without a click (issue 17).
             self.set_reactive(ToolBlock.expanded, True)
         self.change = change_of(display)
+        self.subagent = SubagentActivity.of(display) or self.subagent
         if self.change is not None and self.diff_view is None:
             path, text, _added, _removed = self.change
             self.diff_view = DiffView(text, path)
@@ -139,6 +149,8 @@ class ToolBlock(Foldable):
             counts = Content.assemble(
                 "  ", (f"+{added}", "$text-success"), " ", (f"−{removed}", "$text-error")
             )
+        if self.subagent is not None:
+            counts = self.subagent.content(self.state in ("running", "awaiting"))
         return Content.assemble(
             f"{arrow} ",
             (self.tool_name, "bold"),

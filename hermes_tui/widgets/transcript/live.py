@@ -60,6 +60,7 @@ class LiveTurn:
         yield ev.ToolAwaitingApproval, self._tool_awaiting
         yield ev.ToolApprovalAnswered, self._tool_answered
         yield ev.ToolFinished, self._tool_finished
+        yield ev.SubagentProgress, self._subagent_progress
         yield ev.DisplayRow, self._display_row
         yield ev.Retrying, self._retrying
         yield ev.Notice, lambda event: self.transcript.add_notice(event.text, event.level)
@@ -176,6 +177,11 @@ class LiveTurn:
         block = self._tools.get(event.call_id)
         if block is not None:
             block.finish(event.outcome, event.output, event.duration, event.display)
+
+    async def _subagent_progress(self, event: ev.SubagentProgress) -> None:
+        block = self._tools.get(event.call_id)
+        if block is not None:
+            block.show_subagent(event.tool, event.tool_calls, event.tokens)
 
     # -- rows and lines ----------------------------------------------------------------------
     async def _display_row(self, event: ev.DisplayRow) -> None:
