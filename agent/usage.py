@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent import events as ev
-from agent.config import ProviderConfig
+from agent.budget import SpendGuard
+from agent.config import BudgetSettings, ProviderConfig
 from agent.context_gauge import prompt_tokens
 from agent.credentials import safe_url
 from agent.kinds import CallPurpose
 from agent.models import tokens_for_chars
-from agent.pricing import call_cost, prices_for
+from agent.pricing import Prices, call_cost, prices_for
 from agent.providers.base import UsagePart
 from agent.session_writer import SessionWriter
 
@@ -72,12 +73,28 @@ def context_tokens(usage: UsagePart, provider_kind: str) -> int:
     return prompt + usage.output_tokens
 
 
+def model_prices(provider: ProviderConfig, model: str) -> Prices | None:
+    """The prices one call of `model` on `provider` is costed at (None: unknown)."""
+    return prices_for(provider.pricing, model)
+
+
+def input_cost(provider: ProviderConfig, model: str, tokens: int) -> float | None:
+    """USD for `tokens` prompt tokens sent to `model`, all at the input price (None: no
+    price); what a spend cap projects before a call ($2)."""
+    return call_cost(
+        model_prices(provider, model),
+        input_tokens=tokens,
+        output_tokens=0,
+        input_includes_cache=True,
+    )
+
+
 def token_delta(
     usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str
 ) -> dict[str, Any]:
     """The store's token-count delta of one call: its counts, its route and its cost."""
     cost = call_cost(
-        prices_for(provider.pricing, model),
+        model_prices(provider, model),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
@@ -100,10 +117,17 @@ def token_delta(
 
 
 class UsageRecorder:
-    """The session's usage totals and the path every call's usage takes."""
+    """The session's usage totals, its spend caps, and the path every call's usage takes."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: BudgetSettings | None = None) -> None:
         self.totals = Usage()
+        self.budget = SpendGuard(budget or BudgetSettings())
+        """The caps this session's calls are held to ($2)."""
+
+    def start(self, totals: Usage) -> None:
+        """Another session: its stored totals, and caps raised for it alone forgotten."""
+        self.totals = totals
+        self.budget.new_session()
 
     def record(
         self,
@@ -145,3 +169,4 @@ class UsageRecorder:
                 context_window,
             )
         )
+        self.budget.after_call(totals.cost_usd or 0.0, sink)

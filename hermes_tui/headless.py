@@ -253,7 +253,8 @@ async def _run(
             resume = latest["id"]
         result = await _turn(runtime.agent, task, resume, model, prompt, context, mode)
     told = result.error in printer.told  # the cut-off or budget notice already said it
-    if not as_json and result.status not in ("ok", "error") and result.error and not told:
+    said = ("ok", "error", "capped")  # a failed or capped turn's TurnError said it already
+    if not as_json and result.status not in said and result.error and not told:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
         print("hermes-tui: stopped.", file=sys.stderr)
