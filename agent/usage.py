@@ -89,6 +89,19 @@ def input_cost(provider: ProviderConfig, model: str, tokens: int) -> float | Non
     )
 
 
+def cache_savings(
+    provider: ProviderConfig | None, model: str, cache_read_tokens: int
+) -> float | None:
+    """USD the cache saved: its read tokens at the input price less the cache-read price
+    (None: no price for the model, or its provider is no longer configured)."""
+    prices = model_prices(provider, model) if provider is not None else None
+    if not prices:
+        return None
+    input_price = prices.get("input", 0.0)
+    read_price = prices.get("cache_read", input_price)
+    return cache_read_tokens * (input_price - read_price) / 1_000_000
+
+
 def token_delta(
     usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str
 ) -> dict[str, Any]:

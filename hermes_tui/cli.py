@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     ssearch.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N")
     ssub.add_parser("reindex", help="rebuild the full-text search index from the messages")
 
+    usage = sub.add_parser("usage", help="spend and tokens by day, model and project")
+    usage.add_argument("--days", type=int, default=30, metavar="N", help="the last N days")
+    usage.add_argument("--json", action="store_true", help="one JSON object per row")
+
     server = sub.add_parser("scripted-server", help="serve a model script (testing, demos)")
     server.add_argument("--script", required=True, help="a YAML script file")
     server.add_argument("--port", type=int, default=0, help="port to listen on (0: any free one)")
@@ -97,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hermes_tui.headless import sessions_command
 
             return sessions_command(args)
+        if args.command == "usage":
+            from hermes_tui.headless import usage_command
+
+            return usage_command(args.days, as_json=args.json)
         if args.command == "scripted-server":
             from agent.scripted.__main__ import main as server_main
 

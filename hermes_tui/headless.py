@@ -352,6 +352,33 @@ def _waiting(sentence: str) -> None:
     print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr, flush=True)
 
 
+def usage_command(days: int, *, as_json: bool) -> int:
+    """`hermes-tui usage`: spend and tokens by day, model and project, from the store ($2)."""
+    from agent.config import load_config
+    from hermes_tui.usage_view import plain_table, usage_lines
+
+    if days < 1:
+        raise UsageError(f"--days must be 1 or more, not {days}.")
+    config = load_config()
+
+    async def read() -> Any:
+        db = await open_store(config)
+        try:
+            return await db.usage_report(days)
+        finally:
+            await db.close()
+
+    lines = usage_lines(asyncio.run(read()), config)
+    if as_json:
+        for line in lines:
+            print(json.dumps(line.as_json()))
+    elif not lines:
+        print(f"no usage in the last {days} days")
+    else:
+        print(plain_table(lines), end="")
+    return exit_codes.OK
+
+
 def sessions_command(args: Any) -> int:
     """`hermes-tui sessions list|search`: print sessions or search hits."""
     return asyncio.run(_sessions(args))

@@ -52,7 +52,7 @@ class Spend:
             " FROM usage_by_day u LEFT JOIN sessions s ON s.id = u.session_id"
             " WHERE u.day > date('now', 'localtime', ?)"
             " GROUP BY u.day, u.model, u.provider, workspace"
-            " ORDER BY u.day DESC, u.model, u.provider, workspace",
+            " ORDER BY u.day DESC, workspace, u.provider, u.model",
             (f"-{int(days)} days",),
         )
         return [

@@ -1,4 +1,5 @@
-"""`/budget`: the spend caps in effect and what each has spent; raise one for this session ($2)."""
+"""What the session costs ($2): `/budget` shows the caps and their spend and sets one for
+this session; `/usage` shows spend and tokens by day, model and project."""
 
 from __future__ import annotations
 
@@ -59,3 +60,24 @@ def budget_lines(guard: SpendGuard, session_spent: float, today: float | None) -
         lines.append(f"  {name:<8} {money(spent[name])} of {limit}{raised}")
     lines.append(f"A request over {guard.settings.ask_above_tokens:,} tokens asks first.")
     return lines
+
+
+@command("usage", "", "Spend and tokens by day, model and project, with cache savings")
+async def usage(ctx: CommandContext, _argument: str) -> None:
+    """Open the usage screen on the store's last days."""
+    from hermes_tui.screens.usage import UsageScreen  # not on the start-up path
+    from hermes_tui.usage_view import DEFAULT_DAYS, usage_lines
+
+    if ctx.db is None or ctx.agent is None:
+        return
+    lines = usage_lines(await ctx.db.usage_report(DEFAULT_DAYS), ctx.config)
+    await ctx.push_screen(UsageScreen(lines, DEFAULT_DAYS, session_line(ctx)))
+
+
+def session_line(ctx: CommandContext) -> str:
+    """This session's spend against its cap, as the usage screen's first line says it."""
+    assert ctx.agent is not None
+    spent = ctx.agent.usage.cost_usd
+    cap = ctx.agent.usage_recorder.budget.cap("session")
+    shown = money(spent) if spent is not None else "– (no price for the model)"
+    return f"This session: {shown}" + (f" of its {money(cap)} cap" if cap is not None else "")
