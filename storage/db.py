@@ -276,11 +276,12 @@ class SessionDB:
         await self._read_through()
         return await self._spend.on_day(day)
 
-    async def usage_report(self, days: int = 30) -> list[UsageRow]:
-        """Spend and tokens of the last `days` days by day, model and project ($2)."""
+    async def usage_report(self, days: int = 30, today: str | None = None) -> list[UsageRow]:
+        """Spend and tokens of the `days` days up to `today` (default: today, local time) by
+        day, model and project ($2)."""
         self._conn.check_open()
         await self._read_through()
-        return await self._spend.report(days)
+        return await self._spend.report(days, today)
 
     async def find_session(self, ref: str) -> SessionRow | None:
         """Exact id, else a unique id prefix, else the newest session whose title contains ref."""

@@ -42,18 +42,19 @@ class Spend:
         )
         return float(row[0]) if row else 0.0
 
-    async def report(self, days: int) -> list[UsageRow]:
-        """Usage of the last `days` days (today included), newest day first, by model and
-        project; a deleted session's spend counts under an empty project."""
+    async def report(self, days: int, today: str | None = None) -> list[UsageRow]:
+        """Usage of the `days` days up to `today` (YYYY-MM-DD; default: today, local time),
+        newest first, by project and model; a deleted session's counts under no project."""
         rows = await self._conn.fetchall(
             "SELECT u.day, u.model, u.provider, coalesce(s.workspace, '') AS workspace,"
             " sum(u.input_tokens), sum(u.output_tokens), sum(u.cache_read_tokens),"
             f" sum(u.cache_write_tokens), sum(u.api_call_count), sum({_COST})"
             " FROM usage_by_day u LEFT JOIN sessions s ON s.id = u.session_id"
-            " WHERE u.day > date('now', 'localtime', ?)"
+            " WHERE u.day > date(coalesce(:today, date('now', 'localtime')), :back)"
+            " AND u.day <= coalesce(:today, date('now', 'localtime'))"
             " GROUP BY u.day, u.model, u.provider, workspace"
             " ORDER BY u.day DESC, workspace, u.provider, u.model",
-            (f"-{int(days)} days",),
+            {"today": today, "back": f"-{int(days)} days"},
         )
         return [
             UsageRow(

@@ -65,19 +65,26 @@ def budget_lines(guard: SpendGuard, session_spent: float, today: float | None) -
 @command("usage", "", "Spend and tokens by day, model and project, with cache savings")
 async def usage(ctx: CommandContext, _argument: str) -> None:
     """Open the usage screen on the store's last days."""
+    import time
+
     from hermes_tui.screens.usage import UsageScreen  # not on the start-up path
     from hermes_tui.usage_view import DEFAULT_DAYS, usage_lines
 
     if ctx.db is None or ctx.agent is None:
         return
-    lines = usage_lines(await ctx.db.usage_report(DEFAULT_DAYS), ctx.config)
+    today = time.strftime("%Y-%m-%d", time.localtime(ctx.probes.now()))
+    lines = usage_lines(await ctx.db.usage_report(DEFAULT_DAYS, today), ctx.config)
     await ctx.push_screen(UsageScreen(lines, DEFAULT_DAYS, session_line(ctx)))
 
 
 def session_line(ctx: CommandContext) -> str:
     """This session's spend against its cap, as the usage screen's first line says it."""
     assert ctx.agent is not None
-    spent = ctx.agent.usage.cost_usd
+    usage = ctx.agent.usage
     cap = ctx.agent.usage_recorder.budget.cap("session")
-    shown = money(spent) if spent is not None else "– (no price for the model)"
+    called = usage.input_tokens or usage.output_tokens
+    if usage.cost_usd is not None or not called:
+        shown = money(usage.cost_usd or 0.0)
+    else:
+        shown = "– (no price for the model)"
     return f"This session: {shown}" + (f" of its {money(cap)} cap" if cap is not None else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from ui.tui_helpers import TEST_ARM_SECONDS, answer_approval, quick_probes, run_turn
 from waits import wait_until
@@ -15,7 +16,8 @@ from agent.config import load_config
 from hermes_tui.app import HermesApp
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine
 
-PRICING = {"test-model": {"input": 100.0, "output": 100.0}}  # 10,000 tokens: $1.00
+# 10,000 tokens: $1.00; a cache read is a tenth of the input price.
+PRICING = {"test-model": {"input": 100.0, "output": 100.0, "cache_read": 10.0}}
 DOLLAR = {"input_tokens": 10_000, "output_tokens": 0}
 
 
@@ -122,3 +124,47 @@ async def test_a_large_request_asks_in_the_dialog(make_app, scripted, hermes_hom
         assert "Send a request of " in shown.request.summary
         await app.wait_for_turn(20)
         assert len(server.requests) == 1
+
+
+def seed_usage(home: Path) -> None:
+    """Two days of stored usage in two projects (fixed days: the app's clock is fixed)."""
+    import sqlite3
+
+    conn = sqlite3.connect(home / "state.db")
+    with conn:
+        conn.execute(
+            "INSERT INTO sessions (id, title, model, provider, workspace)"
+            " VALUES ('s1', 'a', 'test-model', 'scripted', 'alpha'),"
+            " ('s2', 'b', 'test-model', 'scripted', 'beta')"
+        )
+        conn.execute(
+            "INSERT INTO usage_by_day (day, session_id, model, provider, input_tokens,"
+            " output_tokens, cache_read_tokens, api_call_count, estimated_cost_usd) VALUES"
+            " ('2025-06-15', 's1', 'test-model', 'scripted', 30000, 2000, 12000, 4, 3.2),"
+            " ('2025-06-14', 's2', 'test-model', 'scripted', 5000, 500, 0, 1, 0.55),"
+            " ('2025-01-01', 's2', 'test-model', 'scripted', 9, 9, 0, 1, 9.0)"
+        )
+    conn.close()
+
+
+def test_the_usage_screen(snap_compare, make_app, scripted, hermes_home, workspace):
+    """$2: /usage lists the last 30 days by day, project and model, with the cache's
+    saving (12,000 read tokens at $100 less $10 a million: $1.08) and a total."""
+    from hermes_tui.screens.usage import UsageScreen
+
+    server = scripted({"replies": []})
+    app = budget_app(make_app, server, hermes_home, workspace, session=5.0)
+    app.probes.now = lambda: 1_750_000_000.0  # 2025-06-15: the fixture's clock
+
+    async def open_usage(pilot: Any) -> None:
+        await app.ready()
+        seed_usage(hermes_home)
+        await app.submit("/usage")
+        await wait_until(pilot, lambda: isinstance(app.screen, UsageScreen), what="/usage")
+        screen = app.screen
+        assert screen.session_line == "This session: $0.00 of its $5.00 cap"
+        assert [line.saved_usd for line in screen.lines] == [pytest.approx(1.08), 0.0]
+        assert [line.day for line in screen.lines] == ["2025-06-15", "2025-06-14"]
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 30), run_before=open_usage)
