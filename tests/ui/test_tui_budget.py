@@ -142,7 +142,9 @@ def seed_usage(home: Path) -> None:
             " output_tokens, cache_read_tokens, api_call_count, estimated_cost_usd) VALUES"
             " ('2025-06-15', 's1', 'test-model', 'scripted', 30000, 2000, 12000, 4, 3.2),"
             " ('2025-06-14', 's2', 'test-model', 'scripted', 5000, 500, 0, 1, 0.55),"
-            " ('2025-01-01', 's2', 'test-model', 'scripted', 9, 9, 0, 1, 9.0)"
+            " ('2025-01-01', 's2', 'test-model', 'scripted', 9, 9, 0, 1, 9.0),"
+            # After the app's today: not in its last 30 days either.
+            " ('2025-06-20', 's2', 'test-model', 'scripted', 9, 9, 0, 1, 9.0)"
         )
     conn.close()
 
