@@ -170,3 +170,27 @@ def test_a_summary_call_is_held_to_the_caps(harness):
     assert not result.ok and result.reason == "budget"
     assert result.message.startswith("Stopped: this call")
     assert len(harness.server.requests) == sent
+
+
+def test_an_automatic_compaction_over_a_cap_stops_its_turn_saying_it_once(harness):
+    """$2: the summary call of an automatic compaction is held too, and its turn stops with
+    the one sentence, even when the turn's own call would still fit under the cap."""
+    from test_compaction import arm_auto, seed, summary_reply, turns
+    from test_compaction import start as start_compacting
+
+    # The server counts each prompt as one token: the turn's next call is projected from
+    # that count (small), the summary's from its whole transcript (no count applies to it).
+    tiny = {"input_tokens": 1, "output_tokens": 1}
+    replies = [summary_reply(), *({**t, "usage": tiny} for t in turns(5))]
+    agent = start_compacting(harness, replies, provider={"pricing": PRICING})
+    seed(agent, 4)
+    sent = len(harness.server.requests)
+    agent.usage_recorder.budget.raise_cap("turn", 0.015)  # the summary ~$0.024, the turn ~$0.01
+    arm_auto(agent)
+    result = agent.run_turn("question 4")
+    assert len(harness.server.requests) == sent  # neither the summary nor the turn's call
+    assert result.status == TurnStatus.CAPPED
+    assert result.error.startswith("Stopped: this call") and "turn cap" in result.error
+    finished = [e for e in harness.events if isinstance(e, ev.CompactionFinished)]
+    assert finished[-1].message == ""  # the turn's TurnError says it, once
+    assert agent.compressor.cooldown_state() is None  # a cap is no failure to back off from

@@ -52,6 +52,8 @@ async def test_the_session_cap_stops_the_call_and_budget_raises_it(
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         assert "cost $1.0000 / $1.05" in app.status_panel.text
+        warning = "Spent $1.00 of the session cap of $1.05 (95 %); a call that would pass it"
+        assert [n for n in notices(app) if n.startswith(warning)]  # the 80 % warning
         await run_turn(pilot, "second")
         assert len(server.requests) == 1
         (stop,) = errors(app)
