@@ -3,7 +3,7 @@ this session; `/usage` shows spend and tokens by day, model and project."""
 
 from __future__ import annotations
 
-from agent.budget import CAP_NAMES, CapName, SpendGuard, money
+from agent.budget import CAP_NAMES, SpendGuard, money
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
 
@@ -28,10 +28,9 @@ async def budget(ctx: CommandContext, argument: str) -> None:
         if name not in CAP_NAMES or usd is None:
             await ctx.notice(f"Not a cap and an amount: {argument!r}. {USAGE}", "error")
             return
-        cap: CapName = name  # type: ignore[assignment]  # checked just above
-        guard.raise_cap(cap, usd)
+        guard.raise_cap(name, usd)  # one of CAP_NAMES: checked just above
         ctx.status.refresh()
-        await ctx.notice(f"The {cap} cap is {money(usd)} for this session.")
+        await ctx.notice(f"The {name} cap is {money(usd)} for this session.")
         return
     # Idle, today's figure is the store's (every session); a running turn holds its own.
     today = await ctx.db.spent_on_day() if ctx.db is not None and not agent.busy else None
