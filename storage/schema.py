@@ -153,23 +153,10 @@ _V4: tuple[str, ...] = (
     )
     """,
     # What was stored before: each session's usage on the day it was last updated.
-    f"""
-    INSERT INTO usage_by_day (day, session_id, model, provider, route,
-        {
-        ", ".join(
-            (
-                "input_tokens",
-                "output_tokens",
-                "cache_read_tokens",
-                "cache_write_tokens",
-                "reasoning_tokens",
-                "api_call_count",
-                "estimated_cost_usd",
-                "actual_cost_usd",
-                "estimated_calls",
-            )
-        )
-    })
+    """
+    INSERT INTO usage_by_day (day, session_id, model, provider, route, input_tokens,
+        output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count,
+        estimated_cost_usd, actual_cost_usd, estimated_calls)
     SELECT date(coalesce(s.updated_at, s.created_at, 0), 'unixepoch', 'localtime'),
         u.session_id, u.model, u.provider, u.route, u.input_tokens, u.output_tokens,
         u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens, u.api_call_count,

@@ -14,6 +14,7 @@ from waits import wait_until
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
+from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import AnswerBlock, ErrorBlock, NoticeLine
 
 # 10,000 tokens: $1.00; a cache read is a tenth of the input price.
@@ -60,6 +61,8 @@ async def test_the_session_cap_stops_the_call_and_budget_raises_it(
         assert stop.startswith("Stopped: this call (~$1.0")
         assert "session cap of $1.05 (spent $1.00)" in stop
         assert app.composer.text == "second"  # nothing typed is lost
+        shown = [w.text for w in app.transcript.query(Marker)]
+        assert shown[-1] == "◈ not sent (spend cap): the message above is kept, not sent again"
         app.composer.load_text("")
         await app.submit("/budget")
         await wait_until(pilot, lambda: any("Spend caps" in n for n in notices(app)), what="caps")
