@@ -76,6 +76,28 @@ async def test_the_session_cap_stops_the_call_and_budget_raises_it(
         assert [a.source for a in app.transcript.query(AnswerBlock)][-1] == "second answer"
 
 
+async def test_the_day_cap_counts_what_other_sessions_spent_today(
+    make_app, scripted, hermes_home, workspace
+):
+    """$2: $3.00 spent today by another session leaves no room under a $3.00 day cap."""
+    import sqlite3
+
+    server = scripted({"replies": [{"text": "never"}]})
+    app = budget_app(make_app, server, hermes_home, workspace, day=3.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.ready()
+        conn = sqlite3.connect(hermes_home / "state.db")
+        with conn:
+            conn.execute(
+                "INSERT INTO usage_by_day (day, session_id, estimated_cost_usd)"
+                " VALUES (date('now', 'localtime'), 'earlier', 3.0)"
+            )
+        conn.close()
+        await run_turn(pilot, "hello")
+        assert server.requests == []
+        assert "would pass the day cap of $3.00 (spent $3.00)" in errors(app)[0]
+
+
 async def test_queued_messages_stay_queued_after_a_cap_stops_the_turn(
     make_app, scripted, hermes_home, workspace
 ):
