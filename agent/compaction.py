@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.answer_cap import DEFAULT_MAX_ANSWER_MB, cap_chars
+from agent.budget import BudgetStop, begin_spending, guard_call
 from agent.config import CompressionSettings
 from agent.context_gauge import ContextGauge
 from agent.kinds import CallPurpose
@@ -459,6 +460,8 @@ class ContextCompressor:
             host.sink(ev.Notice(result.message, "info"))
             return result
         host.sink(ev.CompactionStarted(reason))
+        if reason == "manual":
+            begin_spending(host)  # a /compact is held to the turn cap as a turn is
         outcome = self._run(host, plan, focus, tokens, window)
         if outcome.ok:
             self.record_success()
@@ -471,14 +474,16 @@ class ContextCompressor:
             log.info("compaction committed: %s", outcome.message)
             host.sink(ev.DisplayRow("compaction", {"summarised": outcome.summarised}))
         else:
-            if outcome.reason != "cancelled":
+            if outcome.reason not in ("cancelled", "budget"):
                 cooldown = self.record_failure(outcome.reason)
                 outcome.message += (
                     f" Nothing was dropped; the turn continues with the full context. "
                     f"Automatic compaction pauses for {cooldown:.0f} s."
                 )
             log.info("compaction did not commit: %s", outcome.message)
-        host.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, outcome.message))
+        # A cap that stopped an automatic compaction stops its turn, which says it once.
+        told = "" if outcome.reason == "budget" and reason == "auto" else outcome.message
+        host.sink(ev.CompactionFinished(outcome.ok, outcome.summarised, told))
         return outcome
 
     # -- one run ----------------------------------------------------------------------------
@@ -531,6 +536,9 @@ class ContextCompressor:
                 words = max(10, words // 2)
         except ProviderError as exc:
             progress.finish(error=exc.message)
+            return
+        except BudgetStop as exc:
+            progress.finish(error=str(exc), reason="budget")
             return
         except Exception as exc:
             log.exception("summary stream failed")
@@ -652,6 +660,9 @@ def _stream_summary(job: _Job, words: int) -> _Streamed:
     reasoning = 0
     written = 0
     cap = cap_chars(DEFAULT_MAX_ANSWER_MB)  # a summary is far smaller; a hostile one is not
+    # Held to the caps ($2), never asked about its size: the app chose to send it. Not the
+    # conversation's request: the gauge's count does not apply to it.
+    guard_call(job.host, estimate_request(request), ask_size=False)
     stream = job.provider.stream(request, job.abort)
     try:
         for part in stream:
@@ -710,6 +721,8 @@ def _wait(
         if done:
             if progress.committed:
                 return CompactionResult(True, "ok")
+            if progress.reason == "budget":  # the cap's own sentence, as a turn says it
+                return CompactionResult(False, "budget", progress.error or "")
             return CompactionResult(False, progress.reason, f"Compaction failed: {progress.error}.")
         if chunks != seen:
             seen, last = chunks, now

@@ -225,6 +225,16 @@ class CompressionSettings:
 
 
 @settings
+class BudgetSettings:
+    """The `budget:` section: spend caps in the currency of the prices, USD ($2)."""
+
+    turn: Annotated[float, AtLeast(0)] | None = None
+    session: Annotated[float, AtLeast(0)] | None = None
+    day: Annotated[float, AtLeast(0)] | None = None  # the local calendar day, every session
+    ask_above_tokens: Annotated[int, AtLeast(1)] = 100_000  # a larger request asks first
+
+
+@settings
 class StorageSettings:
     """The `storage:` section: how long writes wait for another process's database lock."""
 
@@ -336,6 +346,7 @@ class ConfigFile:
     providers: Annotated[dict[str, ProviderConfig], Before(_named)] = field(default_factory=dict)
     agent: AgentSettings = field(default_factory=AgentSettings)
     compression: CompressionSettings = field(default_factory=CompressionSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
     ui: dict[str, Any] = field(default_factory=dict)  # the front end's (hermes_tui/ui_config.py)
     keys: Annotated[dict[str, Any], Must("map binding ids to keys")] = field(default_factory=dict)
     storage: StorageSettings = field(default_factory=StorageSettings)
@@ -364,6 +375,7 @@ class Config:
     providers: dict[str, ProviderConfig]
     agent: AgentSettings = field(default_factory=AgentSettings)
     compression: CompressionSettings = field(default_factory=CompressionSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     demo: bool = False
@@ -529,6 +541,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         providers=providers,
         agent=file.agent,
         compression=file.compression,
+        budget=file.budget,
         storage=file.storage,
         checkpoints=file.checkpoints,
         demo=is_demo,

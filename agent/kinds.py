@@ -20,6 +20,8 @@ class TurnStatus(StrEnum):
     """`agent.max_iterations` model calls were spent (A1)."""
     TRUNCATED = "truncated"
     """The answer was cut off at the model's output limit."""
+    CAPPED = "capped"
+    """A call was not sent: it would have passed a spend cap, or its size was declined ($2)."""
 
 
 class CallPurpose(StrEnum):
@@ -74,6 +76,8 @@ class ErrorKind(StrEnum):
     UPGRADED = "upgraded"
     """The installed code changed under the running app (L4)."""
     STORAGE = "storage"
+    SPEND_CAP = "spend_cap"
+    """A call not sent for a spend cap or a declined large request ($2)."""
     INTERNAL = "internal"
     OTHER = "error"
     """`TurnError`'s default when nothing more is known."""

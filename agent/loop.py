@@ -91,7 +91,7 @@ class Agent:
         self.state = SessionState()
         self.model_ref = config.model
         self.writer = SessionWriter(store, lambda event: self.sink(event))
-        self.usage_recorder = UsageRecorder()
+        self.usage_recorder = UsageRecorder(config.budget)
         self.probes = AgentProbes()
         self.extra_body: dict[str, Any] = {}
         """Fields every request's body carries besides the routing key (a test's stop words)."""
@@ -177,7 +177,7 @@ class Agent:
     def _enter(self, state: SessionState, session: StoredRow | None) -> None:
         """The one reset: everything that belongs to a session starts from `state`."""
         self.state = state
-        self.usage_recorder.totals = Usage.of_session(session, self.config.providers)
+        self.usage_recorder.start(Usage.of_session(session, self.config.providers))
         self.compressor.gauge.reset()
         self.approvals.clear()
         # The cooldown belongs to the session: it survives across runs (C3).

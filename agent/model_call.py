@@ -152,8 +152,12 @@ def call_model(
     touch: Callable[[], None],
     on_usage: Callable[[UsagePart], None],
     estimate: Callable[[Draft], UsagePart],
+    before_send: Callable[[ChatRequest], None] | None = None,
 ) -> Draft:
     """One model call with retries (W8-W11); returns what streamed, partial on abort.
+
+    `before_send` sees each attempt's request before it is sent and may refuse it by
+    raising (a spend cap, $2): then nothing is sent and no RequestStarted is told.
 
     Returns an empty Draft at once when a stop or a redirect is waiting; raises the
     ProviderError that cannot be retried, or the last one when the attempts are spent.
@@ -171,10 +175,13 @@ def call_model(
         abort = control.new_call()
         if abort is None:
             return Draft()
+        built = request()
+        if before_send is not None:
+            before_send(built)
         draft = Draft()
         sink(started)
         try:
-            parts = provider.stream(request(), abort)
+            parts = provider.stream(built, abort)
             stream_into(draft, parts, abort, sink, touch, on_usage, settings.max_answer_mb)
             return draft
         except ProviderError as exc:

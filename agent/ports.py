@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from agent.config import Config
     from agent.events import Sink
     from agent.kinds import CallPurpose
     from agent.messages import Message
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from agent.session_writer import SessionWriter
     from agent.tools.approvals import Verdict
     from agent.tools.registry import ApprovalRequest
+    from agent.usage import UsageRecorder
     from storage.checkpoints import CheckpointRow
     from storage.rows import MessageRow, SessionRow
 
@@ -65,6 +67,10 @@ class SessionStore(Protocol):
     ) -> SessionRow:
         """Create a session and return its row (with its `id`); a subagent's names its
         parent's (G1)."""
+        ...
+
+    async def spent_on_day(self, day: str | None = None) -> float:
+        """USD every session spent on `day` (default: today, local time) ($2)."""
         ...
 
     async def find_session(self, ref: str) -> SessionRow | None:
@@ -145,6 +151,20 @@ class CompactionHost(Protocol):
     """The session's writes; the compaction commit goes through it (the store's one door)."""
     state: SessionState
     """The session: its todo list goes on after a compaction word for word (N2)."""
+    config: Config
+    usage_recorder: UsageRecorder
+    """The session's totals and spend caps: a summary call is held to them too ($2)."""
+    approve: ApprovalPolicy | None
+
+    @property
+    def provider_name(self) -> str:
+        """The provider part of the current model reference."""
+        ...
+
+    @property
+    def model_name(self) -> str:
+        """The model part of the current model reference."""
+        ...
 
     @property
     def session_id(self) -> str | None:

@@ -80,6 +80,12 @@ class SessionWriter:
         store.flush_threadsafe()
         return store.call(store.apply_compaction, session_id, **change)
 
+    def spent_today(self) -> float:
+        """USD every session spent today (local time), as the store holds it (0: no store)."""
+        if self.store is None:
+            return 0.0
+        return self.store.call(self.store.spent_on_day)
+
     def _required(self) -> SessionStore:
         if self.store is None:
             raise ValueError("this needs a session store")

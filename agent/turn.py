@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent import events as ev
 from agent import recovery
+from agent.budget import BudgetStop, begin_spending, guard_call
 from agent.compaction import ContextCompressor
 from agent.config import Config
 from agent.context_gauge import prompt_tokens
@@ -46,7 +47,7 @@ from agent.turn_endings import (
     internal_error,
     unanswered,
 )
-from agent.usage import estimated_usage
+from agent.usage import UsageRecorder, estimated_usage
 from storage.errors import StorageError, sentence
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class TurnHost(CompactionHost, Protocol):
     context: ProjectContext
     checkpointer: Checkpointer | None
     owns_checkpoints: bool
+    usage_recorder: UsageRecorder
 
     @property
     def messages(self) -> list[Message]: ...
@@ -145,6 +147,8 @@ class Turn:
             self._loop()
         except TurnStopped:
             result.status = TurnStatus.STOPPED
+        except BudgetStop as exc:
+            self._capped(str(exc))
         except ProviderError as exc:
             self._fail(summarize(exc), exc.kind)  # redacted (K3)
             self._withhold_unanswered(exc.kind)
@@ -172,6 +176,7 @@ class Turn:
         host.sink(ev.TurnStarted(host.session_id or "", text if shown is None else shown))
         self._close_unanswered_calls()
         self.asked = self._take_user_message(text, shown, note_kind)
+        begin_spending(host)
         host.context.refresh(in_session=True)
         if host.checkpointer is not None and host.owns_checkpoints:
             host.checkpointer.begin_turn(host.session_id, self.asked)
@@ -228,7 +233,9 @@ class Turn:
             # S8: what the model will see is on disk before it is sent.
             host.writer.flush(host.session_id, tokens=False, when="before the model call")
             host.probes.before_model_call()
-            host.compressor.maybe_compact(host)
+            compacted = host.compressor.maybe_compact(host)
+            if compacted is not None and compacted.reason == "budget":
+                raise BudgetStop(compacted.message)
             draft = self._call_model_fitting(iteration)
             if self._interrupted(draft):
                 iteration -= 1  # a redirect re-runs the same iteration (T5)
@@ -404,6 +411,7 @@ class Turn:
             touch=host.activity.touch,
             on_usage=self._turn_usage,
             estimate=self._estimate_usage,
+            before_send=self._guard,
         )
 
     def _load_images(self) -> None:
@@ -413,6 +421,10 @@ class Turn:
             for image in message.images:
                 if image.data is None:
                     image.data = host.writer.load_blob(host.session_id, image.sha256)
+
+    def _guard(self, request: ChatRequest) -> None:
+        """Before the call is sent: hold it to the spend caps and the size question ($2)."""
+        guard_call(self.host, self.host.compressor.gauge.project(estimate_request(request)))
 
     def _turn_usage(self, usage: UsagePart) -> None:
         """A turn call's usage: accounted, and (when the server counted it) a gauge sample."""
@@ -435,6 +447,14 @@ class Turn:
         self.result.status = TurnStatus.ERROR
         self.result.error, self.result.error_kind = error, kind
         self.host.sink(ev.TurnError(error, kind))
+
+    def _capped(self, sentence: str) -> None:
+        """A call not sent for a spend cap ($2): the turn ends saying so; its message no
+        model answered is withheld and offered back, to send again once the cap is raised."""
+        self.result.status = TurnStatus.CAPPED
+        self.result.error, self.result.error_kind = sentence, ErrorKind.SPEND_CAP
+        self.host.sink(ev.TurnError(sentence, ErrorKind.SPEND_CAP))
+        self._withhold_unanswered(ErrorKind.SPEND_CAP)
 
     def _withhold_unanswered(self, kind: ErrorKind) -> None:
         """A failed turn's user messages that no model answered stay in the history, marked,

@@ -56,7 +56,8 @@ def ending_row(result: TurnResult, stopped: bool, last: Message | None) -> Messa
     failure says itself already: a `request_failed` row, a store that cannot save it)."""
     if result.status == TurnStatus.STOPPED or (result.status == TurnStatus.OK and stopped):
         return Message("assistant", display_kind=TURN_STOPPED, display_metadata={})
-    if result.status != TurnStatus.ERROR or result.error_kind == ErrorKind.STORAGE:
+    failed = result.status in (TurnStatus.ERROR, TurnStatus.CAPPED)
+    if not failed or result.error_kind == ErrorKind.STORAGE:
         return None
     if last is not None and last.display_kind == REQUEST_FAILED:
         return None

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent import events as ev
-from agent.config import ProviderConfig
+from agent.budget import SpendGuard
+from agent.config import BudgetSettings, ProviderConfig
 from agent.context_gauge import prompt_tokens
 from agent.credentials import safe_url
 from agent.kinds import CallPurpose
 from agent.models import tokens_for_chars
-from agent.pricing import Cost, cost_of, price_for
+from agent.pricing import Cost, Price, cost_of, price_for
 from agent.providers.base import UsagePart
 from agent.session_writer import SessionWriter
 
@@ -98,6 +99,32 @@ def call_cost(usage: UsagePart, provider: ProviderConfig, model: str) -> Cost | 
     return cost_of(usage, price_for(provider, model))
 
 
+def model_price(provider: ProviderConfig, model: str) -> Price | None:
+    """The price one call of `model` on `provider` is costed at (None: unknown)."""
+    return price_for(provider, model)
+
+
+def input_cost(provider: ProviderConfig, model: str, tokens: int) -> float | None:
+    """USD for `tokens` prompt tokens sent to `model`, all at the input price (None: no
+    price); what a spend cap projects before a call ($2)."""
+    price = model_price(provider, model)
+    if price is None:
+        return None
+    return price.cost(UsagePart(input_tokens=tokens))[0]
+
+
+def cache_savings(
+    provider: ProviderConfig | None, model: str, cache_read_tokens: int
+) -> float | None:
+    """USD the cache saved: its read tokens at the input price less the cache-read price
+    (None: no price for the model, or its provider is no longer configured)."""
+    price = model_price(provider, model) if provider is not None else None
+    if price is None:
+        return None
+    read_price = price.input if price.cache_read is None else price.cache_read
+    return cache_read_tokens * (price.input - read_price) / 1_000_000
+
+
 def token_delta(
     usage: UsagePart, provider_name: str, provider: ProviderConfig, model: str, cost: Cost | None
 ) -> dict[str, Any]:
@@ -118,10 +145,12 @@ def token_delta(
 
 
 class UsageRecorder:
-    """The session's usage totals and the path every call's usage takes."""
+    """The session's usage totals, its spend caps, and the path every call's usage takes."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: BudgetSettings | None = None) -> None:
         self.totals = Usage()
+        self.budget = SpendGuard(budget or BudgetSettings())
+        """The caps this session's calls are held to ($2)."""
         # Side-by-side subagents record into their parent's totals from threads of their own.
         self._lock = threading.RLock()
 
@@ -139,6 +168,11 @@ class UsageRecorder:
         totals.cache_write_tokens += usage.cache_write_tokens
         if cost is not None:
             totals.cost_usd = (totals.cost_usd or 0.0) + cost
+
+    def start(self, totals: Usage) -> None:
+        """Another session: its stored totals, and caps raised for it alone forgotten."""
+        self.totals = totals
+        self.budget.new_session()
 
     def record(
         self,
@@ -207,3 +241,4 @@ class UsageRecorder:
                 totals.cost_from_table,
             )
         )
+        self.budget.after_call(totals.cost_usd or 0.0, sink)

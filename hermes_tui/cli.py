@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     acp_cmd.add_argument("--model", dest="acp_model", metavar="MODEL", help="provider:model")
     acp_cmd.add_argument("--demo", dest="acp_demo", action="store_true", help="use the demo model")
 
+    usage = sub.add_parser("usage", help="spend and tokens by day, model and project")
+    usage.add_argument("--days", type=int, default=30, metavar="N", help="the last N days")
+    usage.add_argument("--json", action="store_true", help="one JSON object per row")
+
     server = sub.add_parser("scripted-server", help="serve a model script (testing, demos)")
     server.add_argument("--script", required=True, help="a YAML script file")
     server.add_argument("--port", type=int, default=0, help="port to listen on (0: any free one)")
@@ -105,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hermes_tui.headless import sessions_command
 
             return sessions_command(args)
+        if args.command == "usage":
+            from hermes_tui.headless import usage_command
+
+            return usage_command(args.days, as_json=args.json)
         if args.command == "scripted-server":
             from agent.scripted.__main__ import main as server_main
 

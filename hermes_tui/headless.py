@@ -253,7 +253,8 @@ async def _run(
             resume = latest["id"]
         result = await _turn(runtime.agent, task, resume, model, prompt, context, mode)
     told = result.error in printer.told  # the cut-off or budget notice already said it
-    if not as_json and result.status not in ("ok", "error") and result.error and not told:
+    said = ("ok", "error", "capped")  # a failed or capped turn's TurnError said it already
+    if not as_json and result.status not in said and result.error and not told:
         print(f"hermes-tui: {safe_text(result.error)}", file=sys.stderr)
     if not as_json and result.status == "stopped":
         print("hermes-tui: stopped.", file=sys.stderr)
@@ -351,6 +352,33 @@ def _with_context(agent: Any, text: str, context: str | None) -> str:
 def _waiting(sentence: str) -> None:
     """The exit waits for another process's lock: say what for, at once."""
     print(f"hermes-tui: {safe_text(sentence)}", file=sys.stderr, flush=True)
+
+
+def usage_command(days: int, *, as_json: bool) -> int:
+    """`hermes-tui usage`: spend and tokens by day, model and project, from the store ($2)."""
+    from agent.config import load_config
+    from hermes_tui.usage_view import plain_table, usage_lines
+
+    if days < 1:
+        raise UsageError(f"--days must be 1 or more, not {days}.")
+    config = load_config()
+
+    async def read() -> Any:
+        db = await open_store(config)
+        try:
+            return await db.usage_report(days)
+        finally:
+            await db.close()
+
+    lines = usage_lines(asyncio.run(read()), config)
+    if as_json:
+        for line in lines:
+            print(json.dumps(line.as_json()))
+    elif not lines:
+        print(f"no usage in the last {days} days")
+    else:
+        print(plain_table(lines), end="")
+    return exit_codes.OK
 
 
 def sessions_command(args: Any) -> int:

@@ -422,6 +422,7 @@ class StatusPresenter:
             status.instructions = tuple(f.listed for f in agent.context.files)
             # Live, resumed or new: the session's own list (N2).
             status.todos = tuple((i.text, i.status) for i in agent.state.todos.items)
+            status.cost_cap = agent.usage_recorder.budget.cap("session")  # $2, /budget too
         if self.app.approval.waiting or not self.app.turns.busy:
             status.activity, status.streamed_tokens = "", None
         else:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 WORK_GROUP = "work"
 """The worker group of agent work: one piece at a time."""
-PAUSING_OUTCOMES = frozenset({TurnStatus.STOPPED, TurnStatus.ERROR})
+PAUSING_OUTCOMES = frozenset({TurnStatus.STOPPED, TurnStatus.ERROR, TurnStatus.CAPPED})
 """Turn outcomes after which the input queue waits for the user instead of running on (T6)."""
 COMPACT_BUSY = "A turn is running: /compact works when the agent is idle."
 QUEUE_ORIGINS: dict[str, str] = {BusyInputMode.STEER: "steer", BusyInputMode.INTERRUPT: "redirect"}

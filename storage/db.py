@@ -44,6 +44,7 @@ from .rows import (
 )
 from .search import search_messages, search_sessions
 from .sessions import Sessions
+from .spend import Spend, UsageRow
 from .sqlite import DEFAULT_LOCK_TIMEOUT
 from .writer import Op, Writer
 
@@ -71,6 +72,7 @@ class SessionDB:
         self._sessions = Sessions(conn)
         self._messages = Messages(conn)
         self._checkpoints = Checkpoints(conn)
+        self._spend = Spend(conn)
         self._exit = ExitWait(self.path, self._owner, lambda: self.idle, self.describe_pending)
         self._close_error: StorageError | None = None
         # Token/cost deltas: their own queue, writer thread and connection (SPEC S2-S7).
@@ -276,6 +278,19 @@ class SessionDB:
         self._conn.check_open()
         await self._read_through()
         return await self._sessions.latest_in(workspace)
+
+    async def spent_on_day(self, day: str | None = None) -> float:
+        """USD every session spent on `day` (default: today, local time), queued counts in."""
+        self._conn.check_open()
+        await self._read_through()
+        return await self._spend.on_day(day)
+
+    async def usage_report(self, days: int = 30, today: str | None = None) -> list[UsageRow]:
+        """Spend and tokens of the `days` days up to `today` (default: today, local time) by
+        day, model and project ($2)."""
+        self._conn.check_open()
+        await self._read_through()
+        return await self._spend.report(days, today)
 
     async def find_session(self, ref: str) -> SessionRow | None:
         """Exact id, else a unique id prefix, else the newest session whose title contains ref."""

@@ -209,6 +209,13 @@ USAGE_SET_SQL = _USAGE_INSERT + ", ".join(
     + ["api_call_count = excluded.api_call_count"]
     + [f"{c} = coalesce(excluded.{c}, {c})" for c in _COSTS]
 )
+# An incremental delta also counts on today's row of `usage_by_day` (the local calendar day
+# when it is applied, $2); an absolute one sets totals, which no single day holds.
+DAY_ADD_SQL = (
+    _USAGE_INSERT.replace("session_model_usage (session_id", "usage_by_day (day, session_id")
+    .replace("VALUES (:session_id", "VALUES (date('now', 'localtime'), :session_id")
+    .replace("ON CONFLICT (session_id", "ON CONFLICT (day, session_id")
+) + USAGE_ADD_SQL[len(_USAGE_INSERT) :]
 # pragma: no mutate end
 
 
@@ -237,6 +244,8 @@ def apply_delta(conn: sqlite3.Connection, delta: Delta) -> None:
     if cur.rowcount == 0:
         raise UnknownSessionError(delta.session_id)
     conn.execute(USAGE_SET_SQL if delta.absolute else USAGE_ADD_SQL, params)
+    if not delta.absolute:
+        conn.execute(DAY_ADD_SQL, params)
 
 
 # SQL keywords and savepoint names are case-blind, so these texts are not mutated.

@@ -160,7 +160,35 @@ _V5: tuple[str, ...] = (
     "CREATE INDEX sessions_parent_session ON sessions(parent_session_id)",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3, _V4, _V5]
+_V6: tuple[str, ...] = (
+    # Spend by local calendar day ($2): the day cap sums it across every session, and the
+    # usage view reads it by day, model and project. No foreign key: spent money stays spent
+    # when its session is deleted.
+    f"""
+    CREATE TABLE usage_by_day (
+        day TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL DEFAULT '',
+        provider TEXT NOT NULL DEFAULT '',
+        route TEXT NOT NULL DEFAULT '',{_TOKEN_COLUMNS},
+        estimated_calls INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (day, session_id, model, provider, route)
+    )
+    """,
+    # What was stored before: each session's usage on the day it was last updated.
+    """
+    INSERT INTO usage_by_day (day, session_id, model, provider, route, input_tokens,
+        output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count,
+        estimated_cost_usd, actual_cost_usd, estimated_calls)
+    SELECT date(coalesce(s.updated_at, s.created_at, 0), 'unixepoch', 'localtime'),
+        u.session_id, u.model, u.provider, u.route, u.input_tokens, u.output_tokens,
+        u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens, u.api_call_count,
+        u.estimated_cost_usd, u.actual_cost_usd, u.estimated_calls
+    FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
+    """,
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3, _V4, _V5, _V6]
 """Ordered migrations; index i brings user_version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

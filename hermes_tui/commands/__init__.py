@@ -21,6 +21,7 @@ from hermes_tui.commands import turn  # noqa: F401
 from hermes_tui.commands import session  # noqa: F401
 from hermes_tui.commands import changes  # noqa: F401
 from hermes_tui.commands import project  # noqa: F401
+from hermes_tui.commands import budget  # noqa: F401
 from hermes_tui.commands import mcp  # noqa: F401
 from hermes_tui.commands import processes  # noqa: F401
 from hermes_tui.commands import ui  # noqa: F401

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from hermes_tui.completion.controller import CompletionController
     from hermes_tui.keys import KeyMap
     from hermes_tui.modes import ModeController
+    from hermes_tui.probes import Probes
     from hermes_tui.runtime import Runtime
     from hermes_tui.sessions import SessionsController
     from hermes_tui.status import StatusPresenter
@@ -37,6 +38,8 @@ class CommandContext(Notices, ShowsScreens, Protocol):
     themes: AppThemes
     runtime: Runtime | None
     """The running parts (its `mcp`: the MCP servers, or None)."""
+    probes: Probes
+    """The clocks (a test's fixed wall clock dates `/usage`)."""
 
     # Built on first use (after the first frame): read-only, as a cached property is.
     @property

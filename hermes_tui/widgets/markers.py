@@ -153,9 +153,11 @@ def _names(names: Any, why: str) -> str:
 def _request_failed(metadata: dict[str, Any]) -> str:
     """After a failed turn's messages: no model answered them and none is sent again (T7)."""
     count = metadata.get("withheld")
+    # A spend cap ($2) sent nothing: nothing failed, the call was held back.
+    what = "not sent (spend cap)" if metadata.get("kind") == "spend_cap" else "request failed"
     if isinstance(count, int) and count > 1:
-        return f"{MARK} request failed: the {count} messages above are kept, not sent again"
-    return f"{MARK} request failed: the message above is kept, not sent again"
+        return f"{MARK} {what}: the {count} messages above are kept, not sent again"
+    return f"{MARK} {what}: the message above is kept, not sent again"
 
 
 _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {

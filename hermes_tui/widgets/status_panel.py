@@ -215,6 +215,8 @@ class StatusState:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    cost_cap: float | None = None
+    """The session's spend cap, shown after the cost ("$0.42 / $5.00"; $2)."""
     context_used: int = 0
     context_window: int | None = None
     estimated: bool = False
@@ -277,6 +279,8 @@ class StatusPanel(Vertical):
         approx = "~" if s.estimated else ""  # some call's counts are estimates (S7)
         cost_approx = "~" if s.estimated or s.cost_estimated else ""
         cost = f"{cost_approx}${s.cost_usd:.4f}" if s.cost_usd is not None else "–"
+        if s.cost_cap is not None:
+            cost += f" / ${s.cost_cap:.2f}"
         lines = [
             Content.assemble(("Model", "bold $accent")),
             # A resumed session's model and a tool's name (in the turn state) come from

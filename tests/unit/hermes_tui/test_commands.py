@@ -131,6 +131,8 @@ def test_the_table_lists_every_command_in_help_order():
         "context",
         "init",
         "permissions",
+        "budget",
+        "usage",
         "mcp",
         "ps",
         "theme",
