@@ -32,6 +32,7 @@ from agent.config_check import (
 from agent.config_source import ConfigError, LineMapping, parse_yaml, read_source, where
 from agent.credentials import header_problem, safe_url, unsendable_key
 from agent.homes import default_home, platform_home, tilde
+from agent.hooks.settings import HookSettings
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
 from agent.pricing import PriceKey
@@ -304,6 +305,7 @@ class ConfigFile:
     ] = field(default_factory=SandboxSettings)
     tools: ToolsSettings = field(default_factory=ToolsSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    hooks: HookSettings = field(default_factory=HookSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: Annotated[dict[str, Any], Must("map server names to their settings")] = field(
         default_factory=dict
@@ -331,6 +333,8 @@ class Config:
     shell: ShellSettings = field(default_factory=ShellSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     """`permissions:`: the user's allow, ask and deny rules (a project's are in the home)."""
+    hooks: HookSettings = field(default_factory=HookSettings)
+    """`hooks:`: the user's commands by event (N4; a project's need consent, agent/hooks/)."""
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """The user's MCP servers (`mcp_servers:`); a project's .mcp.json is read per workspace."""
@@ -491,6 +495,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         sandbox_allow_read=_trimmed(_allowed_reads(path, raw, file.sandbox, home)),
         shell=file.tools.shell,
         permissions=file.permissions,
+        hooks=file.hooks,
         mcp=file.mcp,
         mcp_servers=_mcp_servers(path, raw),
         ui=raw.get("ui") or {},

@@ -72,6 +72,8 @@ class ErrorKind(StrEnum):
     UPGRADED = "upgraded"
     """The installed code changed under the running app (L4)."""
     STORAGE = "storage"
+    HOOK = "hook"
+    """A prompt hook of the user's blocked the message (N4); the text goes back to them."""
     INTERNAL = "internal"
     OTHER = "error"
     """`TurnError`'s default when nothing more is known."""

@@ -25,6 +25,7 @@ from agent.compaction import CompactionResult, ContextCompressor
 from agent.config import Config, split_model_ref
 from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl
+from agent.hooks.engine import hooks_for_workspace
 from agent.inbox import Inbox
 from agent.kinds import ApprovalMode, CallPurpose, ErrorKind, Phase
 from agent.liveness import ActivityClock, CodeSkewGuard
@@ -80,6 +81,7 @@ class Agent:
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
         self.permissions = permissions_for(config, self.workspace)  # N3
+        self.hooks = hooks_for_workspace(config.hooks, self.workspace, config.home)  # N4
         self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
@@ -229,6 +231,7 @@ class Agent:
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
         self.permissions = permissions_for(self.config, self.workspace)  # project rules too
+        self.hooks = hooks_for_workspace(self.config.hooks, self.workspace, self.config.home)
         if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
             self.checkpointer.close()
             self.checkpointer = make_checkpointer(

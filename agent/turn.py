@@ -46,6 +46,7 @@ from agent.turn_endings import (
     internal_error,
     unanswered,
 )
+from agent.turn_hooks import HOOK_NOTE_KIND, TurnHooks
 from agent.usage import estimated_usage
 from storage.errors import StorageError, sentence
 
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agent.checkpoints.checkpointer import Checkpointer
+    from agent.hooks.engine import Hooks
     from agent.tools.approvals import ApprovalMemory
     from agent.tools.permissions import Permissions
     from agent.tools.registry import ToolRegistry
@@ -71,6 +73,7 @@ class TurnHost(CompactionHost, Protocol):
     approve: ApprovalPolicy | None
     approvals: ApprovalMemory
     permissions: Permissions
+    hooks: Hooks
     approval_mode: ApprovalMode
     registry: ToolRegistry
     sandbox: Sandbox
@@ -106,6 +109,11 @@ class TurnHost(CompactionHost, Protocol):
     def save_context(self) -> None: ...
     def read_secrets(self) -> Secrets: ...
     def keep_metadata(self, key: str, value: Any) -> None: ...
+    def add_display_row(self, kind: str, metadata: dict[str, Any]) -> None: ...
+
+
+class PromptBlocked(Exception):
+    """A prompt hook blocked the user's message (N4); the sentence says which and why."""
 
 
 class Turn:
@@ -117,6 +125,15 @@ class Turn:
         self._overflow_compacted = False  # this turn compacted after a context overflow
         self.asked: Message | None = None
         """The turn's own user message, once it is taken (and queued for the database)."""
+        self.hooks = TurnHooks(
+            host.hooks,
+            lambda: host.session_id,
+            host.add_display_row,
+            host.sink,
+            lambda: host.secrets.hidden_env(),
+            host.control.tool_cancel,
+        )
+        self._sent_back = 0  # times turn_end hooks sent the agent back this turn (N4)
 
     def run(
         self, text: str, shown: str | None, note_kind: str | None, *, expected: bool = False
@@ -144,6 +161,10 @@ class Turn:
             self._loop()
         except TurnStopped:
             result.status = TurnStatus.STOPPED
+        except PromptBlocked as exc:
+            # The user sees why, and what they typed goes back to them (N4).
+            self._fail(str(exc), ErrorKind.HOOK)
+            result.unsent = typed
         except ProviderError as exc:
             self._fail(summarize(exc), exc.kind)  # redacted (K3)
             self._withhold_unanswered(exc.kind)
@@ -170,20 +191,40 @@ class Turn:
         self.result.session_id = host.session_id
         host.sink(ev.TurnStarted(host.session_id or "", text if shown is None else shown))
         self._close_unanswered_calls()
-        self.asked = self._take_user_message(text, shown, note_kind)
+        context = ""
+        if note_kind is None:  # a typed note (the recovery note) is the app's, not a prompt
+            resumed = any(m.role == "user" for m in host.messages)
+            context, blocked = self.hooks.at_start(
+                text if shown is None else shown, resumed=resumed
+            )
+            if blocked is not None:
+                raise PromptBlocked(blocked)
+        self.asked = self._take_user_message(text, shown, note_kind, context)
         host.context.refresh(in_session=True)
         if host.checkpointer is not None:
             host.checkpointer.begin_turn(host.session_id, self.asked)
         # MCP servers still starting get a short, visible wait (M1).
         host.registry.begin_turn(host.sink, lambda: host.control.stopped)
 
-    def _take_user_message(self, text: str, shown: str | None, note_kind: str | None) -> Message:
-        """Append the user's message, its `@path` mentions attached (P2), show them; return it."""
+    def _take_user_message(
+        self, text: str, shown: str | None, note_kind: str | None, context: str = ""
+    ) -> Message:
+        """Append the user's message, its `@path` mentions attached (P2) and the hooks'
+        `context` after it (N4), show them; return it."""
         host = self.host
         meta = recovery.note_metadata(note_kind) if note_kind else None
         message, attached = host.context.user_message(
             text, shown=shown, metadata=meta, redact=host.secrets.redact, window=host.context_window
         )
+        if context:
+            from agent.attachments import SHOWN_KEY
+
+            # The model reads the hooks' text with the message; the transcript shows what
+            # was typed, live and on resume.
+            kept = dict(message.display_metadata or {})
+            kept.setdefault(SHOWN_KEY, text if shown is None else shown)
+            message.content = f"{message.content}\n\n{host.secrets.redact(context)}"
+            message.display_metadata = kept
         host.append(message, persist=True)
         if attached:
             host.sink(ev.InputAttached(attached))
@@ -239,7 +280,9 @@ class Turn:
                 continue
             calls = self._answer(draft)
             if not calls:
-                return
+                if self.result.status == TurnStatus.TRUNCATED or not self._sent_back_by_hook(draft):
+                    return
+                continue
             plan = self._run_tools(calls)
             host.probes.after_tool_batch()
             if plan is not None:
@@ -247,6 +290,17 @@ class Turn:
                 # answer (what `run --mode plan --final` prints), and no model call follows.
                 self.result.text = plan
                 return
+
+    def _sent_back_by_hook(self, draft: Draft) -> bool:
+        """True when a turn_end hook sends the agent back (its feedback is then the next
+        user message, a typed note), at most `hooks.turn_end_limit` times a turn (N4)."""
+        feedback = self.hooks.at_end(draft.visible_text, self._sent_back)
+        if feedback is None:
+            return False
+        self._sent_back += 1
+        meta = recovery.note_metadata(HOOK_NOTE_KIND)
+        self.host.append(Message("user", feedback, display_metadata=meta), persist=True)
+        return True
 
     def _interrupted(self, draft: Draft) -> bool:
         """After a model call: raise TurnStopped on a stop; True when a redirect re-runs it."""
@@ -343,6 +397,7 @@ class Turn:
                 touch=host.activity.touch,
                 redact=host.secrets.redact,
                 keep=lambda message: host.append(message, persist=True),
+                hooks=self.hooks,
             )
             batch.run(calls, stopped=not entered)
             ended_by_plan = context.ended_by_plan
