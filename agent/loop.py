@@ -25,7 +25,7 @@ from agent.compaction import CompactionResult, ContextCompressor
 from agent.config import Config, split_model_ref
 from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl
-from agent.hooks.engine import hooks_for_workspace
+from agent.hooks.engine import workspace_rules
 from agent.inbox import Inbox
 from agent.kinds import ApprovalMode, CallPurpose, ErrorKind, Phase
 from agent.liveness import ActivityClock, CodeSkewGuard
@@ -44,7 +44,6 @@ from agent.secrets import Secrets
 from agent.server_check import ServerAsker
 from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
-from agent.tools.permissions import permissions_for
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
 from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
@@ -80,8 +79,7 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
-        self.permissions = permissions_for(config, self.workspace)  # N3
-        self.hooks = hooks_for_workspace(config.hooks, self.workspace, config.home)  # N4
+        self.permissions, self.hooks = workspace_rules(config, self.workspace)  # N3, N4
         self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         self.registry = registry or default_registry()
         self.sandbox = decide_sandbox(config, self.registry)
@@ -230,8 +228,7 @@ class Agent:
         """Run tools in `workspace` from now on (a resumed session's own folder)."""
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
-        self.permissions = permissions_for(self.config, self.workspace)  # project rules too
-        self.hooks = hooks_for_workspace(self.config.hooks, self.workspace, self.config.home)
+        self.permissions, self.hooks = workspace_rules(self.config, self.workspace)  # its own
         if self.checkpointer is not None:  # checkpoints belong to a workspace (X2)
             self.checkpointer.close()
             self.checkpointer = make_checkpointer(

@@ -125,14 +125,7 @@ class Turn:
         self._overflow_compacted = False  # this turn compacted after a context overflow
         self.asked: Message | None = None
         """The turn's own user message, once it is taken (and queued for the database)."""
-        self.hooks = TurnHooks(
-            host.hooks,
-            lambda: host.session_id,
-            host.add_display_row,
-            host.sink,
-            lambda: host.secrets.hidden_env(),
-            host.control.tool_cancel,
-        )
+        self.hooks = TurnHooks.of(host)
         self._sent_back = 0  # times turn_end hooks sent the agent back this turn (N4)
 
     def run(

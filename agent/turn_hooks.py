@@ -45,6 +45,18 @@ class TurnHooks:
     hidden_env: Callable[[], frozenset[str]]
     cancel: threading.Event
 
+    @classmethod
+    def of(cls, host: Any) -> TurnHooks:
+        """The door of a turn of `host` (a `TurnHost`: its hooks, session, sink and stop)."""
+        return cls(
+            host.hooks,
+            lambda: host.session_id,
+            host.add_display_row,
+            host.sink,
+            lambda: host.secrets.hidden_env(),
+            host.control.tool_cancel,
+        )
+
     def env(self) -> HookEnv:
         """What an event's runs need now."""
         return HookEnv(

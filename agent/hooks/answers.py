@@ -59,7 +59,7 @@ def answer_of(run: HookRun, event: str, timeout: float) -> HookAnswer:
         reason = run.stderr.strip() or run.stdout.strip() or "a hook said no (exit 2)"
         return HookAnswer(Decision.DENY, reason=reason)
     if run.exit_code != 0:
-        detail = _first_line(run.stderr) or _first_line(run.stdout)
+        detail = first_line(run.stderr) or first_line(run.stdout)
         died = f"exit {run.exit_code}" if (run.exit_code or 0) > 0 else _signal(run.exit_code)
         return HookAnswer(error=f"failed ({died}{': ' + detail if detail else ''})")
     return _ok_answer(run.stdout, event)
@@ -96,7 +96,8 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of `text` that is not blank, stripped ("" for none)."""
     for line in text.splitlines():
         if line.strip():
             return line.strip()

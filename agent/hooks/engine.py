@@ -17,12 +17,16 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent.hooks.answers import Decision, HookAnswer, answer_of
+from agent.hooks.answers import Decision, HookAnswer, answer_of, first_line
 from agent.hooks.process import run_command
 from agent.hooks.project import HookConsent, HookConsentError, ProjectHooks, read_project_hooks
 from agent.hooks.settings import TOOL_EVENTS, HookSettings, HookSpec
+
+if TYPE_CHECKING:
+    from agent.config import Config
+    from agent.tools.permissions import Permissions
 
 log = logging.getLogger("hermes_tui.hooks")
 
@@ -213,28 +217,24 @@ def _row(event: str, name: str, origin: str, answer: HookAnswer) -> dict[str, An
     elif answer.decision == Decision.DENY:
         outcome = "denied"
         summary = _SAID_NO.get(event, "said no") + (
-            f": {_first(answer.reason)}" if answer.reason else ""
+            f": {first_line(answer.reason)}" if answer.reason else ""
         )
     elif answer.decision == Decision.ALLOW:
         outcome, summary = (
             "allowed",
-            "allowed" + (f": {_first(answer.reason)}" if answer.reason else ""),
+            "allowed" + (f": {first_line(answer.reason)}" if answer.reason else ""),
         )
     elif answer.decision == Decision.ASK:
         outcome, summary = "asked", "asks the user"
     else:
         outcome = "ok"
-        summary = _first(answer.message) or _first(answer.context) or "ok"
+        summary = first_line(answer.message) or first_line(answer.context) or "ok"
     return {"event": event, "name": name, "origin": origin, "outcome": outcome, "summary": summary}
 
 
-def _first(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+def workspace_rules(config: Config, workspace: Path) -> tuple[Permissions, Hooks]:
+    """What the user set for tool calls in `workspace`: the permission rules (config.yaml's
+    and the project's, N3) and the hooks (config.yaml's, and the project's once allowed, N4)."""
+    from agent.tools.permissions import permissions_for
 
-
-def hooks_for_workspace(settings: HookSettings, workspace: Path, home: Path | None) -> Hooks:
-    """The hooks in effect in `workspace`: config.yaml's, and its project's once allowed."""
-    return Hooks(settings, workspace, home)
+    return permissions_for(config, workspace), Hooks(config.hooks, workspace, config.home)
