@@ -72,20 +72,23 @@ class ToolBatch:
         waited = [0.0]
         if args is not None:
             self.context.approve = self.asking_for(call, waited)
-            result = self.run_hooked(call, args)
+            result = self.run_hooked(call, args, waited)
         self.touch()
         self.result(call, result, time.monotonic() - started - waited[0])
 
-    def run_hooked(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
+    def run_hooked(self, call: ToolCall, args: dict[str, Any], waited: list[float]) -> ToolResult:
         """Run `call` between its before_tool and after_tool hooks: a deny refuses it, an
-        allow or ask changes only whether it is asked (N4), after_tool's text joins its result."""
+        allow or ask changes only whether it is asked (N4), after_tool's text joins its result.
+        The hooks' time goes to `waited`: the call's duration is its own (hooks have rows)."""
         from agent.hooks.answers import Decision
         from agent.tools.registry import ToolResult
         from agent.turn_hooks import DENIED_BY_HOOK
 
         if self.hooks is None:
             return self.registry.run(call.name, args, self.context)
+        hooked = time.monotonic()
         said = self.hooks.before_tool(call, args)
+        waited[0] += time.monotonic() - hooked
         if said.decision == Decision.DENY:
             reason = said.reason or "no reason given"
             return ToolResult(False, DENIED_BY_HOOK.format(name=said.by, reason=reason))
@@ -96,7 +99,9 @@ class ToolBatch:
             self.context.hook_decision = ""
         if result.declined:
             return result
+        hooked = time.monotonic()
         extra = self.hooks.after_tool(call, args, result.ok, result.output)
+        waited[0] += time.monotonic() - hooked
         return replace(result, output=f"{result.output}\n\n{extra}") if extra else result
 
     def asking_for(self, call: ToolCall, waited: list[float]) -> Callable[[Any], Any] | None:

@@ -131,6 +131,7 @@ def test_the_table_lists_every_command_in_help_order():
         "context",
         "init",
         "permissions",
+        "hooks",
         "mcp",
         "theme",
         "help",
