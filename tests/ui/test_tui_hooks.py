@@ -13,7 +13,8 @@ from waits import wait_until
 from agent.config import load_config
 from hermes_tui.app import HermesApp
 from hermes_tui.widgets.markers import Marker
-from hermes_tui.widgets.messages import NoticeLine
+from hermes_tui.widgets.messages import NoticeLine, UserMessage
+from hermes_tui.widgets.notes import RecoveryNote
 from hermes_tui.widgets.tool_block import ToolBlock
 
 SIZE = (120, 36)
@@ -74,6 +75,39 @@ async def test_n4_each_hook_run_is_a_row_live_and_after_a_resume(
         await wait_until(pilot, lambda: not markers(app), what="a new session")
         await app.submit(f"/resume {session}")
         await wait_until(pilot, lambda: markers(app) == expected, what="the rows on resume")
+
+
+async def test_n4_a_turn_end_hooks_feedback_shows_as_its_row_not_as_a_user_message(
+    scripted, hermes_home, workspace, tmp_path
+):
+    """N4: the agent sent back by a turn_end hook: live and on resume the transcript shows
+    the hook's row and the user's own message only (the feedback is the app's note)."""
+    count = tmp_path / "count"
+    tests = tmp_path / "tests.py"
+    tests.write_text(
+        "import pathlib, sys\n"
+        f"p = pathlib.Path({str(count)!r})\n"
+        "if not p.exists():\n    p.touch(); sys.stderr.write('FAILED test_x'); sys.exit(2)\n"
+    )
+    hooks = {"turn_end": [{"command": f"{sys.executable} {tests}", "name": "pytest"}]}
+    server = scripted({"replies": [reply("Done."), reply("Fixed test_x.")]})
+    app = hooked_app(hermes_home, workspace, server, hooks)
+    users = lambda: [m.text for m in app.transcript.query(UserMessage)]  # noqa: E731
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await run_turn(pilot, "fix the tests")
+        assert markers(app) == [
+            "◈ hook pytest: sent the agent back: FAILED test_x (turn_end)",
+            "◈ hook pytest: ok (turn_end)",
+        ]
+        assert users() == ["fix the tests"]
+        session = app.agent.session_id
+        await app.submit("/new")
+        await wait_until(pilot, lambda: not markers(app), what="a new session")
+        await app.submit(f"/resume {session}")
+        await wait_until(pilot, lambda: len(markers(app)) == 2, what="the rows on resume")
+        assert users() == ["fix the tests"]
+        assert not app.transcript.query(RecoveryNote)
 
 
 async def test_n4_hooks_lists_the_hooks_and_a_project_hook_waits_for_allow(
