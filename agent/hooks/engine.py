@@ -83,6 +83,12 @@ def hook_name(spec: HookSpec) -> str:
     return os.path.basename(words[0]) if words else "hook"
 
 
+def matches(pattern: str, tool: str) -> bool:
+    """True when `tool` matches `pattern`: fnmatch patterns, `|` between alternatives
+    (`write_file|edit_file`, the shape of Claude Code's matchers)."""
+    return any(fnmatchcase(tool, part.strip()) for part in pattern.split("|") if part.strip())
+
+
 class Hooks:
     """The hooks in effect in one workspace; `run` blocks its caller (the turn's thread)."""
 
@@ -140,7 +146,7 @@ class Hooks:
         if self.project.listed and self.project_allowed:
             found += [(PROJECT, spec) for spec in self.project.settings.of(event)]
         if event in TOOL_EVENTS:
-            found = [(o, spec) for o, spec in found if fnmatchcase(tool or "", spec.match)]
+            found = [(o, spec) for o, spec in found if matches(spec.match, tool or "")]
         return found
 
     def first_in_session(self, session_id: str | None) -> bool:
@@ -205,7 +211,7 @@ _SAID_NO = {
     "before_tool": "denied",
     "prompt": "blocked the message",
     "turn_end": "sent the agent back",
-    "after_tool": "objected",
+    "after_tool": "reported",
     "session_start": "objected",
 }
 

@@ -31,7 +31,8 @@ class HookSpec:
 
     command: Annotated[str, Check(_blank), Must("be the shell command to run")]
     match: str = "*"
-    """A tool-name pattern (fnmatch: `run_shell`, `*_file`, `mcp__git__*`); tool events only."""
+    """Tool names (fnmatch patterns, `|` between alternatives: `write_file|edit_file`,
+    `mcp__git__*`); read on tool events only."""
     timeout: Annotated[float, Check(_not_a_timeout)] = DEFAULT_TIMEOUT_SECONDS
     name: str | None = None
     """What its rows call it; by default the command's first word (`ruff`)."""

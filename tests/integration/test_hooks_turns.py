@@ -184,7 +184,9 @@ def test_n4_after_tool_output_reaches_the_model_with_the_result(harness, tmp_pat
     )
     harness.start(
         {"replies": [write("w1", "a.py", "x=1\n"), {"text": "ok"}]},
-        hooks={"after_tool": [{"match": "*_file", "command": lint, "name": "ruff"}]},
+        hooks={
+            "after_tool": [{"match": "edit_file | write_file", "command": lint, "name": "ruff"}]
+        },
     )
     agent = harness.agent()
     assert agent.run_turn("go").status == "ok"

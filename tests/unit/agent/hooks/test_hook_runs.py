@@ -132,3 +132,23 @@ def test_n4_an_answer_is_read_the_way_claude_code_hooks_answer(
     answer = answer_of(run, event, 2)
     assert (answer.decision, answer.reason, answer.context) == (decision, reason, context)
     assert error in answer.error if error else not answer.error
+
+
+@pytest.mark.parametrize(
+    ("pattern", "tool", "expected"),
+    [
+        ("*", "run_shell", True),
+        ("run_shell", "run_shell", True),
+        ("run_shell", "run_shell_x", False),
+        ("write_file|edit_file", "edit_file", True),
+        ("write_file | edit_file", "read_file", False),
+        ("mcp__git__*", "mcp__git__log", True),
+        ("mcp__git__*", "mcp__github__log", False),
+        ("", "run_shell", False),
+    ],
+)
+def test_n4_match_is_a_tool_name_pattern_with_alternatives(pattern, tool, expected):
+    """N4: `match` selects tools by fnmatch pattern; `|` separates alternatives."""
+    from agent.hooks.engine import matches
+
+    assert matches(pattern, tool) is expected
