@@ -148,6 +148,8 @@ def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
         return f"  ✗ {first}\n"
     if isinstance(event, ev.DisplayRow) and event.kind == HOOK_ROW:
         return f"{safe_name(hook_row_text(event.metadata))}\n"  # a user hook ran (N4)
+    if isinstance(event, ev.TodosChanged):
+        return todo_line(event)
     if isinstance(event, ev.Retrying):
         return f"retrying ({event.progress}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
     if isinstance(event, ev.McpWaiting) and event.names:
@@ -162,6 +164,16 @@ def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
         # Why nothing was compacted (it would not shrink, it was cut off, ...).
         return f"hermes-tui: {safe_text(event.message)}\n"
     return None
+
+
+def todo_line(event: ev.TodosChanged) -> str:
+    """The stderr line of a changed todo list (N2): progress, and the item in progress."""
+    items = [item for item in event.items if isinstance(item, Mapping)]
+    if not items:
+        return "todo: the list is empty\n"
+    current = next((i for i in items if i.get("status") == "in_progress"), None)
+    doing = f" ▶ {safe_name(' '.join(str(current.get('text', '')).split()))}" if current else ""
+    return f"todo {event.done}/{event.total}{doing}\n"
 
 
 def plan_of(event: ev.ToolFinished) -> str | None:
