@@ -292,7 +292,8 @@ class Turn:
             return False
         self._sent_back += 1
         meta = recovery.note_metadata(HOOK_NOTE_KIND)
-        self.host.append(Message("user", feedback, display_metadata=meta), persist=True)
+        note = Message("user", self.host.secrets.redact(feedback), display_metadata=meta)
+        self.host.append(note, persist=True)
         return True
 
     def _interrupted(self, draft: Draft) -> bool:

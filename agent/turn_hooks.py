@@ -44,6 +44,7 @@ class TurnHooks:
     sink: ev.Sink
     hidden_env: Callable[[], frozenset[str]]
     cancel: threading.Event
+    redact: Callable[[str], str]
 
     @classmethod
     def of(cls, host: Any) -> TurnHooks:
@@ -55,13 +56,15 @@ class TurnHooks:
             host.sink,
             lambda: host.secrets.hidden_env(),
             host.control.tool_cancel,
+            lambda text: host.secrets.redact(text),
         )
 
     def env(self) -> HookEnv:
         """What an event's runs need now."""
         return HookEnv(
             self.session_id(),
-            lambda meta: self.keep_row(HOOK_ROW, meta),
+            # A row is shown and stored: redacted like a tool's output (H5).
+            lambda meta: self.keep_row(HOOK_ROW, {**meta, "summary": self.redact(meta["summary"])}),
             self.hidden_env(),
             self.cancel,
         )

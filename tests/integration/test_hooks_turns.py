@@ -307,3 +307,29 @@ def test_n4_project_hooks_run_only_after_consent_and_ask_again_when_changed(harn
     assert len(told) == 2 and second in told[-1]
     consent = agent.hooks.consent.path
     assert harness.home in consent.parents and harness.workspace not in consent.parents
+
+
+def test_n4_what_hooks_give_the_model_is_redacted(harness, tmp_path):
+    """N4, H5: a configured key a hook prints never reaches the model, nor the store."""
+    key = "sk-test-key-123456"  # the scripted provider's key (helpers.write_config)
+    leak = script(
+        tmp_path,
+        "leak",
+        f"sys.stderr.write('token {key}') if event['event'] == 'turn_end' "
+        f"and not event['sent_back'] else print('ctx {key}')\n"
+        "sys.exit(2 if event['event'] == 'turn_end' and not event['sent_back'] else 0)\n",
+    )
+    harness.start(
+        {"replies": [write("w1", "a.txt", "x"), {"text": "a"}, {"text": "b"}]},
+        hooks={
+            "prompt": [{"command": leak}],
+            "after_tool": [{"command": leak}],
+            "turn_end": [{"command": leak}],
+        },
+    )
+    agent = harness.agent()
+    assert agent.run_turn("go").status == "ok"
+    bodies = harness.bodies()
+    assert len(bodies) == 3 and "token" in str(bodies[-1]) and "ctx" in str(bodies[0])
+    assert key not in str(bodies)
+    assert key not in str(harness.rows(agent.session_id))
