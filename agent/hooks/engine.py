@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from agent.hooks.answers import Decision, HookAnswer, answer_of, first_line
 from agent.hooks.process import run_command
-from agent.hooks.project import HookConsent, HookConsentError, ProjectHooks, read_project_hooks
+from agent.hooks.project import (
+    PROJECT_FILE,
+    HookConsent,
+    HookConsentError,
+    ProjectHooks,
+    read_project_hooks,
+)
 from agent.hooks.settings import TOOL_EVENTS, HookSettings, HookSpec
 
 if TYPE_CHECKING:
@@ -59,11 +65,6 @@ class HookOutcome:
     by: str = ""
     reason: str = ""
     context: list[str] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        """The context of every hook that gave some, for the model."""
-        return "\n\n".join(self.context)
 
 
 def hook_name(spec: HookSpec) -> str:
@@ -135,7 +136,7 @@ class Hooks:
             return None
         commands = "; ".join(f"{event}: {spec.command}" for event, spec in self.project.listed)
         return (
-            f"This project's {self.project.path.name} defines hooks you have not allowed "
+            f"This project's {PROJECT_FILE} defines hooks you have not allowed "
             f"({commands}). They do not run; /hooks allow runs them (asked again if they "
             "change)."
         )
