@@ -333,3 +333,18 @@ def test_n4_what_hooks_give_the_model_is_redacted(harness, tmp_path):
     assert len(bodies) == 3 and "token" in str(bodies[-1]) and "ctx" in str(bodies[0])
     assert key not in str(bodies)
     assert key not in str(harness.rows(agent.session_id))
+
+
+def test_n4_a_hooks_allow_never_skips_asking_for_a_protected_path(harness, tmp_path):
+    """N4, H3: `decision: allow` for every tool: a write to `.envrc` still asks."""
+    allow = script(tmp_path, "allow", "print(json.dumps({'decision': 'allow'}))")
+    harness.start(
+        {"replies": [write("w1", "notes.txt", "x"), write("w2", ".envrc", "x"), {"text": "ok"}]},
+        agent={"approval": "ask"},
+        hooks={"before_tool": [{"command": allow}]},
+    )
+    approver = Approver(answer=False)
+    agent = harness.agent(approve=approver)
+    assert agent.run_turn("go").status == "ok"
+    assert (harness.workspace / "notes.txt").exists()
+    assert len(approver.asked) == 1 and not (harness.workspace / ".envrc").exists()
