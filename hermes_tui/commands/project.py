@@ -130,8 +130,11 @@ NO_HOOKS = (
 async def hooks(ctx: CommandContext, argument: str) -> None:
     """List the user's hooks and the project's (N4), or consent to the project's with `allow`."""
     engine = ctx.agent.hooks if ctx.agent is not None else None
-    if argument.strip() not in ("", "allow") or engine is None:
+    if argument.strip() not in ("", "allow"):
         await ctx.notice("Usage: /hooks, or /hooks allow (this project's hooks).", "error")
+        return
+    if engine is None:
+        await ctx.notice("The hooks are read once the app has started: try again.", "error")
         return
     if argument.strip() == "allow":
         import asyncio
