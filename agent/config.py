@@ -32,6 +32,7 @@ from agent.config_check import (
 from agent.config_source import ConfigError, LineMapping, parse_yaml, read_source, where
 from agent.credentials import header_problem, safe_url, unsendable_key
 from agent.homes import default_home, platform_home, tilde
+from agent.hooks.settings import HookSettings
 from agent.kinds import ApprovalMode, BusyInputMode, SandboxMode
 from agent.mcp.settings import McpConfigProblem, McpServerConfig, McpSettings, parse_server
 from agent.pricing import PriceKey
@@ -359,6 +360,7 @@ class ConfigFile:
     tools: ToolsSettings = field(default_factory=ToolsSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     web: WebSettings = field(default_factory=WebSettings)
+    hooks: HookSettings = field(default_factory=HookSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: Annotated[dict[str, Any], Must("map server names to their settings")] = field(
         default_factory=dict
@@ -389,6 +391,8 @@ class Config:
     """`permissions:`: the user's allow, ask and deny rules (a project's are in the home)."""
     web: WebSettings = field(default_factory=WebSettings)
     """`web:`: the hosts web_fetch may reach though private, and those it never reaches."""
+    hooks: HookSettings = field(default_factory=HookSettings)
+    """`hooks:`: the user's commands by event (N4; a project's need consent, agent/hooks/)."""
     mcp: McpSettings = field(default_factory=McpSettings)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """The user's MCP servers (`mcp_servers:`); a project's .mcp.json is read per workspace."""
@@ -551,6 +555,7 @@ def load_config(home: Path | None = None, *, demo: bool = False) -> Config:
         shell=file.tools.shell,
         permissions=file.permissions,
         web=file.web,
+        hooks=file.hooks,
         mcp=file.mcp,
         mcp_servers=_mcp_servers(path, raw),
         ui=raw.get("ui") or {},

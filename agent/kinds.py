@@ -78,6 +78,8 @@ class ErrorKind(StrEnum):
     STORAGE = "storage"
     SPEND_CAP = "spend_cap"
     """A call not sent for a spend cap or a declined large request ($2)."""
+    HOOK = "hook"
+    """A prompt hook of the user's blocked the message (N4); the text goes back to them."""
     INTERNAL = "internal"
     OTHER = "error"
     """`TurnError`'s default when nothing more is known."""

@@ -25,6 +25,7 @@ from agent.compaction import CompactionResult, ContextCompressor
 from agent.config import Config, split_model_ref
 from agent.confinement import decide_sandbox, make_checkpointer
 from agent.control import TurnControl
+from agent.hooks.engine import workspace_rules
 from agent.inbox import Inbox
 from agent.kinds import ApprovalMode, CallPurpose, ErrorKind, Phase
 from agent.liveness import ActivityClock, CodeSkewGuard
@@ -44,7 +45,6 @@ from agent.server_check import ServerAsker
 from agent.session_state import COOLDOWN_KEY, SessionState, StoredRow, title_of
 from agent.session_writer import SessionWriter
 from agent.subagents import child_of, record_child_usage, with_task
-from agent.tools.permissions import permissions_for
 from agent.turn import Turn
 from agent.turn_endings import TurnResult, refusal, unknown_model
 from agent.usage import CONTEXT_KEY, Usage, UsageRecorder
@@ -80,7 +80,7 @@ class Agent:
         self.approve = approve
         # The session's "always" answers: kept with the session, forgotten when it changes.
         self.approvals = ApprovalMemory()
-        self.permissions = permissions_for(config, self.workspace)  # N3
+        self.permissions, self.hooks = workspace_rules(config, self.workspace)  # N3, N4
         self.approval_mode = ApprovalMode(config.agent.approval)  # then modes.switch_mode (N1)
         # A top-level agent has the `task` tool; a child's registry leaves it out (G1).
         self.registry = registry or with_task(default_registry(), self)
@@ -224,7 +224,7 @@ class Agent:
         """Run tools in `workspace` from now on (a resumed session's own folder)."""
         self.workspace = Path(workspace).resolve()
         self.approvals.clear()  # "always" answers were given for the other folder
-        self.permissions = permissions_for(self.config, self.workspace)  # project rules too
+        self.permissions, self.hooks = workspace_rules(self.config, self.workspace)  # its own
         if self.checkpointer is not None and self.owns_checkpoints:  # a workspace's (X2)
             self.checkpointer.close()
             self.checkpointer = make_checkpointer(

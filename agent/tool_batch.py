@@ -22,6 +22,7 @@ from agent.messages import Message, ToolCall
 if TYPE_CHECKING:
     from agent.ports import ApprovalPolicy
     from agent.tools.registry import ToolContext, ToolRegistry, ToolResult
+    from agent.turn_hooks import TurnHooks
 
 STOPPED_RESULT = "Cancelled: the user stopped the turn."
 SIDE_BY_SIDE = 3
@@ -41,6 +42,8 @@ class ToolBatch:
     redact: Callable[[str], str]
     keep: Callable[[Message], None]
     """Appends a result to the conversation and persists it."""
+    hooks: TurnHooks | None = None
+    """The user's before_tool and after_tool hooks (N4); None: no hooks."""
 
     def run(self, calls: list[ToolCall], *, stopped: bool = False) -> None:
         """Run `calls` in order; raises TurnStopped after the batch when the turn was stopped."""
@@ -111,8 +114,38 @@ class ToolBatch:
         if args is not None:
             context.approve = self.asking_for(call, waited)
             context.call_id = call.id
-            result = self.registry.run(call.name, args, context)
+            result = self.run_hooked(call, args, waited, context)
         return result, time.monotonic() - started - waited[0]
+
+    def run_hooked(
+        self, call: ToolCall, args: dict[str, Any], waited: list[float], context: ToolContext
+    ) -> ToolResult:
+        """Run `call` between its before_tool and after_tool hooks: a deny refuses it, an
+        allow or ask changes only whether it is asked (N4), after_tool's text joins its result.
+        The hooks' time goes to `waited`: the call's duration is its own (hooks have rows)."""
+        from agent.hooks.answers import Decision
+        from agent.tools.registry import ToolResult
+        from agent.turn_hooks import DENIED_BY_HOOK
+
+        if self.hooks is None:
+            return self.registry.run(call.name, args, context)
+        hooked = time.monotonic()
+        said = self.hooks.before_tool(call, args)
+        waited[0] += time.monotonic() - hooked
+        if said.decision == Decision.DENY:
+            reason = said.reason or "no reason given"
+            return ToolResult(False, DENIED_BY_HOOK.format(name=said.by, reason=reason))
+        context.hook_decision = str(said.decision)
+        try:
+            result = self.registry.run(call.name, args, context)
+        finally:
+            context.hook_decision = ""
+        if result.declined:
+            return result
+        hooked = time.monotonic()
+        extra = self.hooks.after_tool(call, args, result.ok, result.output)
+        waited[0] += time.monotonic() - hooked
+        return replace(result, output=f"{result.output}\n\n{extra}") if extra else result
 
     def asking_for(self, call: ToolCall, waited: list[float]) -> Callable[[Any], Any] | None:
         """The approver for `call`: tells the UI the call waits, and adds the wait to `waited`."""

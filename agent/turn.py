@@ -47,6 +47,7 @@ from agent.turn_endings import (
     internal_error,
     unanswered,
 )
+from agent.turn_hooks import HOOK_NOTE_KIND, TurnHooks
 from agent.usage import UsageRecorder, estimated_usage
 from storage.errors import StorageError, sentence
 
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agent.checkpoints.checkpointer import Checkpointer
+    from agent.hooks.engine import Hooks
     from agent.tools.approvals import ApprovalMemory
     from agent.tools.permissions import Permissions
     from agent.tools.registry import ToolRegistry
@@ -72,6 +74,7 @@ class TurnHost(CompactionHost, Protocol):
     approve: ApprovalPolicy | None
     approvals: ApprovalMemory
     permissions: Permissions
+    hooks: Hooks
     approval_mode: ApprovalMode
     registry: ToolRegistry
     sandbox: Sandbox
@@ -109,6 +112,11 @@ class TurnHost(CompactionHost, Protocol):
     def save_context(self) -> None: ...
     def read_secrets(self) -> Secrets: ...
     def keep_metadata(self, key: str, value: Any) -> None: ...
+    def add_display_row(self, kind: str, metadata: dict[str, Any]) -> None: ...
+
+
+class PromptBlocked(Exception):
+    """A prompt hook blocked the user's message (N4); the sentence says which and why."""
 
 
 class Turn:
@@ -120,6 +128,8 @@ class Turn:
         self._overflow_compacted = False  # this turn compacted after a context overflow
         self.asked: Message | None = None
         """The turn's own user message, once it is taken (and queued for the database)."""
+        self.hooks = TurnHooks.of(host)
+        self._sent_back = 0  # times turn_end hooks sent the agent back this turn (N4)
 
     def run(
         self, text: str, shown: str | None, note_kind: str | None, *, expected: bool = False
@@ -149,6 +159,10 @@ class Turn:
             result.status = TurnStatus.STOPPED
         except BudgetStop as exc:
             self._capped(str(exc))
+        except PromptBlocked as exc:
+            # The user sees why, and what they typed goes back to them (N4).
+            self._fail(str(exc), ErrorKind.HOOK)
+            result.unsent = typed
         except ProviderError as exc:
             self._fail(summarize(exc), exc.kind)  # redacted (K3)
             self._withhold_unanswered(exc.kind)
@@ -175,7 +189,15 @@ class Turn:
         self.result.session_id = host.session_id
         host.sink(ev.TurnStarted(host.session_id or "", text if shown is None else shown))
         self._close_unanswered_calls()
-        self.asked = self._take_user_message(text, shown, note_kind)
+        context = ""
+        if note_kind is None:  # a typed note (the recovery note) is the app's, not a prompt
+            resumed = any(m.role == "user" for m in host.messages)
+            context, blocked = self.hooks.at_start(
+                text if shown is None else shown, resumed=resumed
+            )
+            if blocked is not None:
+                raise PromptBlocked(blocked)
+        self.asked = self._take_user_message(text, shown, note_kind, context)
         begin_spending(host)
         host.context.refresh(in_session=True)
         if host.checkpointer is not None and host.owns_checkpoints:
@@ -183,8 +205,11 @@ class Turn:
         # MCP servers still starting get a short, visible wait (M1).
         host.registry.begin_turn(host.sink, lambda: host.control.stopped)
 
-    def _take_user_message(self, text: str, shown: str | None, note_kind: str | None) -> Message:
-        """Append the user's message, its `@path` mentions attached (P2), show them; return it."""
+    def _take_user_message(
+        self, text: str, shown: str | None, note_kind: str | None, context: str = ""
+    ) -> Message:
+        """Append the user's message, its `@path` mentions attached (P2) and the hooks'
+        `context` after it (N4), show them; return it."""
         host = self.host
         meta = recovery.note_metadata(note_kind) if note_kind else None
         message, attached = host.context.user_message(
@@ -195,6 +220,15 @@ class Turn:
             window=host.context_window,
             images=self._takes_images(),
         )
+        if context:
+            from agent.attachments import SHOWN_KEY
+
+            # The model reads the hooks' text with the message; the transcript shows what
+            # was typed, live and on resume.
+            kept = dict(message.display_metadata or {})
+            kept.setdefault(SHOWN_KEY, text if shown is None else shown)
+            message.content = f"{message.content}\n\n{host.secrets.redact(context)}"
+            message.display_metadata = kept
         host.append(message, persist=True)
         if attached:
             host.sink(ev.InputAttached(attached))
@@ -258,7 +292,9 @@ class Turn:
                 continue
             calls = self._answer(draft)
             if not calls:
-                return
+                if self.result.status == TurnStatus.TRUNCATED or not self._sent_back_by_hook(draft):
+                    return
+                continue
             plan = self._run_tools(calls)
             host.probes.after_tool_batch()
             if plan is not None:
@@ -266,6 +302,18 @@ class Turn:
                 # answer (what `run --mode plan --final` prints), and no model call follows.
                 self.result.text = plan
                 return
+
+    def _sent_back_by_hook(self, draft: Draft) -> bool:
+        """True when a turn_end hook sends the agent back (its feedback is then the next
+        user message, a typed note), at most `hooks.turn_end_limit` times a turn (N4)."""
+        feedback = self.hooks.at_end(draft.visible_text, self._sent_back)
+        if feedback is None:
+            return False
+        self._sent_back += 1
+        meta = recovery.note_metadata(HOOK_NOTE_KIND)
+        note = Message("user", self.host.secrets.redact(feedback), display_metadata=meta)
+        self.host.append(note, persist=True)
+        return True
 
     def _interrupted(self, draft: Draft) -> bool:
         """After a model call: raise TurnStopped on a stop; True when a redirect re-runs it."""
@@ -365,6 +413,7 @@ class Turn:
                 touch=host.activity.touch,
                 redact=host.secrets.redact,
                 keep=lambda message: host.append(message, persist=True),
+                hooks=self.hooks,
             )
             batch.run(calls, stopped=not entered)
             ended_by_plan = context.ended_by_plan

@@ -77,6 +77,7 @@ def to_markdown(
     results = {r.get("tool_call_id"): r for r in rows if r.get("role") == "tool"}
     out = [f"# {session.get('title') or 'untitled'}", ""]
     out.append(f"Session `{session['id']}`, model `{session.get('model') or '?'}`.")
+    out += _todo_markdown(session)
     for row in rows:
         kind = row.get("display_kind")
         if kind:
@@ -133,6 +134,24 @@ def _subagent_line(subagent: dict[str, Any]) -> str:
     line = f"**Subagent** {kind} ({what}): {calls} tool call{plural}, {tokens} tokens"
     session = subagent.get("session_id")
     return f"{line}; its transcript is session `{session}`." if session else f"{line}."
+
+
+TODO_MARKS = {"done": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+"""How each status shows in an exported todo list (a Markdown task list; `~` in progress)."""
+
+
+def _todo_markdown(session: dict[str, Any]) -> list[str]:
+    """The model's todo list as last written (N2), as a task list; nothing when it has none."""
+    from agent.todos import TODOS_KEY, TodoList
+
+    todos = TodoList.stored((session.get("metadata") or {}).get(TODOS_KEY))
+    if not todos.items:
+        return []
+    lines = ["", f"**Todo** {todos.progress}", ""]
+    for item in todos.items:
+        text = " ".join(item.text.split())  # one line an item: a newline could start a heading
+        lines.append(f"- {TODO_MARKS.get(item.status, '[ ]')} {text}")
+    return lines
 
 
 def to_json(session: dict[str, Any], rows: list[dict[str, Any]]) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
+from agent.hooks.rows import HOOK_ROW, hook_row_text
 from hermes_tui import exit_codes
 from hermes_tui.exit_codes import UsageError
 from hermes_tui.safe_text import safe_line, safe_name, safe_output, safe_text
@@ -145,6 +146,10 @@ def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
         output = safe_output(event.output).strip()
         first = output.split("\n")[0] if output else "failed"
         return f"  ✗ {first}\n"
+    if isinstance(event, ev.DisplayRow) and event.kind == HOOK_ROW:
+        return f"{safe_name(hook_row_text(event.metadata))}\n"  # a user hook ran (N4)
+    if isinstance(event, ev.TodosChanged):
+        return todo_line(event)
     if isinstance(event, ev.Retrying):
         return f"retrying ({event.progress}) in {event.delay:.0f} s: {safe_text(event.reason)}\n"
     if isinstance(event, ev.McpWaiting) and event.names:
@@ -159,6 +164,16 @@ def _report(event: ev.AgentEvent, told: set[str]) -> str | None:
         # Why nothing was compacted (it would not shrink, it was cut off, ...).
         return f"hermes-tui: {safe_text(event.message)}\n"
     return None
+
+
+def todo_line(event: ev.TodosChanged) -> str:
+    """The stderr line of a changed todo list (N2): progress, and the item in progress."""
+    items = [item for item in event.items if isinstance(item, Mapping)]
+    if not items:
+        return "todo: the list is empty\n"
+    current = next((i for i in items if i.get("status") == "in_progress"), None)
+    doing = f" ▶ {safe_name(' '.join(str(current.get('text', '')).split()))}" if current else ""
+    return f"todo {event.done}/{event.total}{doing}\n"
 
 
 def plan_of(event: ev.ToolFinished) -> str | None:

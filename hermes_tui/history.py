@@ -71,6 +71,7 @@ class AgentRows:
             return None
         from agent.compaction import SUMMARY_KEY
         from agent.recovery import NOTE_KIND_KEY, RECOVERY_NOTE_KIND
+        from agent.turn_hooks import HOOK_NOTE_KIND
 
         content = row.get("content") or ""
         summary = meta.get(SUMMARY_KEY)
@@ -82,6 +83,9 @@ class AgentRows:
             return Note("summary", summary_body(content[:chars]), rest, own_row=False)
         if row.get("role") == "user" and meta.get(NOTE_KIND_KEY) == RECOVERY_NOTE_KIND:
             return Note("recovery", "", "", own_row=False)
+        if row.get("role") == "user" and meta.get(NOTE_KIND_KEY) == HOOK_NOTE_KIND:
+            # A turn_end hook's feedback: its ◈ hook row above already says so (N4).
+            return Note("hook", "", "", own_row=False)
         return None
 
     def user_view(self, row: Mapping[str, Any]) -> UserView | None:

@@ -115,6 +115,10 @@ class ToolContext:
     """The run's background processes (G2); None: `background: true` is refused."""
     call_id: str = ""
     """The id of the call being run (a subagent's progress names its `task` call, G1)."""
+    hook_decision: str = ""
+    """What the user's before_tool hooks said of the call running now: `allow` (as an allow
+    rule: asks nothing the mode would ask; ask and deny rules and protected paths still win),
+    `ask` (as an ask rule) or "" (N4)."""
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).expanduser().resolve()
@@ -514,7 +518,8 @@ class ToolRegistry:
         protected = outcome.protected
         # Inside the app's own home the sandbox leaves its config writable: shell asks (H9).
         sandboxed = ctx.sandbox is not None and ctx.sandbox.confines(ctx.workspace)
-        forced = rule is not None and rule.decision == "ask"
+        forced = (rule is not None and rule.decision == "ask") or ctx.hook_decision == "ask"
+        allowed = (rule is not None and rule.decision == "allow") or ctx.hook_decision == "allow"
         if forced or self.needs_approval(
             name, ctx.approval_mode, protected=bool(protected), sandboxed=sandboxed
         ):
@@ -522,8 +527,8 @@ class ToolRegistry:
             # does one a shell command in plan mode that the sandbox cannot make read-only.
             unconfined_plan = ctx.read_only and tool.kind == "shell"
             asked_each_time = bool(protected) or unconfined_plan or forced
-            if not asked_each_time and rule is not None and rule.decision == "allow":
-                return None  # the user's rule allows it (N3); protected paths still ask
+            if not asked_each_time and allowed:
+                return None  # the user's rule or hook allows it (N3, N4); protected paths ask
             scope = None if asked_each_time else always_scope(name, tool.kind, clean, tool.origin)
             if ctx.approvals.covers(scope):
                 return None

@@ -118,3 +118,50 @@ def permission_lines(ctx: CommandContext) -> list[str]:
     if rules is not None and rules.problem:
         lines.append(f"Not read: {safe_name(rules.problem)}.")
     return lines
+
+
+NO_HOOKS = (
+    "No hooks: add `hooks: {{after_tool: [{{match: write_file, command: ...}}]}}` to {config}, "
+    "or a project's .hermes-tui/hooks.yaml (see the README's Hooks)."
+)
+
+
+@command("hooks", "[allow]", "List the hooks in effect; allow runs this project's hooks")
+async def hooks(ctx: CommandContext, argument: str) -> None:
+    """List the user's hooks and the project's (N4), or consent to the project's with `allow`."""
+    engine = ctx.agent.hooks if ctx.agent is not None else None
+    if argument.strip() not in ("", "allow"):
+        await ctx.notice("Usage: /hooks, or /hooks allow (this project's hooks).", "error")
+        return
+    if engine is None:
+        await ctx.notice("The hooks are read once the app has started: try again.", "error")
+        return
+    if argument.strip() == "allow":
+        import asyncio
+
+        await ctx.notice(safe_name(await asyncio.to_thread(engine.allow_project)))
+        return
+    await ctx.notice("\n".join(hook_lines(ctx, engine)))
+
+
+def hook_lines(ctx: CommandContext, engine: Any) -> list[str]:
+    """The /hooks listing: one row per hook, its event, match, command and where it is from."""
+    from agent.homes import tilde
+    from agent.hooks.settings import EVENTS, TOOL_EVENTS
+
+    project = engine.project
+    allowed = engine.project_allowed
+    rows = [("config", event, spec) for event in EVENTS for spec in engine.settings.of(event)]
+    rows += [("project", event, spec) for event, spec in project.listed]
+    if not rows:
+        return [NO_HOOKS.format(config=tilde(ctx.config.config_path))]
+    lines = ["Hooks (run in the workspace, unsandboxed, each within its timeout):"]
+    for origin, event, spec in rows:
+        match = f" {spec.match}" if event in TOOL_EVENTS else ""
+        held = "" if origin == "config" or allowed else ", not allowed: /hooks allow"
+        lines.append(
+            f"  {event}{match}: {safe_name(spec.command)}  ({origin}, {spec.timeout:g} s{held})"
+        )
+    if project.problem:
+        lines.append(f"Not read: {safe_name(project.problem)}.")
+    return lines

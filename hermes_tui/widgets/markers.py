@@ -8,6 +8,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
+from agent.hooks.rows import HOOK_ROW, hook_row_text
 from hermes_tui.safe_text import safe_name
 
 MARK = "◈"
@@ -174,6 +175,7 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "request_failed": _request_failed,
     "turn_failed": _turn_failed,
     "turn_stopped": lambda _metadata: "■ stopped",
+    HOOK_ROW: hook_row_text,  # a user hook's run (N4)
     "hidden": lambda _metadata: None,
 }
 

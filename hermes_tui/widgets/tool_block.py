@@ -7,9 +7,10 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.widget import Widget
 
 from hermes_tui.durations import format_duration
-from hermes_tui.safe_text import safe_name, safe_output
+from hermes_tui.safe_text import safe_name, safe_output, safe_text
 from hermes_tui.widgets.diff_view import DiffView
 from hermes_tui.widgets.foldable import Foldable
 from hermes_tui.widgets.subagent_line import SubagentActivity
@@ -55,9 +56,17 @@ def change_of(display: Mapping[str, Any] | None) -> tuple[str, str, int, int] | 
     return path, text, added, removed
 
 
+def plan_of(display: Mapping[str, Any] | None) -> str | None:
+    """The Markdown of a propose_plan result's plan (its display metadata), or None (N1)."""
+    plan = (display or {}).get("plan")
+    text = plan.get("text") if isinstance(plan, Mapping) else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
 class ToolBlock(Foldable):
     """One tool call: awaiting approval or running, then ok, error or declined; Enter or a
-    click shows the output. A file change shows `+N −M` folded and its diff open (X1)."""
+    click shows the output. A file change shows `+N −M` folded and its diff open (X1); a
+    proposed plan shows as Markdown, open (N1)."""
 
     def __init__(self, call_id: str, name: str, summary: str, state: str = "running") -> None:
         super().__init__(classes=f"-{state}")
@@ -73,11 +82,14 @@ class ToolBlock(Foldable):
         self.diff_view: DiffView | None = None
         self.subagent: SubagentActivity | None = None
         """A `task` call's subagent: what it does while it runs, what it did (G1)."""
+        self.plan_view: Widget | None = None
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
         if self.diff_view is not None:
             yield self.diff_view
+        if self.plan_view is not None:
+            yield self.plan_view
 
     def set_state(self, state: str) -> None:
         """Show a state before the result: awaiting approval, then running."""
@@ -122,6 +134,15 @@ class ToolBlock(Foldable):
             self.set_reactive(ToolBlock.expanded, True)
             if self.is_mounted:
                 self.mount(self.diff_view)
+        plan = plan_of(display)
+        if plan is not None and self.plan_view is None:
+            from hermes_tui.widgets.answer import AnswerBlock  # Markdown: not at start-up
+
+            # The plan as the model wrote it, rendered, live and on resume alike.
+            self.plan_view = AnswerBlock(safe_text(plan))  # outside text (H1)
+            self.set_reactive(ToolBlock.expanded, True)
+            if self.is_mounted:
+                self.mount(self.plan_view)
         if self.is_mounted:
             self._refresh_fold()
 
@@ -131,9 +152,13 @@ class ToolBlock(Foldable):
             # The diff stands for the output, which says no more than its header does.
             self.body.display = False
             self.diff_view.display = self.expanded
+        if self.plan_view is not None:
+            # The plan stands for the output (which only repeats the user's answer to it).
+            self.body.display = False
+            self.plan_view.display = self.expanded
 
     def has_body(self) -> bool:
-        return bool(self.output) or self.diff_view is not None
+        return bool(self.output) or self.diff_view is not None or self.plan_view is not None
 
     def header_content(self) -> Content:
         arrow = ("▾" if self.expanded else "▸") if self.has_body() else " "

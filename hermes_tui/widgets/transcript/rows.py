@@ -18,10 +18,11 @@ if TYPE_CHECKING:
 
 
 class Note(NamedTuple):
-    """The typed part of a stored text row: a compaction summary or the recovery note."""
+    """The typed part of a stored text row: a compaction summary, the recovery note, or a
+    turn_end hook's feedback."""
 
     kind: str
-    """summary | recovery"""
+    """summary | recovery | hook"""
     text: str
     """The note's own text (a summary's body)."""
     rest: str
@@ -148,6 +149,8 @@ class RowWidgets:
             return [], row.get("content") or ""
         if note.kind == "summary":
             return [SummaryBlock(note.text)], note.rest
+        if note.kind == "hook":
+            return [], note.rest  # sent back by a hook: its row says so
         return [RecoveryNote()], note.rest
 
     def _tool_block(self, call: dict[str, Any]) -> ToolBlock:

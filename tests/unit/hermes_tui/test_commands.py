@@ -133,6 +133,7 @@ def test_the_table_lists_every_command_in_help_order():
         "permissions",
         "budget",
         "usage",
+        "hooks",
         "mcp",
         "ps",
         "theme",
