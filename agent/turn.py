@@ -26,7 +26,6 @@ from agent.log_context import session_var
 from agent.messages import REQUEST_FAILED, Message, ToolCall
 from agent.model_call import call_model
 from agent.models import estimate_request
-from agent.modes import switch_mode
 from agent.overflow import compact_after_overflow
 from agent.ports import ApprovalPolicy, CompactionHost
 from agent.probes import AgentProbes
@@ -37,7 +36,6 @@ from agent.providers.errors import ProviderError, redact, summarize
 from agent.secrets import Secrets
 from agent.session_state import SessionState
 from agent.session_writer import SessionWriter
-from agent.todos import keep_todos
 from agent.tool_batch import ToolBatch
 from agent.turn_endings import (
     TurnResult,
@@ -48,6 +46,7 @@ from agent.turn_endings import (
     unanswered,
 )
 from agent.turn_hooks import HOOK_NOTE_KIND, TurnHooks
+from agent.turn_parts import load_images, take_user_message, tool_context
 from agent.usage import UsageRecorder, estimated_usage
 from storage.errors import StorageError, sentence
 
@@ -197,48 +196,13 @@ class Turn:
             )
             if blocked is not None:
                 raise PromptBlocked(blocked)
-        self.asked = self._take_user_message(text, shown, note_kind, context)
+        self.asked = take_user_message(host, text, shown, note_kind, context)
         begin_spending(host)
         host.context.refresh(in_session=True)
         if host.checkpointer is not None and host.owns_checkpoints:
             host.checkpointer.begin_turn(host.session_id, self.asked)
         # MCP servers still starting get a short, visible wait (M1).
         host.registry.begin_turn(host.sink, lambda: host.control.stopped)
-
-    def _take_user_message(
-        self, text: str, shown: str | None, note_kind: str | None, context: str = ""
-    ) -> Message:
-        """Append the user's message, its `@path` mentions attached (P2) and the hooks'
-        `context` after it (N4), show them; return it."""
-        host = self.host
-        meta = recovery.note_metadata(note_kind) if note_kind else None
-        message, attached = host.context.user_message(
-            text,
-            shown=shown,
-            metadata=meta,
-            redact=host.secrets.redact,
-            window=host.context_window,
-            images=self._takes_images(),
-        )
-        if context:
-            from agent.attachments import SHOWN_KEY
-
-            # The model reads the hooks' text with the message; the transcript shows what
-            # was typed, live and on resume.
-            kept = dict(message.display_metadata or {})
-            kept.setdefault(SHOWN_KEY, text if shown is None else shown)
-            message.content = f"{message.content}\n\n{host.secrets.redact(context)}"
-            message.display_metadata = kept
-        host.append(message, persist=True)
-        if attached:
-            host.sink(ev.InputAttached(attached))
-        return message
-
-    def _takes_images(self) -> bool:
-        """Whether the turn's model is sent images (an unknown provider fails later, as it
-        always has: its request says why)."""
-        provider = self.host.config.providers.get(self.host.provider_name)
-        return provider is None or provider.takes_images(self.host.model_name)
 
     def _close_unanswered_calls(self) -> None:
         """Give tool calls left without a result by a crash one, so the next request is valid."""
@@ -377,33 +341,12 @@ class Turn:
 
     def _run_tools(self, calls: list[ToolCall]) -> str | None:
         """Run a batch; returns the plan when propose_plan ended the turn on it (N1)."""
-        from agent.background import BACKGROUND
-        from agent.tools.registry import ToolContext
-
         host = self.host
         entered = host.control.enter_tools()
         try:
             # Read again per batch: the keys the environment holds now are the ones to withhold.
             host.secrets = host.read_secrets()
-            checkpointer = host.checkpointer
-            context = ToolContext(
-                workspace=host.workspace,
-                # The session's mode now: a switch during a turn acts from its next batch (N1).
-                approval_mode=host.approval_mode,
-                shell_timeout=host.config.agent.shell_timeout_seconds,
-                cancel=host.control.tool_cancel,
-                hidden_env=host.secrets.hidden_env(),
-                approvals=host.approvals,
-                before_change=checkpointer.before_change if checkpointer else None,
-                after_change=checkpointer.after_change if checkpointer else None,
-                sandbox=host.sandbox,
-                app_homes=host.config.app_homes,
-                switch_mode=lambda mode: switch_mode(host, mode),
-                permissions=host.permissions,
-                keep_todos=lambda todos: keep_todos(host, todos),
-                web=host.config.web,
-                background=BACKGROUND,
-            )
+            context = tool_context(host)
             batch = ToolBatch(
                 registry=host.registry,
                 control=host.control,
@@ -449,7 +392,7 @@ class Turn:
 
     def _call_model(self, iteration: int) -> Draft:
         host = self.host
-        self._load_images()
+        load_images(host)
         return call_model(
             host.provider(),
             host.request,
@@ -462,14 +405,6 @@ class Turn:
             estimate=self._estimate_usage,
             before_send=self._guard,
         )
-
-    def _load_images(self) -> None:
-        """The bytes of a resumed session's images, from the store, before they are sent (G4)."""
-        host = self.host
-        for message in host.messages:
-            for image in message.images:
-                if image.data is None:
-                    image.data = host.writer.load_blob(host.session_id, image.sha256)
 
     def _guard(self, request: ChatRequest) -> None:
         """Before the call is sent: hold it to the spend caps and the size question ($2)."""
