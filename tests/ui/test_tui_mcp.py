@@ -87,7 +87,8 @@ async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scr
         await wait_until(pilot, lambda: isinstance(app.screen, McpScreen))
         screen = app.screen
         rows = [str(o.prompt) for o in screen.query_one(OptionList).options]
-        assert rows[0].split()[:4] == ["calc", "ready", "stdio", "8"]
+        # The normal server's tools, its screenshot (G4) included.
+        assert rows[0].split()[:4] == ["calc", "ready", "stdio", "9"]
         assert "tokens" in rows[0] and rows[1].split()[:2] == ["gone", "failed"]
         detail = screen.query_one("#mcp-detail-text", Static)
         assert "mcp__calc__echo  [asks · says read-only]" in str(detail.content)
