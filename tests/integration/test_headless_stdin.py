@@ -171,7 +171,14 @@ def test_sessions_list_says_when_it_stopped_at_its_limit(hermes_home, tmp_path, 
 def test_the_documented_exit_codes_are_the_table_the_code_uses():
     """U6: the README's and docs/headless.md's exit-code tables are exit_codes.TABLE."""
     for doc in (ROOT / "README.md", ROOT / "docs" / "headless.md"):
-        rows = re.findall(r"^\| (\d+) \| (.+?) \|$", doc.read_text(encoding="utf-8"), re.M)
+        text = doc.read_text(encoding="utf-8")
+        # The table under a `| code | meaning |` (or `exit code`) header; other tables (the
+        # hooks' exit codes) are not the app's.
+        table = re.search(
+            r"^\| (?:exit )?code \| meaning \|\n\|---\|---\|\n((?:\|.*\|\n)+)", text, re.M
+        )
+        assert table is not None, f"{doc}: no exit-code table"
+        rows = re.findall(r"^\| (\d+) \| (.+?) \|$", table.group(1), re.M)
         assert [(int(code), words) for code, words in rows] == list(exit_codes.TABLE), doc
     assert set(exit_codes.BY_STATUS.values()) <= {code for code, _ in exit_codes.TABLE}
 
