@@ -119,6 +119,12 @@ async def _run(
         _kill_group(proc.pid)
         with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
             await asyncio.wait_for(proc.wait(), 2.0)
+        # The group is dead: its pipes reach end of file at once, and reading them to the end
+        # lets the transport close (cancelled mid-read, it is left to the garbage collector,
+        # which may find its loop closed). Bounded: a child that left the group may hold them.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.close()
+        await asyncio.wait([*readers, writer], timeout=DRAIN_AFTER_EXIT)
         for task in (*readers, writer):
             task.cancel()
         await asyncio.gather(*readers, writer, return_exceptions=True)
