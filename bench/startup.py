@@ -31,6 +31,9 @@ Bare().run(headless=True)
 """
 
 HERMES_APP = """
+from hermes_tui import startup_gc
+
+startup_gc.hold()  # as the command line does before it starts the full-screen app
 from agent.config import load_config
 from hermes_tui.app import HermesApp
 

@@ -18,7 +18,7 @@ from textual.containers import Horizontal
 from textual.worker import Worker
 
 from agent.config import Config
-from hermes_tui import terminal_keys, theming
+from hermes_tui import startup_gc, terminal_keys, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
@@ -246,6 +246,7 @@ class HermesApp(KeyActions, App[int]):
             gc.collect()
         gc.freeze()
         self._froze_heap = True
+        startup_gc.release()  # paused by the command line until now
         self._agent_up.set()
 
     async def ready(self) -> None:
@@ -253,6 +254,7 @@ class HermesApp(KeyActions, App[int]):
         await self._agent_up.wait()
 
     async def on_unmount(self) -> None:
+        startup_gc.release()  # an app that never came up (an error, the first-frame bench)
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()

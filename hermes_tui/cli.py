@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from agent.version import VERSION
-from hermes_tui import exit_codes
+from hermes_tui import exit_codes, startup_gc
 from hermes_tui.exit_codes import UsageError
 
 NO_TASK = (
@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (hermes_tui/exit_codes.py)."""
     args = build_parser().parse_args(argv)
+    if args.command is None:
+        # The full-screen app: no collections until it is up (the app resumes them).
+        startup_gc.hold()
     if args.command != "scripted-server":
         _log_to_file()
     try:

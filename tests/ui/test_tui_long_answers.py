@@ -154,3 +154,32 @@ async def test_scrolling_up_builds_the_rest_and_pages_in_older_answers(make_app)
         answer = transcript.children[1]
         assert isinstance(answer, LazyAnswer) and answer.source == long_answer(0)
         assert not isinstance(answer.children[0], PendingChunk)
+
+
+async def test_a_fill_asked_for_while_another_parses_is_not_dropped(make_app):
+    """Z2, U5: a scroll that comes while a fill's parse is held asks for a fill of its own,
+    and it is answered once the parse is released: the view scrolled to is built, never left
+    as placeholders (a request made while a fill runs must not be lost)."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        hold = HeldParse(asyncio.get_running_loop())
+        app.probes.parse_hold = hold
+        try:
+            # The first scroll's fill parses the chunks it brought near, and is held there.
+            transcript.scroll_relative(y=-60, animate=False, immediate=True)
+            await asyncio.wait_for(hold.reached.wait(), 10)
+            # The second scroll lands in placeholders the held fill never looked at.
+            transcript.scroll_relative(y=-90, animate=False, immediate=True)
+            assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+            assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+            assert pending_in_view(app) and transcript.filling
+        finally:
+            hold.release()
+        await wait_until(
+            pilot, lambda: not transcript.filling and not transcript.paging, what="the view built"
+        )
+        assert not pending_in_view(app)
