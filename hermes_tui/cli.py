@@ -97,10 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (hermes_tui/exit_codes.py)."""
+    # The full-screen app: no collections until it is up (the app resumes them). Held
+    # before the parser is built (its many sub-commands' objects filled a collection).
+    startup_gc.hold()
     args = build_parser().parse_args(argv)
-    if args.command is None:
-        # The full-screen app: no collections until it is up (the app resumes them).
-        startup_gc.hold()
+    if args.command is not None:
+        startup_gc.release()  # headless, ACP and the rest run with the collector as usual
     if args.command != "scripted-server":
         _log_to_file()
     try:
