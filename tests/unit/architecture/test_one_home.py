@@ -20,6 +20,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import parsed_sources
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("agent", "storage", "hermes_tui")
 MIN_BODY_NODES = 15
@@ -41,9 +43,9 @@ LOGGING_INSTALLERS = {
 
 def modules(root: Path) -> Iterator[tuple[str, ast.Module]]:
     """Every module of the packages under `root`: its path (relative, posix) and its tree."""
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            yield path.relative_to(root).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+    # Shared trees (parsed_sources): `_fingerprint` renames inside a deep copy, never in them.
+    for path in parsed_sources.python_files(root, PACKAGES):
+        yield path.relative_to(root).as_posix(), parsed_sources.tree(path)
 
 
 class _Canonical(ast.NodeTransformer):
