@@ -29,13 +29,14 @@ def run_cli(home, *args, cwd=None):
     return run_cli_in_process(list(args), env=_env(home), cwd=cwd)
 
 
-def run_cli_process(home, *args, timeout=60):
+def run_cli_process(home, *args, cwd=None, timeout=60):
     """`python -m hermes_tui *args` as a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "hermes_tui", *args],
         capture_output=True,
         text=True,
         env=_env(home),
+        cwd=cwd,
         timeout=timeout,
     )
 
