@@ -25,7 +25,12 @@ def _env(home):
 def run_cli(home, *args, cwd=None):
     """`hermes-tui *args` in this process: these tests are about what a run says and stores.
 
-    The process boundary itself is kept by test_version and test_demo_run below."""
+    The process boundary itself is kept by test_version and test_demo_run below. Without a
+    `cwd` the run works in an empty folder of the test's, never in the checkout the suite
+    runs from (a run checkpoints its workspace: that was the developer's whole tree)."""
+    if cwd is None:
+        cwd = home.parent / "workspace"
+        cwd.mkdir(exist_ok=True)
     return run_cli_in_process(list(args), env=_env(home), cwd=cwd)
 
 
