@@ -13,8 +13,11 @@ def run_cli(home, *args, env=None):
     environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     environ.pop("MY_KEY", None)
     environ.update(env or {}, HERMES_TUI_HOME=str(home))
-    # In this process (tests/headless_inprocess.py): what the run says, not the process, is tested.
-    return run_cli_in_process(list(args), env=environ)
+    # In this process (tests/headless_inprocess.py): what the run says, not the process, is
+    # tested; in an empty folder of the test's, never the checkout the suite runs from.
+    workspace = home.parent / "workspace"
+    workspace.mkdir(exist_ok=True)
+    return run_cli_in_process(list(args), env=environ, cwd=workspace)
 
 
 def hosted_without_key(home) -> None:
