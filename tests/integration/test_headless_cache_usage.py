@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 
 
@@ -23,14 +22,8 @@ def test_json_usage_lines_carry_the_cache_reads_and_writes(servers, hermes_home,
     write_config(hermes_home, server, wire="anthropic")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HERMES_TUI_HOME"] = str(hermes_home)
-    proc = subprocess.run(
-        [sys.executable, "-m", "hermes_tui", "run", "--json", "hello"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    # In this process (tests/headless_inprocess.py): the usage lines are tested, not the process.
+    proc = run_cli_in_process(["run", "--json", "hello"], env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     usage = [line for line in lines if line["type"] == "UsageUpdated"]

@@ -4,10 +4,9 @@ custom commands (SPEC P1-P3, U6)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 
 from agent.scripted import Script, ScriptedServer
@@ -47,14 +46,8 @@ def project(tmp_path):
 def run(home, cwd, *args):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HERMES_TUI_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_tui", "run", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-    )
+    # In this process (tests/headless_inprocess.py): what the run says, not the process, is tested.
+    return run_cli_in_process(["run", *args], env=env, cwd=cwd)
 
 
 def test_a_mention_is_attached_and_the_instructions_are_in_the_prompt(served, hermes_home, project):

@@ -10,19 +10,37 @@ import sys
 
 import pytest
 import yaml
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 
 from agent.scripted import Script, ScriptedServer
 
 
-def run_cli(home, *args, cwd=None, timeout=60):
+def _env(home):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HERMES_TUI_HOME"] = str(home)
+    return env
+
+
+def run_cli(home, *args, cwd=None):
+    """`hermes-tui *args` in this process: these tests are about what a run says and stores.
+
+    The process boundary itself is kept by test_version and test_demo_run below. Without a
+    `cwd` the run works in an empty folder of the test's, never in the checkout the suite
+    runs from (a run checkpoints its workspace: that was the developer's whole tree)."""
+    if cwd is None:
+        cwd = home.parent / "workspace"
+        cwd.mkdir(exist_ok=True)
+    return run_cli_in_process(list(args), env=_env(home), cwd=cwd)
+
+
+def run_cli_process(home, *args, cwd=None, timeout=60):
+    """`python -m hermes_tui *args` as a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "hermes_tui", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=_env(home),
         cwd=cwd,
         timeout=timeout,
     )
@@ -258,7 +276,7 @@ def test_version():
 
 
 def test_demo_run(hermes_home):
-    """U6: `hermes-tui run "task"` prints the answer and exits 0."""
-    proc = run_cli(hermes_home, "run", "--demo", "hello")
+    """U6: `hermes-tui run "task"` prints the answer and exits 0 (a process of its own)."""
+    proc = run_cli_process(hermes_home, "run", "--demo", "hello")
     assert proc.returncode == 0, proc.stderr
     assert "demo model" in proc.stdout

@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 
 import yaml
+from headless_inprocess import run_cli_in_process
 
 
 def run_cli(home, *args, env=None):
     environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     environ.pop("MY_KEY", None)
     environ.update(env or {}, HERMES_TUI_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_tui", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=60,
-    )
+    # In this process (tests/headless_inprocess.py): what the run says, not the process, is
+    # tested; in an empty folder of the test's, never the checkout the suite runs from.
+    workspace = home.parent / "workspace"
+    workspace.mkdir(exist_ok=True)
+    return run_cli_in_process(list(args), env=environ, cwd=workspace)
 
 
 def hosted_without_key(home) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 
 from agent.scripted import Script
@@ -19,15 +19,8 @@ PLAN = "## Plan\n\n1. Create `out.txt`.\n2. Run the tests."
 def run(home, workspace, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HERMES_TUI_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_tui", "run", *args],
-        cwd=workspace,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # In this process (tests/headless_inprocess.py): what the run says, not the process, is tested.
+    return run_cli_in_process(["run", *args], env=env, cwd=workspace)
 
 
 def script() -> Script:

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 import yaml
-from test_headless_errors import assert_one_clear_error, run_cli
+from test_headless_errors import assert_one_clear_error, run_cli, run_cli_process
 
 from agent.scripted import Script, ScriptedServer
 
@@ -68,7 +68,9 @@ def test_a_model_without_a_provider_says_the_shape_it_needs(hermes_home, server)
 def test_log_records_go_to_the_log_file_never_to_stderr(hermes_home, server):
     # A window so small that automatic compaction runs and has nothing to summarise.
     configure(hermes_home, server, window=60)
-    proc = run_cli(hermes_home, "run", "hello " * 40)
+    # A process of its own: in the test process pytest's log capture would hide a record
+    # that reached the terminal without the app's log setup.
+    proc = run_cli_process(hermes_home, "run", "hello " * 40)
     assert proc.returncode == 0, proc.stderr
     assert "compaction failed" not in proc.stderr
     assert "WARNING" not in proc.stderr and "hermes_tui." not in proc.stderr
@@ -83,7 +85,8 @@ def test_the_compaction_cooldown_survives_into_the_next_run_of_the_session(herme
     sid = session_id(first)
     stored = session_metadata(hermes_home, sid)["compaction_cooldown"]
     assert stored["failures"] == 1
-    second = run_cli(hermes_home, "run", "--resume", sid, "again " * 40)
+    # The second run is a process of its own: only the stored cooldown can reach it.
+    second = run_cli_process(hermes_home, "run", "--resume", sid, "again " * 40)
     assert second.returncode == 0, second.stderr
     # The second run honours the first run's cooldown: it warns once and does not try again.
     assert "cooling down after a failure" in second.stderr

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 
 from agent.scripted import Script, ScriptedServer
@@ -33,6 +34,14 @@ def hermes(home, cwd, *args, stdin=subprocess.DEVNULL, input=None, timeout=60):
         env=env,
         timeout=timeout,
     )
+
+
+def hermes_here(home, cwd, *args):
+    """`hermes-tui ARGS` in this test process, stdin at /dev/null: for the checks that are
+    about a run's words and sessions rather than its stdin (tests/headless_inprocess.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["HERMES_TUI_HOME"] = str(home)
+    return run_cli_in_process(list(args), env=env, cwd=cwd)
 
 
 @pytest.fixture
@@ -126,11 +135,11 @@ def test_continue_resumes_the_latest_session_of_this_folder(hermes_home, tmp_pat
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir()
     there.mkdir()
-    first = hermes(hermes_home, here, "run", "remember the number 7")
+    first = hermes_here(hermes_home, here, "run", "remember the number 7")
     assert first.returncode == 0, first.stderr
-    elsewhere = hermes(hermes_home, there, "run", "something else")
+    elsewhere = hermes_here(hermes_home, there, "run", "something else")
     assert elsewhere.returncode == 0, elsewhere.stderr
-    proc = hermes(hermes_home, here, "run", "-c", "what was the number?")
+    proc = hermes_here(hermes_home, here, "run", "-c", "what was the number?")
     assert proc.returncode == 0, proc.stderr
     history = [m["content"] for m in server.requests[2].body["messages"] if m["role"] == "user"]
     assert history == ["remember the number 7", "what was the number?"]
@@ -139,7 +148,7 @@ def test_continue_resumes_the_latest_session_of_this_folder(hermes_home, tmp_pat
 
 
 def test_continue_with_no_session_here_is_one_sentence(hermes_home, tmp_path, server):
-    proc = hermes(hermes_home, tmp_path, "run", "--continue", "hi")
+    proc = hermes_here(hermes_home, tmp_path, "run", "--continue", "hi")
     assert proc.returncode == exit_codes.ERROR, proc.stderr
     assert proc.stderr.startswith("hermes-tui: No session to continue in this folder")
     assert proc.stderr.count("\n") == 1 and not server.requests
@@ -148,23 +157,23 @@ def test_continue_with_no_session_here_is_one_sentence(hermes_home, tmp_path, se
 @pytest.mark.parametrize("model", ["bogus", "nosuch:model"])
 def test_an_unknown_model_is_bad_usage(hermes_home, tmp_path, server, model):
     """U6: bad usage is exit 2, an unknown `--model` included (it was 1)."""
-    proc = hermes(hermes_home, tmp_path, "run", "--model", model, "hi")
+    proc = hermes_here(hermes_home, tmp_path, "run", "--model", model, "hi")
     assert proc.returncode == exit_codes.USAGE == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
 def test_sessions_list_says_when_it_stopped_at_its_limit(hermes_home, tmp_path, server):
     for task in ("one", "two"):
-        assert hermes(hermes_home, tmp_path, "run", task).returncode == 0
-    cut = hermes(hermes_home, tmp_path, "sessions", "list", "--limit", "1")
+        assert hermes_here(hermes_home, tmp_path, "run", task).returncode == 0
+    cut = hermes_here(hermes_home, tmp_path, "sessions", "list", "--limit", "1")
     assert cut.returncode == 0, cut.stderr
     assert len(cut.stdout.splitlines()) == 1 and "two" in cut.stdout
     assert (
         cut.stderr == "hermes-tui: stopped at --limit 1; there are more (--limit 2 shows more).\n"
     )
-    whole = hermes(hermes_home, tmp_path, "sessions", "list", "--limit", "2", "--json")
+    whole = hermes_here(hermes_home, tmp_path, "sessions", "list", "--limit", "2", "--json")
     assert len(whole.stdout.splitlines()) == 2 and whole.stderr == ""
-    bad = hermes(hermes_home, tmp_path, "sessions", "list", "--limit", "0")
+    bad = hermes_here(hermes_home, tmp_path, "sessions", "list", "--limit", "0")
     assert bad.returncode == exit_codes.USAGE and bad.stderr.count("\n") == 1
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import parsed_sources
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("agent", "hermes_tui")
 MAX_LINES = 400
@@ -18,15 +20,13 @@ MAX_LINES = 400
 def long_classes(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[str]:
     """`path:Class (N lines)` for each class over MAX_LINES lines."""
     found = []
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef):
-                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
-                    if lines > MAX_LINES:
-                        rel = path.relative_to(root)
-                        found.append(f"{rel}:{node.name} ({lines} lines)")
+    for path in parsed_sources.python_files(root, packages):
+        for node in ast.walk(parsed_sources.tree(path)):
+            if isinstance(node, ast.ClassDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_LINES:
+                    rel = path.relative_to(root)
+                    found.append(f"{rel}:{node.name} ({lines} lines)")
     return found
 
 

@@ -26,8 +26,9 @@ import inspect
 import pkgutil
 import sys
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
+
+import parsed_sources
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("agent", "storage", "hermes_tui")
@@ -196,12 +197,10 @@ def file_violations(rel: str, tree: ast.AST, defined: Defined) -> list[str]:
     return found
 
 
-@cache
 def _sources(root: Path) -> dict[str, ast.AST]:
     return {
-        path.relative_to(root).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
-        for package in PACKAGES
-        for path in sorted((root / package).rglob("*.py"))
+        path.relative_to(root).as_posix(): parsed_sources.tree(path)
+        for path in parsed_sources.python_files(root, PACKAGES)
     }
 
 

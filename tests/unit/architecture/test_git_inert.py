@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import parsed_sources
+
 ROOT = Path(__file__).resolve().parents[3]
 SCANNED = ("agent", "storage", "hermes_tui")
 THE_ONE_MODULE = ROOT / "agent" / "gitsafe.py"
@@ -58,7 +60,11 @@ def _leading_text(node: ast.AST) -> str | None:
 
 def violations(source: str, where: str) -> Iterator[str]:
     """Each place in `source` that starts git other than through gitsafe."""
-    tree = ast.parse(source)
+    return tree_violations(ast.parse(source), where)
+
+
+def tree_violations(tree: ast.Module, where: str) -> Iterator[str]:
+    """Each place in the parsed module `tree` that starts git other than through gitsafe."""
     docstrings = _docstrings(tree)
     for node in ast.walk(tree):
         line = f"{where}:{getattr(node, 'lineno', 0)}"
@@ -79,18 +85,17 @@ def violations(source: str, where: str) -> Iterator[str]:
                     yield f"{line}: imports gitsafe.{alias.name}"
 
 
-def _sources() -> Iterator[tuple[Path, str]]:
-    for package in SCANNED:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            if path != THE_ONE_MODULE:
-                yield path, path.read_text(encoding="utf-8")
+def _sources() -> Iterator[tuple[Path, ast.Module]]:
+    for path in parsed_sources.python_files(ROOT, SCANNED):
+        if path != THE_ONE_MODULE:
+            yield path, parsed_sources.tree(path)
 
 
 def test_git_starts_nowhere_but_in_gitsafe():
     found = [
         problem
-        for path, source in _sources()
-        for problem in violations(source, str(path.relative_to(ROOT)))
+        for path, tree in _sources()
+        for problem in tree_violations(tree, str(path.relative_to(ROOT)))
     ]
     assert found == [], (
         "every git command goes through agent/gitsafe.py (run/start with inert_env), "

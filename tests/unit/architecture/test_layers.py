@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import parsed_sources
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -17,7 +18,7 @@ FORBIDDEN = {
 
 
 def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed_sources.tree(path)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -15,10 +15,11 @@ violation, so a check that stops seeing anything fails too.
 from __future__ import annotations
 
 import ast
-import copy
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+
+import parsed_sources
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("agent", "storage", "hermes_tui")
@@ -41,31 +42,42 @@ LOGGING_INSTALLERS = {
 
 def modules(root: Path) -> Iterator[tuple[str, ast.Module]]:
     """Every module of the packages under `root`: its path (relative, posix) and its tree."""
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            yield path.relative_to(root).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+    # Shared trees (parsed_sources): the checks only read them (`_Shape` renames as it reads).
+    for path in parsed_sources.python_files(root, PACKAGES):
+        yield path.relative_to(root).as_posix(), parsed_sources.tree(path)
 
 
-class _Canonical(ast.NodeTransformer):
-    """Renames the function's own names (arguments, locals) in order, drops annotations; the
-    names it uses from outside (`str`, `safe_line`) stay, since they make a different body."""
+class _Shape:
+    """A function's body as a comparable value: its own names (arguments, locals) renamed in
+    order of appearance, argument annotations dropped; the names it uses from outside (`str`,
+    `safe_line`) stay, since they make a different body. `size` counts the nodes read.
+
+    Read from the shared tree without changing it (no copy: a deep copy of every function
+    made this scan cost seconds)."""
 
     def __init__(self, local: set[str]) -> None:
         self.local = local
         self.names: dict[str, str] = {}
+        self.size = 0
 
     def _name(self, name: str) -> str:
         if name not in self.local:
             return name
         return self.names.setdefault(name, f"n{len(self.names)}")
 
-    def visit_arg(self, node: ast.arg) -> ast.arg:
-        node.arg, node.annotation = self._name(node.arg), None
-        return node
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        node.id = self._name(node.id)
-        return node
+    def of(self, value: object) -> object:
+        """The shape of a node, a list of nodes or a field's plain value."""
+        if isinstance(value, list):
+            return tuple(self.of(item) for item in value)
+        if not isinstance(value, ast.AST):
+            return type(value).__name__, repr(value)  # 1, True and 1.0 differ
+        self.size += 1
+        if isinstance(value, ast.arg):
+            return "arg", self._name(value.arg), value.type_comment
+        if isinstance(value, ast.Name):
+            self.size += 1  # its ctx
+            return "Name", self._name(value.id), type(value.ctx).__name__
+        return type(value).__name__, *(self.of(getattr(value, f, None)) for f in value._fields)
 
 
 def _own_names(function: ast.AST) -> set[str]:
@@ -78,23 +90,21 @@ def _own_names(function: ast.AST) -> set[str]:
     return names | set(stored)
 
 
-def _fingerprint(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+def _fingerprint(function: ast.FunctionDef | ast.AsyncFunctionDef) -> object | None:
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring may differ between copies
-    shape = ast.Module(
-        body=[ast.FunctionDef("f", function.args, body, [], None, type_params=[])],
-        type_ignores=[],
-    )
-    shape = _Canonical(_own_names(function)).visit(copy.deepcopy(shape))
-    if sum(1 for _ in ast.walk(shape)) < MIN_BODY_NODES:
+    shape = _Shape(_own_names(function))
+    key = shape.of(function.args), shape.of(body)
+    # The nodes of `def f(args): body` in a module: the module and the def, then these.
+    if 2 + shape.size < MIN_BODY_NODES:
         return None
-    return ast.dump(shape, annotate_fields=False)
+    return key
 
 
 def copied_helpers(root: Path) -> list[str]:
     """Functions whose bodies are the same in more than one module."""
-    found: dict[str, list[str]] = defaultdict(list)
+    found: dict[object, list[str]] = defaultdict(list)
     for path, tree in modules(root):
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

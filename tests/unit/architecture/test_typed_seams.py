@@ -14,6 +14,7 @@ import ast
 import tomllib
 from pathlib import Path
 
+import parsed_sources
 import pytest
 from mypy import api
 
@@ -39,8 +40,12 @@ def _module_name(path: str) -> str:
 def takers_of_the_app(source: str) -> list[tuple[str, str]]:
     """(name, annotation) of every function or method in `source` with a parameter `app`,
     the doors controllers are built from (`__init__(self, app: Door)`, `greet(app: Door)`)."""
+    return _takers(ast.parse(source))
+
+
+def _takers(tree: ast.Module) -> list[tuple[str, str]]:
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for arg in node.args.args:
                 if arg.arg == "app":
@@ -60,7 +65,7 @@ def _controllers() -> dict[str, list[tuple[str, str]]]:
         rel = path.relative_to(ROOT).as_posix()
         if rel.startswith("hermes_tui/widgets/") or rel.startswith("hermes_tui/screens/"):
             continue  # widgets and screens reach the app through Textual, not a parameter
-        takers = takers_of_the_app(path.read_text(encoding="utf-8"))
+        takers = _takers(parsed_sources.tree(path))
         takers = [(name, shown) for name, shown in takers if shown not in NOT_A_DOOR]
         if takers:
             out[rel] = takers
@@ -125,7 +130,7 @@ def test_the_finder_sees_a_planted_controller_taking_the_app():
 
 @pytest.mark.parametrize("path", SEAMS)
 def test_the_agent_the_store_and_the_runtime_are_not_typed_any(path):
-    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    tree = parsed_sources.tree(ROOT / path)
     typed = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign):

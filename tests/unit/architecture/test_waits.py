@@ -6,6 +6,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import parsed_sources
+
 TESTS = Path(__file__).resolve().parents[2]
 WAITS = TESTS / "waits.py"
 
@@ -14,8 +16,7 @@ def _test_sources() -> Iterator[tuple[Path, ast.Module, list[str]]]:
     for path in sorted(TESTS.rglob("*.py")):
         if path == WAITS:
             continue
-        text = path.read_text(encoding="utf-8")
-        yield path, ast.parse(text), text.splitlines()
+        yield path, parsed_sources.tree(path), parsed_sources.source(path).splitlines()
 
 
 def _where(path: Path, node: ast.AST) -> str:

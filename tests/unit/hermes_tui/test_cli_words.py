@@ -5,11 +5,11 @@ English, and search snippets are one line of plain words."""
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
+import os
 
 import pytest
 import yaml
+from headless_inprocess import run_cli_in_process
 
 from agent.config import ConfigError, load_config
 from hermes_tui.cli import build_parser
@@ -18,10 +18,8 @@ from hermes_tui.headless import plain_snippet
 
 
 def test_run_without_a_task_is_bad_usage(hermes_home):
-    # In its own process: main() sets up the process's logging.
-    proc = subprocess.run(
-        [sys.executable, "-m", "hermes_tui", "run"], capture_output=True, text=True, timeout=60
-    )
+    # main() sets up the process's logging: run_cli_in_process takes it back after.
+    proc = run_cli_in_process(["run"], env=dict(os.environ))
     assert proc.returncode == USAGE == 2
     err = proc.stderr
     assert err.count("\n") == 1 and "give a task" in err.lower() and "--resume" in err
