@@ -133,6 +133,7 @@ def test_the_table_lists_every_command_in_help_order():
         "permissions",
         "mcp",
         "ps",
+        "agents",
         "theme",
         "help",
         "quit",
