@@ -210,3 +210,27 @@ def test_an_mcp_image_result_reaches_the_model_as_an_image(mcp, wire):
     [row] = mcp.tool_rows(result.session_id)
     assert SCREENSHOT_PNG[:30] not in json.dumps(row)
     assert row["display_metadata"]["images"][0]["width"] == 8
+
+
+@pytest.mark.parametrize(("wire", "tokens"), [("openai", 765), ("anthropic", 1600)])
+def test_g4_the_context_estimate_counts_each_image_by_its_wire(harness, wire, tokens):
+    """G4: the next request's estimate (the context bar, compaction's threshold) and the
+    /context report count a 1568 px image by the wire's documented formula, not as 0."""
+    from dataclasses import replace
+
+    from agent.context_report import context_report
+    from agent.models import estimate_request
+    from hermes_tui.commands.project import context_lines
+
+    (harness.workspace / "shot.png").write_bytes(png(MAX_SIDE, MAX_SIDE))
+    agent = harness.start({"replies": [{"text": "a blue square"}]}, wire=wire)
+    assert agent.run_turn("what is in @shot.png").status == "ok"
+    request = agent.request()
+    assert request.wire == wire
+    bare = [replace(m, images=[]) for m in request.messages]
+    assert estimate_request(request) - estimate_request(replace(request, messages=bare)) == tokens
+    report = context_report(agent)
+    assert (report.images, report.image_tokens) == (1, tokens)
+    assert report.history > tokens
+    history = next(line for line in context_lines(report) if "history" in line)
+    assert history.endswith(f"messages, 1 image(s) {tokens:,}")
