@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.control import TurnControl, TurnStopped
-from agent.kinds import ToolOutcome
-from agent.messages import IMAGES_KEY, Message, ToolCall
+from agent.kinds import IMAGES_KEY, ToolOutcome
+from agent.messages import Message, ToolCall
 
 if TYPE_CHECKING:
     from agent.ports import ApprovalPolicy
