@@ -137,18 +137,21 @@ async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(make_app, s
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         await app.submit("what is the title?")
-        await wait_until(
-            pilot,
-            lambda: len(server.requests) == 2 and task_block(app) is not None,
-            timeout=30,
-            what=lambda: f"the subagent's held call; requests: {len(server.requests)}",
-        )
-        block = task_block(app)
-        assert block.state == "running"
-        await pilot.press("escape")
-        await app.wait_for_turn(20)
-        await wait_until(pilot, lambda: block.state == "error", what="the task block stopped")
-        assert "stopped" in block.output
-        assert len(server.requests) == 2, "the parent asked the model again after the stop"
-        notices = [n.text for n in app.transcript.query(NoticeLine)]
-        assert "■ stopped" in notices
+        try:
+            await wait_until(
+                pilot,
+                lambda: len(server.requests) == 2 and task_block(app) is not None,
+                timeout=30,
+                what=lambda: f"the subagent's held call; requests: {len(server.requests)}",
+            )
+            block = task_block(app)
+            assert block.state == "running"
+            await pilot.press("escape")
+            await app.wait_for_turn(20)
+            await wait_until(pilot, lambda: block.state == "error", what="the task block stopped")
+            assert "stopped" in block.output
+            assert len(server.requests) == 2, "the parent asked the model again after the stop"
+            notices = [n.text for n in app.transcript.query(NoticeLine)]
+            assert "■ stopped" in notices
+        finally:
+            server.open_gate("held")  # a subagent the stop missed ends, and so does the test
