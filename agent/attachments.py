@@ -311,6 +311,31 @@ def _refused_block(rel: str, reason: str) -> str:
     return f'<not_attached path="{_attr(rel)}" reason="{_attr(reason)}"/>'
 
 
+IMAGE_BLOCK = re.compile(
+    r'<attached_image path="([^"]*)" width="(\d+)" height="(\d+)" media_type="([^"]*)"/>'
+)
+"""The line a message's text carries where an image is attached (written by `_attach_image`)."""
+
+
+def replace_image_blocks(content: str, shown: Callable[[dict[str, Any]], str]) -> str:
+    """`content` with each image's line replaced by `shown(its description)` (an export's
+    chip, G4): path, kind, width, height and media type, as the attachment's own."""
+
+    def one(match: re.Match[str]) -> str:
+        path = match[1].replace("&quot;", '"').replace("&amp;", "&")
+        return shown(
+            {
+                "path": path,
+                "kind": "image",
+                "width": int(match[2]),
+                "height": int(match[3]),
+                "media_type": match[4],
+            }
+        )
+
+    return IMAGE_BLOCK.sub(one, content)
+
+
 def _attr(value: str) -> str:
     """A value for a quoted attribute of the blocks above."""
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("\n", " ")

@@ -372,6 +372,16 @@ def stopped_sentence(stopped: list[BackgroundProcess]) -> str | None:
     return f"Stopped {len(stopped)} background process{plural}: {named}."
 
 
+def will_stop_sentence(running: list[BackgroundProcess]) -> str | None:
+    """`2 background processes will be stopped: bg1 (...), bg2 (...)` (what quitting
+    stops, asked before it does), or None for none."""
+    if not running:
+        return None
+    plural = "es" if len(running) > 1 else ""
+    named = ", ".join(f"{entry.id} ({_short(entry.command)})" for entry in running)
+    return f"{len(running)} background process{plural} will be stopped: {named}"
+
+
 def _short(command: str, width: int = 60) -> str:
     line = " ".join(command.split())
     return line if len(line) <= width else line[: width - 1] + "…"

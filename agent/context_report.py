@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.messages import model_visible
-from agent.models import estimate_tokens, tokens_for_chars
+from agent.models import estimate_image_tokens, estimate_tokens, tokens_for_chars
 
 if TYPE_CHECKING:
     from agent.loop import Agent
@@ -35,6 +35,9 @@ class ContextReport:
     history: int
     messages: int
     window: int | None
+    images: int = 0
+    """How many images the history carries (their tokens are in `history`, G4)."""
+    image_tokens: int = 0
 
     @property
     def total(self) -> int:
@@ -56,7 +59,9 @@ def context_report(agent: Agent) -> ContextReport:
         files=files,
         tools=tokens_for_chars(len(json.dumps(request.tools))) if request.tools else 0,
         tool_count=len(request.tools or ()),
-        history=estimate_tokens(visible) if visible else 0,
+        history=estimate_tokens(visible, wire=request.wire) if visible else 0,
         messages=len(visible),
         window=agent.context_window,
+        images=sum(len(m.images) for m in visible),
+        image_tokens=estimate_image_tokens(visible, request.wire),
     )

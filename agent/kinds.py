@@ -138,3 +138,8 @@ class ToolOutcome(StrEnum):
         if not isinstance(metadata, dict) or metadata.get("ok") is None:
             return None
         return cls.of(bool(metadata["ok"]), metadata.get("outcome") == cls.DECLINED)
+
+
+IMAGES_KEY = "images"
+"""The `display_metadata` key of a row's images: each one's reference (`ImagePart.ref`); the
+bytes are kept once per session in the store's blobs (SPEC G4)."""

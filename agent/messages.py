@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import outside_json
+from agent.kinds import IMAGES_KEY
 
 
 @dataclass(slots=True)
@@ -41,11 +42,6 @@ class ThinkingBlock:
     thinking: str
     signature: str
     redacted_data: str = ""
-
-
-IMAGES_KEY = "images"
-"""The `display_metadata` key of a row's images: each one's reference (`ImagePart.ref`); the
-bytes are kept once per session in the store's blobs (SPEC G4)."""
 
 
 @dataclass(slots=True)

@@ -98,9 +98,14 @@ def tokens_for_chars(chars: int) -> int:
 
 
 def estimate_tokens(
-    messages: list[Message], system: str | None = None, tools: list[dict[str, Any]] | None = None
+    messages: list[Message],
+    system: str | None = None,
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    wire: str | None = None,
 ) -> int:
-    """A rough, deterministic estimate of what the model sees: ~4 characters a token."""
+    """A rough, deterministic estimate of what the model sees: ~4 characters a token, and
+    each image by `wire`'s formula (agent/image_tokens.py; None: the wire is not known)."""
     chars = len(system or "") + (len(json.dumps(tools)) if tools else 0)
     count = 0
     for m in model_visible(messages):
@@ -108,9 +113,20 @@ def estimate_tokens(
         chars += len(m.content or "")
         for call in m.tool_calls:
             chars += len(call.name) + len(call.arguments or "")
-    return chars // CHARS_PER_TOKEN + 4 * count
+    return chars // CHARS_PER_TOKEN + 4 * count + estimate_image_tokens(messages, wire)
+
+
+def estimate_image_tokens(messages: list[Message], wire: str | None) -> int:
+    """The tokens of the images the model sees in `messages`, by `wire`'s formula."""
+    from agent.image_tokens import image_tokens
+
+    return sum(
+        image_tokens(image.width, image.height, wire)
+        for m in model_visible(messages)
+        for image in m.images
+    )
 
 
 def estimate_request(request: ChatRequest) -> int:
-    """The estimate of a whole request: its messages, system prompt and tool schemas."""
-    return estimate_tokens(request.messages, request.system, request.tools)
+    """The estimate of a whole request: its messages, system prompt, tool schemas and images."""
+    return estimate_tokens(request.messages, request.system, request.tools, wire=request.wire)

@@ -51,6 +51,7 @@ def next_request(
         tools=registry.schemas(mode),
         max_tokens=provider.max_tokens,
         extra_body=body,
+        wire=str(provider.kind),
     )
 
 

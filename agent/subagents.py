@@ -138,11 +138,16 @@ class Subagents:
         progress = Progress(parent.sink, ctx.call_id, kind.name, description, child, parent.touch)
         child.sink = progress.see
         child.approve = naming(parent.approve, kind.name, description)
+        child.expect_turn()  # a stop passed on before the turn starts still stops it
         try:
-            child.ensure_session(description)  # titled by its job, linked to this session
-            progress.session_id = child.session_id
-            child.expect_turn()  # a stop passed on before the turn starts still stops it
             with parent.control.passing_stop_to(child.stop):
+                if child.control.stopped:
+                    # Stopped before it began: it did nothing, so it leaves no session row.
+                    return ToolResult(
+                        False, STOPPED, display=progress.display(str(TurnStatus.STOPPED))
+                    )
+                child.ensure_session(description)  # titled by its job, linked to this session
+                progress.session_id = child.session_id
                 result = child.run_turn(prompt)
         finally:
             child.close()

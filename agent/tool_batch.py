@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.control import TurnControl, TurnStopped
-from agent.kinds import ToolOutcome
+from agent.kinds import IMAGES_KEY, ToolOutcome
 from agent.messages import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -191,6 +191,10 @@ class ToolBatch:
         # reaches a payload, D1).
         # A diff shows file contents: redacted like the output it stands beside (H5).
         display = _redacted(getattr(result, "display", None) or {}, self.redact)
+        if message.images:
+            # The block shows each image as a chip (G4), live as on resume (the row keeps
+            # the same references, Message.to_row).
+            display[IMAGES_KEY] = [image.ref() for image in message.images]
         message.display_metadata = {
             "ok": bool(result.ok),
             "outcome": ToolOutcome.of(result.ok, declined).value,

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 QUIT_AGAIN_SECONDS = 2.0
 """ctrl+c on an idle, empty composer quits when pressed again within this time."""
+QUIT_CONFIRM_SECONDS = 5.0
+"""With background processes running, the quit key quits when pressed again within this
+time (G2): the first press says which processes quitting stops."""
 
 
 class KeyActions:
@@ -22,6 +25,7 @@ class KeyActions:
     """
 
     _quit_armed_at: float | None = None
+    _quit_confirm_at: float | None = None
 
     def check_action(self: HermesApp, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Queue and steer keys show in the footer only while they can act."""
@@ -38,6 +42,26 @@ class KeyActions:
         return True
 
     async def action_quit(self: HermesApp) -> None:
+        """Quit; with background processes running, only when asked twice (G2)."""
+        if not self._quitting and self._background_warning() is not None:
+            now = self.probes.clock()
+            armed = self._quit_confirm_at
+            if armed is None or now - armed > QUIT_CONFIRM_SECONDS:
+                self._quit_confirm_at = now
+                warning = self._background_warning()
+                await self.notice(
+                    f"{warning}: {self.keys.shown('app.quit')} again quits.", "warning"
+                )
+                return
+        await self.quit_now()
+
+    def _background_warning(self: HermesApp) -> str | None:
+        """`2 background processes will be stopped: bg1 (...), ...`, or None with none."""
+        from agent import background
+
+        return background.will_stop_sentence(background.BACKGROUND.running())
+
+    async def quit_now(self: HermesApp) -> None:
         """Quit; writes that another process's lock holds up get a bounded wait first (H7).
 
         The wait says what it waits for; quitting again leaves at once.
@@ -85,11 +109,13 @@ class KeyActions:
             return
         now = self.probes.clock()
         if self._quit_armed_at is not None and now - self._quit_armed_at <= QUIT_AGAIN_SECONDS:
-            await self.action_quit()
+            await self.quit_now()  # the first press said what quitting stops
             return
         self._quit_armed_at = now
         again, quit_key = self.keys.shown("app.interrupt"), self.keys.shown("app.quit")
-        self.notify(f"Press {again} again to quit ({quit_key} quits too).", timeout=2)
+        warning = self._background_warning()
+        stops = f": {warning}" if warning else ""
+        self.notify(f"Press {again} again to quit{stops} ({quit_key} quits too).", timeout=2)
 
     def action_steer_composer(self: HermesApp) -> None:
         """Send the composer's text into the running turn as a steer, as text (T2, T4)."""

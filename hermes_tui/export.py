@@ -7,10 +7,14 @@ diffs, and the ◈ rows. Reasoning is never stored, so it cannot be exported eit
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from agent.kinds import IMAGES_KEY
+from hermes_tui.widgets.messages import chip_label, image_attachment
 
 FORMATS = ("md", "json")
 
@@ -88,7 +92,7 @@ def to_markdown(
         role = row.get("role")
         content = row.get("content") or ""
         if role == "user":
-            out += ["", "## You", "", content]
+            out += ["", "## You", "", _with_image_chips(content, row.get("display_metadata"))]
         elif role == "assistant":
             out += ["", "## Assistant"]
             if content:
@@ -110,6 +114,10 @@ def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary)
     diff = meta.get("diff") if isinstance(meta, dict) else None
     if isinstance(diff, dict) and isinstance(diff.get("text"), str):
         lines += ["", _fence(diff["text"], "diff")]
+    images = meta.get(IMAGES_KEY) if isinstance(meta, dict) else None
+    if isinstance(images, list) and images:
+        chips = [_code_span(chip_label(image_attachment(ref))[0]) for ref in images]
+        lines += ["", " ".join(chips)]
     subagent = meta.get("subagent") if isinstance(meta, dict) else None
     if isinstance(subagent, dict):
         lines += ["", _subagent_line(subagent)]
@@ -123,6 +131,32 @@ def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary)
             _fence(plan["text"], "markdown"),
         ]
     return lines
+
+
+def _with_image_chips(content: str, metadata: Any) -> str:
+    """A user message's text with each attached image as its chip, in a code span, not the
+    `<attached_image>` line the model reads (G4); its size comes from the row's chips."""
+    from agent.attachments import ATTACHMENTS_KEY, replace_image_blocks
+
+    listed = metadata.get(ATTACHMENTS_KEY) if isinstance(metadata, dict) else None
+    sizes = {
+        a.get("path"): a.get("bytes")
+        for a in listed or ()
+        if isinstance(a, dict) and a.get("kind") == "image"
+    }
+
+    def chip(image: dict[str, Any]) -> str:
+        return _code_span(chip_label({**image, "bytes": sizes.get(image["path"])})[0])
+
+    return replace_image_blocks(content, chip)
+
+
+def _code_span(text: str) -> str:
+    """`text` as one Markdown code span, its delimiter longer than any backtick run in it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _subagent_line(subagent: dict[str, Any]) -> str:

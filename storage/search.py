@@ -11,13 +11,24 @@ from .rows import SearchHit
 
 log = logging.getLogger("hermes_tui.storage")
 
+# A subagent's conversation (a child session, G1) is found through its parent, never on its
+# own: its messages are left out before the limit, so they take no hit's place. The child
+# ids come from the parent_session_id index and each one's messages from the (session_id,
+# seq) index, so the set costs what the children hold, not what the store holds.
+_NOT_A_CHILD = (
+    " AND rowid NOT IN (SELECT c.id FROM messages c WHERE c.session_id IN"
+    " (SELECT id FROM sessions WHERE parent_session_id IS NOT NULL))"
+)
+
 # Newest hits first: FTS5 walks rowids in descending order and stops at the limit, so a
 # common word costs the same as a rare one (ORDER BY rank scores every hit).
 _SEARCH = (
     "SELECT m.session_id, s.title, s.updated_at, m.id AS message_id, m.role,"
     " hit.snippet FROM ("
     "   SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet"
-    "   FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+    "   FROM messages_fts WHERE messages_fts MATCH ?"
+    + _NOT_A_CHILD
+    + " ORDER BY rowid DESC LIMIT ?"
     " ) AS hit"
     " JOIN messages m ON m.id = hit.rowid"
     " JOIN sessions s ON s.id = m.session_id"
@@ -31,7 +42,8 @@ _SEARCH = (
 _SESSIONS = (
     "WITH hit AS ("
     "   SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?"
-    "   ORDER BY rowid DESC LIMIT ?"
+    + _NOT_A_CHILD
+    + "   ORDER BY rowid DESC LIMIT ?"
     " ), ranked AS ("
     "   SELECT m.session_id, m.id AS message_id, m.role,"
     "     ROW_NUMBER() OVER (PARTITION BY m.session_id ORDER BY hit.rank, m.id DESC) AS place,"

@@ -62,6 +62,27 @@ def _big(handler: _Handler) -> None:
         pass
 
 
+def trickle(every: float):
+    """A route that sends its headers, then one byte each `every` seconds of a body it never
+    finishes: only the client's deadline or stop ends it (or the server's stop)."""
+
+    def route(handler: _Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain")
+        handler.send_header("Content-Length", "100000")
+        handler.end_headers()
+        handler.wfile.flush()
+        handler.server.trickling.set()
+        try:
+            while not handler.server.closing.wait(every):
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    return route
+
+
 def _png(handler: _Handler) -> None:
     handler._send(200, "image/png", b"\x89PNG\r\n\x1a\n" + bytes(64))
 
@@ -89,6 +110,10 @@ class WebServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.paths: list[str] = []
         self.big_sent = 0
+        self.trickling = threading.Event()
+        """Set once a trickling route has sent its headers."""
+        self.closing = threading.Event()
+        """Set by `stop`: a trickling route ends."""
         self.routes = {
             "/docs": _docs,
             "/hostile": _hostile,
@@ -100,6 +125,8 @@ class WebServer(ThreadingHTTPServer):
             "/to-mapped": redirect("http://[::ffff:127.0.0.1]:{port}/docs"),
             "/to-metadata": redirect("http://169.254.169.254/latest/meta-data/"),
             "/loop": redirect("/loop"),
+            "/trickle": trickle(0.3),
+            "/trickle-slow": trickle(10.0),
         }
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -119,5 +146,6 @@ class WebServer(ThreadingHTTPServer):
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        self.closing.set()
         self.shutdown()
         self.server_close()

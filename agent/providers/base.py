@@ -21,6 +21,8 @@ class ChatRequest:
     max_tokens: int | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    wire: str | None = None
+    """The wire it goes out on (`providers.NAME.kind`): how its images are counted (G4)."""
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ from hermes_tui.commands import project  # noqa: F401
 from hermes_tui.commands import budget  # noqa: F401
 from hermes_tui.commands import mcp  # noqa: F401
 from hermes_tui.commands import processes  # noqa: F401
+from hermes_tui.commands import agents  # noqa: F401
 from hermes_tui.commands import ui  # noqa: F401
 # isort: on
 

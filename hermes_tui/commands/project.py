@@ -54,7 +54,10 @@ def context_lines(report: Any) -> list[str]:
         cut = "  (cut to the cap)" if cost.truncated else ""
         lines.append(f"    {safe_name(cost.shown)}  {_count(cost.tokens)}{scope}{cut}")
     lines.append(f"  {'tools':<14}{_count(report.tools):>{width}}  {report.tool_count} tools")
-    lines.append(f"  {'history':<14}{_count(report.history):>{width}}  {report.messages} messages")
+    pictures = f", {report.images} image(s) {_count(report.image_tokens)}" if report.images else ""
+    lines.append(
+        f"  {'history':<14}{_count(report.history):>{width}}  {report.messages} messages{pictures}"
+    )
     share = f"  {report.total / report.window:.1%} of the window" if report.window else ""
     lines.append(f"  {'total':<14}{_count(report.total):>{width}}{share}")
     return lines

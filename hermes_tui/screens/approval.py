@@ -45,6 +45,11 @@ PROJECT_RULE_SCOPE = (
     "p: always for `{pattern}` in this project (the rule {rule}, kept in your home folder); "
     "a compound command never matches it."
 )
+PROJECT_DOMAIN_SCOPE = (
+    "p: always for pages on `{pattern}` in this project (the rule {rule}, kept in your home "
+    "folder); other domains still ask."
+)
+"""A web fetch's project rule names a host, not a command (G3): no shell words for it."""
 REASON_HINT = "Enter sends your reason to the model · Esc: a plain no"
 
 _VERDICTS = {
@@ -147,8 +152,10 @@ class ApprovalScreen(ModalScreen[Verdict]):
         rule = self.request.rule
         if not rule:
             return PROJECT_SCOPE
-        pattern = rule.partition("(")[2].removesuffix(")")
-        return safe_name(PROJECT_RULE_SCOPE.format(pattern=pattern, rule=rule))
+        tool, _, inside = rule.partition("(")
+        pattern = inside.removesuffix(")")
+        wording = PROJECT_DOMAIN_SCOPE if tool == "web_fetch" else PROJECT_RULE_SCOPE
+        return safe_name(wording.format(pattern=pattern, rule=rule))
 
     @property
     def _offers_project(self) -> bool:

@@ -28,6 +28,15 @@ def chip_label(attachment: Mapping[str, Any]) -> tuple[str, bool]:
     return f"▤ {path} · {size}{cut}", True
 
 
+def image_attachment(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored image reference (`ImagePart.ref`) as the attachment its chip describes."""
+    return {
+        "path": ref.get("name"),
+        "kind": "image",
+        **{key: ref.get(key) for key in ("width", "height", "bytes")},
+    }
+
+
 def _image_shape(attachment: Mapping[str, Any]) -> str:
     """An image chip's `1280x720 · 214 KB` (G4), from what the agent attached."""
     width, height, size = (attachment.get(k) for k in ("width", "height", "bytes"))

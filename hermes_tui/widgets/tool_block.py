@@ -8,11 +8,14 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
+from textual.widgets import Static
 
+from agent.kinds import IMAGES_KEY
 from hermes_tui.durations import format_duration
 from hermes_tui.safe_text import safe_name, safe_output, safe_text
 from hermes_tui.widgets.diff_view import DiffView
 from hermes_tui.widgets.foldable import Foldable
+from hermes_tui.widgets.messages import chips, image_attachment
 from hermes_tui.widgets.subagent_line import SubagentActivity
 
 OUTPUT_CAP_CHARS = 4000
@@ -83,9 +86,15 @@ class ToolBlock(Foldable):
         self.subagent: SubagentActivity | None = None
         """A `task` call's subagent: what it does while it runs, what it did (G1)."""
         self.plan_view: Widget | None = None
+        self.images: list[dict[str, Any]] = []
+        """The images the result carries to the model (an MCP tool's, G4), as chips."""
+        self.image_chips: Static | None = None
 
     def compose(self) -> ComposeResult:
-        yield from super().compose()
+        yield self.header
+        if self.image_chips is not None:
+            yield self.image_chips
+        yield self.body
         if self.diff_view is not None:
             yield self.diff_view
         if self.plan_view is not None:
@@ -128,6 +137,7 @@ class ToolBlock(Foldable):
             self.set_reactive(ToolBlock.expanded, True)
         self.change = change_of(display)
         self.subagent = SubagentActivity.of(display) or self.subagent
+        self._show_images(display)
         if self.change is not None and self.diff_view is None:
             path, text, _added, _removed = self.change
             self.diff_view = DiffView(text, path)
@@ -145,6 +155,16 @@ class ToolBlock(Foldable):
                 self.mount(self.plan_view)
         if self.is_mounted:
             self._refresh_fold()
+
+    def _show_images(self, display: Mapping[str, Any] | None) -> None:
+        """Chips under the header for the result's images: seen folded, not only as a note."""
+        refs = (display or {}).get(IMAGES_KEY)
+        if not isinstance(refs, list) or not refs or self.image_chips is not None:
+            return
+        self.images = [image_attachment(ref) for ref in refs if isinstance(ref, Mapping)]
+        self.image_chips = Static(chips(self.images), classes="tool-images")
+        if self.is_mounted:
+            self.mount(self.image_chips, after=self.header)
 
     def _refresh_fold(self) -> None:
         super()._refresh_fold()

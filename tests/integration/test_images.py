@@ -210,3 +210,62 @@ def test_an_mcp_image_result_reaches_the_model_as_an_image(mcp, wire):
     [row] = mcp.tool_rows(result.session_id)
     assert SCREENSHOT_PNG[:30] not in json.dumps(row)
     assert row["display_metadata"]["images"][0]["width"] == 8
+
+
+@pytest.mark.parametrize(("wire", "tokens"), [("openai", 765), ("anthropic", 1600)])
+def test_g4_the_context_estimate_counts_each_image_by_its_wire(harness, wire, tokens):
+    """G4: the next request's estimate (the context bar, compaction's threshold) and the
+    /context report count a 1568 px image by the wire's documented formula, not as 0."""
+    from dataclasses import replace
+
+    from agent.context_report import context_report
+    from agent.models import estimate_request
+    from hermes_tui.commands.project import context_lines
+
+    (harness.workspace / "shot.png").write_bytes(png(MAX_SIDE, MAX_SIDE))
+    agent = harness.start({"replies": [{"text": "a blue square"}]}, wire=wire)
+    assert agent.run_turn("what is in @shot.png").status == "ok"
+    request = agent.request()
+    assert request.wire == wire
+    bare = [replace(m, images=[]) for m in request.messages]
+    assert estimate_request(request) - estimate_request(replace(request, messages=bare)) == tokens
+    report = context_report(agent)
+    assert (report.images, report.image_tokens) == (1, tokens)
+    assert report.history > tokens
+    history = next(line for line in context_lines(report) if "history" in line)
+    assert history.endswith(f"messages, 1 image(s) {tokens:,}")
+
+
+def exported(harness, session_id: str) -> str:
+    """The session's Markdown export, as /export writes it."""
+    from hermes_tui.export import to_markdown
+
+    harness.loop.run(harness.db.flush())
+    session = harness.loop.run(harness.db.get_session(session_id))
+    rows = harness.rows(session_id)
+    return to_markdown(session, rows, summary=lambda name, _args: name, marker=lambda *_: None)
+
+
+def test_g4_the_markdown_export_shows_an_image_as_its_chip(harness):
+    """G4: the export shows an attached image as its chip in a code span (the path, shape
+    and size), never the `<attached_image>` line the model reads, nor its bytes."""
+    data = png(64, 48)
+    (harness.workspace / "my `shot`.png").write_bytes(data)
+    agent = harness.start({"replies": [{"text": "a blue box"}]})
+    assert agent.run_turn('what is in @"my `shot`.png"').status == "ok"
+    text = exported(harness, agent.session_id)
+    assert "<attached_image" not in text
+    assert f"``▣ my `shot`.png · 64x48 · {len(data)} B``" in text
+    assert "what is in" in text
+
+
+def test_g4_the_markdown_export_shows_an_mcp_image_result_as_its_chip(mcp):
+    """G4: a tool result's image is a chip line under its output in the export."""
+    agent = mcp.start(
+        {"replies": [call("mcp__s__screenshot"), {"text": "I see it"}]},
+        {"s": stdio_entry("normal")},
+    )
+    assert agent.run_turn("take a screenshot").status == "ok"
+    size = len(base64.b64decode(SCREENSHOT_PNG))
+    text = exported(mcp.h, agent.session_id)
+    assert f"`▣ mcp__s__screenshot image 1 · 8x6 · {size} B`" in text

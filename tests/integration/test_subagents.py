@@ -147,6 +147,30 @@ def test_g1_a_stop_mid_subagent_stops_it_with_the_parent(harness, wire):
     assert finished.name == "task" and not finished.ok and "stopped" in finished.output
 
 
+def test_g1_a_stop_before_the_subagent_starts_leaves_no_child_session(harness):
+    """G1: a stop that lands once the `task` call is announced, before its subagent began,
+    ends the call stopped without a request, and no child session row is created."""
+    replies = [
+        child_reply({}, text="must not be asked"),
+        {"tool_calls": [task_call("Look around.", description="look around")]},
+        {"text": "must not be asked either"},
+    ]
+    agent = harness.start({"replies": replies})
+
+    def stop_at_the_task(event) -> None:
+        harness.events.append(event)
+        if isinstance(event, ev.ToolStarted) and event.name == "task":
+            agent.stop()
+
+    agent.sink = stop_at_the_task
+    assert agent.run_turn("go").status == "stopped"
+    harness.loop.run(harness.db.flush())
+    assert harness.loop.run(harness.db.child_sessions(agent.session_id)) == []
+    assert not any(is_child(b) for b in harness.bodies())
+    (finished,) = [e for e in harness.events if isinstance(e, ev.ToolFinished)]
+    assert finished.name == "task" and not finished.ok and "stopped" in finished.output
+
+
 @pytest.mark.parametrize("wire", WIRES)
 def test_g1_two_read_only_subagents_run_at_once(harness, wire):
     """G1: two `task` calls of one reply are both in flight before either answers (each

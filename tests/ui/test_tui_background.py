@@ -103,3 +103,41 @@ def test_g2_the_ps_panel(snap_compare, make_app, scripted, table):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=opened)
+
+
+async def test_g2_quitting_with_a_background_process_asks_first(make_app, scripted, table):
+    """G2: with a background process running, the quit key first says what quitting stops
+    and quits only when pressed again within a few seconds; the process then ends."""
+    from ui.tui_helpers import FakeClock
+
+    from hermes_tui.actions import QUIT_CONFIRM_SECONDS
+    from hermes_tui.widgets.messages import NoticeLine
+
+    arguments = {"command": "sleep 60", "background": True}
+    call = {"id": "s1", "name": "run_shell", "arguments": arguments}
+    replies = [reply(tool_calls=[call]), reply("started")]
+    app = make_app(scripted({"replies": replies}), approval="yolo")
+    clock = FakeClock()
+    warned = "1 background process will be stopped: bg1 (sleep 60): {key} again quits."
+
+    def warnings() -> int:
+        text = warned.format(key=app.keys.shown("app.quit"))
+        return sum(n.text == text for n in app.transcript.query(NoticeLine))
+
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        app.probes.clock = clock
+        await run_turn(pilot, "start a sleeper")
+        (sleeper,) = table.running()
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: warnings() == 1, what="the warning")
+        assert app.return_code is None and sleeper.running
+        clock.advance(QUIT_CONFIRM_SECONDS + 1)  # too late: it asks again
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: warnings() == 2, what="the warning again")
+        assert app.return_code is None
+        clock.advance(1)
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: app.return_code is not None, what="the app to quit")
+    wait_until(lambda: not group_alive(sleeper.pgid), timeout=5, what="the sleeper gone")
+    assert app.stopped_background == "Stopped 1 background process: bg1 (sleep 60)."

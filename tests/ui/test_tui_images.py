@@ -3,8 +3,10 @@ snapshot."""
 
 from __future__ import annotations
 
+import base64
 import io
 
+from mcp_servers import stdio_entry
 from PIL import Image
 from ui.tui_helpers import reply, run_turn, settled_screen
 
@@ -102,3 +104,36 @@ async def test_ctrl_v_without_a_clipboard_tool_says_so_in_one_sentence(
         await pilot.press("ctrl+v")
         await wait_until(pilot, lambda: shown, what="the notice")
         assert shown == [NO_TOOL]
+
+
+async def test_g4_an_mcp_image_result_shows_a_chip_in_its_tool_block(
+    make_app, scripted, hermes_home
+):
+    """G4: an MCP tool's image result shows as a chip under its block's header, folded or
+    not (not only as the text note), live and in a resumed transcript."""
+    from mcp_servers import SCREENSHOT_PNG
+    from ui.test_tui_mcp import manager, with_servers
+    from waits import wait_until
+
+    from hermes_tui.widgets.tool_block import ToolBlock
+
+    size = len(base64.b64decode(SCREENSHOT_PNG))
+    expected = f"▣ mcp__s__screenshot image 1 · 8x6 · {size} B"
+    call = {"id": "c1", "name": "mcp__s__screenshot", "arguments": {}}
+    server = scripted({"replies": [reply(tool_calls=[call]), reply("I see it.")]})
+    app = with_servers(make_app(server, approval="yolo"), hermes_home, {"s": stdio_entry("normal")})
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await wait_until(pilot, lambda: manager(app).tools(), timeout=20, what="the MCP tools")
+        await run_turn(pilot, "take a screenshot")
+        [live] = app.transcript.query(ToolBlock)
+        assert [chip_label(a) for a in live.images] == [(expected, True)]
+        assert not live.expanded and live.image_chips is not None and live.image_chips.display
+        assert expected in str(live.image_chips.content)
+        session_id = app.agent.session_id
+        await app.run_command("/new")
+        await pilot.pause()
+        await app.resume_session(session_id)
+        await wait_until(pilot, lambda: app.transcript.query(ToolBlock), what="the stored block")
+        [stored] = app.transcript.query(ToolBlock)
+        assert [chip_label(a)[0] for a in stored.images] == [expected]

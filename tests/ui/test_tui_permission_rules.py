@@ -96,3 +96,25 @@ def test_the_dialog_offers_a_project_rule(snap_compare, make_app, scripted):
         await approval_dialog(pilot, armed=True)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=asked)
+
+
+async def test_g3_the_project_offer_for_a_web_fetch_names_the_domain_not_a_command(
+    make_app, scripted, workspace
+):
+    """G3: "always for this project" on a web fetch speaks of the page's domain; the shell's
+    wording ("a compound command never matches it") is not reused. A no fetches nothing."""
+    url = "https://docs.python.org/3/library/"
+    call = {"id": "w1", "name": "web_fetch", "arguments": {"url": url}}
+    server = scripted({"replies": [reply(tool_calls=[call]), reply("fine")]})
+    app = make_app(server, approval="ask")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.submit("read the docs")
+        dialog = await approval_dialog(pilot, armed=True)
+        assert dialog.request.rule == "web_fetch(docs.python.org)"
+        scope = " ".join(str(dialog.query_one("#approval-always", Static).content).split())
+        assert "p: always for pages on `docs.python.org` in this project" in scope
+        assert "the rule web_fetch(docs.python.org)" in scope
+        assert "other domains still ask" in scope and "compound" not in scope
+        await pilot.press("n")
+        await app.wait_for_turn()
+        assert states(app) == ["declined"]

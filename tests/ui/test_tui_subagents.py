@@ -7,6 +7,7 @@ from __future__ import annotations
 from ui.tui_helpers import reply, run_turn
 from waits import wait_until
 
+from hermes_tui.widgets.messages import NoticeLine
 from hermes_tui.widgets.tool_block import ToolBlock
 
 SIZE = (120, 36)
@@ -116,3 +117,41 @@ async def test_g1_a_subagents_approval_goes_to_the_same_dialog_naming_it(
         await answer_approval(pilot, "y")
         await app.wait_for_turn(20)
         assert (workspace / "out.txt").read_text() == "hi\n"
+
+
+async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(make_app, scripted, workspace):
+    """G1: Esc in the TUI while the subagent's model call is held at the server's gate stops
+    both: the subagent's call is cancelled, its block ends with the stop, the turn ends
+    stopped and the parent asks the model nothing more."""
+    (workspace / "README.md").write_text("# sample\n")
+    server = scripted(
+        {
+            "replies": [
+                reply("never seen " * 20, match=CHILD, gate="held", gate_after=1),
+                reply(tool_calls=[TASK]),
+                reply("must not be asked"),
+            ]
+        }
+    )
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.ready()
+        await app.submit("what is the title?")
+        try:
+            await wait_until(
+                pilot,
+                lambda: len(server.requests) == 2 and task_block(app) is not None,
+                timeout=30,
+                what=lambda: f"the subagent's held call; requests: {len(server.requests)}",
+            )
+            block = task_block(app)
+            assert block.state == "running"
+            await pilot.press("escape")
+            await app.wait_for_turn(20)
+            await wait_until(pilot, lambda: block.state == "error", what="the task block stopped")
+            assert "stopped" in block.output
+            assert len(server.requests) == 2, "the parent asked the model again after the stop"
+            notices = [n.text for n in app.transcript.query(NoticeLine)]
+            assert "■ stopped" in notices
+        finally:
+            server.open_gate("held")  # a subagent the stop missed ends, and so does the test

@@ -136,6 +136,7 @@ def test_the_table_lists_every_command_in_help_order():
         "usage",
         "mcp",
         "ps",
+        "agents",
         "theme",
         "help",
         "quit",

@@ -44,3 +44,20 @@ async def test_a_common_word_ranks_a_bounded_number_of_messages(db, monkeypatch)
         await db.add_message(new["id"], {"role": "user", "content": "common"})
     monkeypatch.setattr(search_module, "SESSION_SCAN", 3)
     assert [hit["title"] for hit in await db.search_sessions("common")] == ["new"]
+
+
+async def test_g1_a_subagents_child_session_is_found_by_neither_search(db):
+    """G1: a child session (a subagent's conversation) surfaces in no search, neither the
+    message search nor the sessions panel's, and its hits take no place under the limit."""
+    parent = await db.create_session(model="m", provider="p", workspace="/w", title="parent")
+    child = await db.create_session(
+        model="m", provider="p", workspace="/w", title="child", parent_session_id=parent["id"]
+    )
+    await db.add_message(parent["id"], {"role": "user", "content": "find the tokenizer"})
+    for _ in range(3):
+        await db.add_message(child["id"], {"role": "tool", "content": "tokenizer.py line 1"})
+
+    assert [hit["title"] for hit in await db.search_sessions("tokenizer")] == ["parent"]
+    hits = await db.search("tokenizer", limit=1)
+    assert [hit["session_id"] for hit in hits] == [parent["id"]], "the child took the one place"
+    assert await db.search_sessions("tokenizer.py line") == []
