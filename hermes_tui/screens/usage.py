@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from hermes_tui.usage_view import HEADERS, UsageLine, total_line
 
-HINT = "↑↓ PageUp PageDown scroll · Esc close · `hermes-tui usage --json` for scripts"
+HINT = "↑↓ PageUp PageDown scroll · Esc close · hermes-tui usage --json for scripts"
 RIGHT_ALIGNED = 3
 """Columns from this one on are numbers, aligned right."""
 
