@@ -150,11 +150,27 @@ class SpendHost(Protocol):
     def provider_name(self) -> str: ...
     @property
     def model_name(self) -> str: ...
+    @property
+    def parent(self) -> SpendHost | None:
+        """The agent whose `task` call runs this one (a subagent, G1), else None."""
+        ...
+
+
+def session_recorder(host: SpendHost) -> UsageRecorder:
+    """The recorder the caps hold to: the user's session's. A subagent's calls are billed
+    to its parent's session (G1), so they count against that session's caps, not a fresh
+    set of their own."""
+    while host.parent is not None:
+        host = host.parent
+    return host.usage_recorder
 
 
 def begin_spending(host: SpendHost) -> None:
     """A turn (or a /compact) begins: read today's spend from the store when a day cap is
-    set (the turn's end flushed this session's counts, so they are in it)."""
+    set (the turn's end flushed this session's counts, so they are in it). A subagent's
+    turn is part of its parent's, which began already."""
+    if host.parent is not None:
+        return
     guard = host.usage_recorder.budget
     day = host.writer.spent_today() if guard.cap("day") is not None else 0.0
     guard.begin(host.usage_recorder.totals.cost_usd or 0.0, day)
@@ -165,7 +181,8 @@ def guard_call(host: SpendHost, prompt_tokens: int, *, ask_size: bool = True) ->
     `ask_size`) when it is large and the user does not agree to send it."""
     from agent.usage import input_cost
 
-    guard = host.usage_recorder.budget
+    recorder = session_recorder(host)
+    guard = recorder.budget
     provider = host.config.provider(host.provider_name)
     cost = input_cost(provider, host.model_name, prompt_tokens)
     if cost is None:
@@ -177,7 +194,7 @@ def guard_call(host: SpendHost, prompt_tokens: int, *, ask_size: bool = True) ->
             )
             host.sink(ev.Notice(text, "warning"))
     else:
-        guard.check(cost, host.usage_recorder.totals.cost_usd or 0.0)
+        guard.check(cost, recorder.totals.cost_usd or 0.0)
     if ask_size:
         _ask_if_large(host, guard, prompt_tokens, cost)
 

@@ -172,6 +172,12 @@ class CompactionHost(Protocol):
         ...
 
     @property
+    def parent(self) -> CompactionHost | None:
+        """The agent whose `task` call runs this one (a subagent: its calls are held to that
+        session's spend caps, G1, $2), else None."""
+        ...
+
+    @property
     def messages(self) -> list[Message]:
         """The conversation as the model will see it next (display rows included)."""
         ...

@@ -189,56 +189,39 @@ class UsageRecorder:
     ) -> None:
         """Add one call's usage to the totals, queue it for the store, and announce it."""
         with self._lock:
-            self._record(
-                usage, provider_name, provider, model, session_id, writer, sink, purpose,
-                context_window,
-            )  # fmt: skip
-
-    def _record(
-        self,
-        usage: UsagePart,
-        provider_name: str,
-        provider: ProviderConfig,
-        model: str,
-        session_id: str | None,
-        writer: SessionWriter,
-        sink: ev.Sink,
-        purpose: CallPurpose,
-        context_window: int | None,
-    ) -> None:
-        totals = self.totals
-        priced = call_cost(usage, provider, model)
-        cost = None if priced is None else priced.usd
-        self._add(usage, cost)
-        if priced is not None:
-            totals.cost_from_table = totals.cost_from_table or priced.estimated
-        delta = token_delta(usage, provider_name, provider, model, priced)
-        if purpose == CallPurpose.SUBAGENT:
-            totals.subagent_tokens += usage.input_tokens + usage.output_tokens
-            if cost is not None:
-                totals.subagent_cost_usd = (totals.subagent_cost_usd or 0.0) + cost
-        writer.queue_tokens(session_id, **delta)
-        context = context_tokens(usage, provider.kind)
-        if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context
-            totals.context_tokens = context
-        sink(
-            ev.UsageUpdated(
-                usage.input_tokens,
-                usage.output_tokens,
-                totals.input_tokens,
-                totals.output_tokens,
-                cost,
-                totals.cost_usd,
-                usage.estimated,
-                purpose,
-                context,
-                context_window,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                totals.cache_read_tokens,
-                totals.cache_write_tokens,
-                None if priced is None else priced.source,
-                totals.cost_from_table,
+            totals = self.totals
+            priced = call_cost(usage, provider, model)
+            cost = None if priced is None else priced.usd
+            self._add(usage, cost)
+            if priced is not None:
+                totals.cost_from_table = totals.cost_from_table or priced.estimated
+            delta = token_delta(usage, provider_name, provider, model, priced)
+            if purpose == CallPurpose.SUBAGENT:
+                totals.subagent_tokens += usage.input_tokens + usage.output_tokens
+                if cost is not None:
+                    totals.subagent_cost_usd = (totals.subagent_cost_usd or 0.0) + cost
+            writer.queue_tokens(session_id, **delta)
+            context = context_tokens(usage, provider.kind)
+            if purpose == CallPurpose.TURN:  # a summary call's prompt is not the context
+                totals.context_tokens = context
+            sink(
+                ev.UsageUpdated(
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    totals.input_tokens,
+                    totals.output_tokens,
+                    cost,
+                    totals.cost_usd,
+                    usage.estimated,
+                    purpose,
+                    context,
+                    context_window,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    totals.cache_read_tokens,
+                    totals.cache_write_tokens,
+                    None if priced is None else priced.source,
+                    totals.cost_from_table,
+                )
             )
-        )
-        self.budget.after_call(totals.cost_usd or 0.0, sink)
+            self.budget.after_call(totals.cost_usd or 0.0, sink)

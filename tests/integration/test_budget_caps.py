@@ -194,3 +194,21 @@ def test_an_automatic_compaction_over_a_cap_stops_its_turn_saying_it_once(harnes
     finished = [e for e in harness.events if isinstance(e, ev.CompactionFinished)]
     assert finished[-1].message == ""  # the turn's TurnError says it, once
     assert agent.compressor.cooldown_state() is None  # a cap is no failure to back off from
+
+
+def test_a_subagent_s_call_is_held_to_its_parent_session_s_cap(harness):
+    """$2, G1: a subagent's calls are billed to the user's session, so they are held to its
+    caps: the subagent's call that would pass the session cap is not sent (its own, fresh
+    totals would have let it through), and the parent's turn stops on the cap too."""
+    child = {"system_contains": "You were started by another agent"}
+    task = {"id": "t1", "name": "task", "arguments": {"prompt": "Look around."}}
+    replies = [
+        {"match": child, "text": "the child's answer", "usage": DOLLAR},
+        {"tool_calls": [task], "usage": DOLLAR},
+        answer(),
+    ]
+    agent = start(harness, replies, {"session": 1.01})
+    result = agent.run_turn("delegate it")
+    assert len(harness.server.requests) == 1  # the parent's first call; nothing after it
+    assert result.status == TurnStatus.CAPPED
+    assert "the session cap of $1.01 (spent $1.00)" in result.error
