@@ -31,6 +31,10 @@ class Probes:
     """How long an approval dialog waits for a quiet moment (None: the dialog's default)."""
     approval_clock: Callable[[], float] = time.monotonic
     """The clock that quiet moment is measured with."""
+    tool_duration: Callable[[float], float] | None = None
+    """Maps a finished tool's duration before its block shows it (None: as measured). The
+    agent times tools on the real clock, so a snapshot fixes the figure a loaded machine
+    would change."""
     ticks: int = 0
     """Liveness ticks so far (once a second)."""
     status_drawn: Callable[[], None] | None = None

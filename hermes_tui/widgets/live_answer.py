@@ -56,6 +56,11 @@ class LiveLazyAnswer(LazyAnswer):
         self._finished: list[Chunk] = []
         self._tail: list[Widget] = []
 
+    @property
+    def unfinished(self) -> str:
+        """The text after the finished chunks: what the live tail's widgets show."""
+        return self.source[self._done :]
+
     async def _on_mount(self, event: events.Mount) -> None:
         # Neither Markdown's mount (the whole source at once) nor LazyAnswer's (all pending).
         event.prevent_default()

@@ -180,6 +180,15 @@ class ToolBlock(Foldable):
     def has_body(self) -> bool:
         return bool(self.output) or self.diff_view is not None or self.plan_view is not None
 
+    def _shown_duration(self, duration: float) -> float:
+        """The duration to show: as measured, unless the app's probes fix it (snapshots)."""
+        try:
+            probes = getattr(self.app, "probes", None)
+        except RuntimeError:  # no app running (Textual's NoActiveAppError): as measured
+            return duration
+        shown = getattr(probes, "tool_duration", None)
+        return duration if shown is None else shown(duration)
+
     def header_content(self) -> Content:
         arrow = ("▾" if self.expanded else "▸") if self.has_body() else " "
         summary = self.summary
@@ -187,7 +196,9 @@ class ToolBlock(Foldable):
             summary = summary[len(self.tool_name) :].strip()
         duration = ""
         if self.duration is not None:
-            duration = f" [dim]{format_duration(self.duration, tenths=True)}[/]"
+            duration = (
+                f" [dim]{format_duration(self._shown_duration(self.duration), tenths=True)}[/]"
+            )
         counts = Content("")
         if self.change is not None:
             _path, _text, added, removed = self.change

@@ -52,8 +52,9 @@ def scripted(servers: Any) -> Any:
 def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: Any) -> Any:
     """Build a HermesApp on the scripted server (or the demo model with `server=None`).
 
-    Deterministic: fixed wall clock and elapsed clock, no cursor blink, HOME=tmp_path so
-    the demo hint reads `~/hermes-home/config.yaml` on every machine. Approval dialogs arm
+    Deterministic: fixed wall clock and elapsed clock, tool durations shown as 0.0s (the
+    agent times tools on the real clock), no cursor blink, HOME=tmp_path so the demo hint
+    reads `~/hermes-home/config.yaml` on every machine. Approval dialogs arm
     after `arm_seconds` of the real clock, or of `approval_clock` (a FakeClock that only
     moves when the test says so). Start-up skips its full garbage collection unless
     `collect_before_freeze` (in a test process it costs about a second and collects nothing
@@ -87,6 +88,7 @@ def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: An
             collect_before_freeze=collect_before_freeze,
             demo_delay=demo_delay,
             approval_arm_seconds=arm_seconds,
+            tool_duration=lambda _seconds: 0.0,
         )
         if approval_clock is not None:
             probes.approval_clock = approval_clock

@@ -11,6 +11,7 @@ from bench._long_answers import long_answer
 from hermes_tui.clipboard import clip_for
 from hermes_tui.widgets.answer_chunks import split
 from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk, PlainChunk
+from hermes_tui.widgets.live_answer import LiveLazyAnswer
 from hermes_tui.widgets.messages import AnswerBlock
 
 MB = 1024 * 1024
@@ -47,15 +48,30 @@ def mounted(app) -> int:
 
 
 def mounted_chars(app) -> int:
-    """Answer text the mounted top-level blocks and plain pieces show."""
+    """Answer text the mounted blocks and plain pieces hold: each built chunk's text once,
+    the live tail's unfinished text once, a short answer's blocks by their source lines.
+
+    Not by source lines alone: the live tail of a one-line answer is a block on line 0,
+    whose range would count the whole line (megabytes) for the few kilobytes it holds."""
     total = 0
     for answer in app.transcript.query(AnswerBlock):
+        chunks: set[int] = set()
+        tail = False
         for child in answer.children:
-            if isinstance(child, PlainChunk):
-                total += len(child.chunk.text)
+            chunk = getattr(child, "lazy_chunk", None)
+            if chunk is None and isinstance(child, PlainChunk):
+                chunk = child.chunk
+            if chunk is not None:
+                if id(chunk) not in chunks:
+                    chunks.add(id(chunk))
+                    total += len(chunk.text)
+            elif isinstance(answer, LiveLazyAnswer) and isinstance(child, MarkdownBlock):
+                tail = True
             elif isinstance(child, MarkdownBlock):
                 start, end = child.source_range
                 total += len("".join(answer.source.splitlines(keepends=True)[start:end]))
+        if tail:
+            total += len(answer.unfinished)
     return total
 
 

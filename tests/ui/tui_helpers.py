@@ -46,11 +46,17 @@ def write_config(home: Path, base_url: str, **agent: Any) -> None:
 
 
 def quick_probes(**settings: Any) -> Any:
-    """Probes for an app a test builds by hand, as make_app's: no cursor blink, no start-up
-    collection, the demo at once; `settings` add the clocks and the like."""
+    """Probes for an app a test builds by hand, as make_app's: no cursor blink, tool
+    durations shown as 0.0s, no start-up collection, the demo at once; `settings` add the
+    clocks and the like."""
     from hermes_tui.probes import Probes
 
-    quick = {"cursor_blink": False, "collect_before_freeze": False, "demo_delay": 0.0}
+    quick = {
+        "cursor_blink": False,
+        "collect_before_freeze": False,
+        "demo_delay": 0.0,
+        "tool_duration": lambda _seconds: 0.0,  # the agent times tools on the real clock
+    }
     return Probes(**{**quick, **settings})
 
 

@@ -11,3 +11,8 @@ def test_a_users_app_collects_before_it_freezes_and_plays_the_demo_at_its_pace()
     probes = Probes()
     assert probes.collect_before_freeze is True
     assert probes.demo_delay is None
+
+
+def test_a_users_app_shows_each_tool_s_duration_as_measured():
+    """Only a test fixes the durations a tool block shows (snapshots on a loaded machine)."""
+    assert Probes().tool_duration is None
