@@ -52,3 +52,9 @@ class Probes:
     parse_hold: Callable[[], None] | None = None
     """Called on the parse thread before a long answer's chunks are parsed: a test holds the
     parse there, as a slow parse would, and checks the screen paints meanwhile (Z2)."""
+
+
+def cursor_blinks(app: object) -> bool:
+    """Whether the app's text boxes blink their cursor (a test turns it off: a snapshot
+    taken on a loaded machine would catch the cursor on or off)."""
+    return bool(getattr(getattr(app, "probes", None), "cursor_blink", True))

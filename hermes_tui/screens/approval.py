@@ -26,6 +26,7 @@ from textual.widgets import Button, Input, Static
 
 from agent.tools.approvals import REASON_MAX_CHARS, Verdict
 from agent.tools.registry import ApprovalRequest
+from hermes_tui.probes import cursor_blinks
 from hermes_tui.safe_text import hidden_warning, safe_line, safe_name
 
 if TYPE_CHECKING:
@@ -140,11 +141,13 @@ class ApprovalScreen(ModalScreen[Verdict]):
                     yield Button("Always (a)", id="always", disabled=True)
                 if self._offers_project:
                     yield Button("Project (p)", id="project", disabled=True)
-            yield Input(
+            reason = Input(
                 placeholder="Why not? The model reads this.",
                 max_length=REASON_MAX_CHARS,
                 id="approval-reason",
             )
+            reason.cursor_blink = cursor_blinks(self.app)
+            yield reason
             yield Static(Content(UNARMED_HINT), id="approval-hint")
 
     def _project_scope(self) -> str:

@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.widgets import Button, Input, Markdown, Static
 
 from agent.tools.approvals import REASON_MAX_CHARS, Verdict
+from hermes_tui.probes import cursor_blinks
 from hermes_tui.safe_text import hidden_warning, safe_line
 from hermes_tui.screens.approval import UNARMED_HINT, ApprovalScreen
 
@@ -50,11 +51,13 @@ class PlanScreen(ApprovalScreen):
                     "Approve, then auto-edit (e)", id="auto-edit", variant="warning", disabled=True
                 )
                 yield Button("Keep planning (k)", id="reason", disabled=True)
-            yield Input(
+            reason = Input(
                 placeholder="What should the plan change? The model reads this.",
                 max_length=REASON_MAX_CHARS,
                 id="approval-reason",
             )
+            reason.cursor_blink = cursor_blinks(self.app)
+            yield reason
             yield Static(Content(UNARMED_HINT), id="approval-hint")
 
     def _hint(self, armed: bool) -> str:

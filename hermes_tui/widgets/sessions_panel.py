@@ -19,6 +19,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hermes_tui.durations import format_duration
+from hermes_tui.probes import cursor_blinks
 from hermes_tui.safe_text import safe_line, safe_name
 
 
@@ -278,6 +279,7 @@ class SessionsPanel(Vertical):
         if self._search_box is None:
             _ = self.option_list  # mounts the list first, so the hits list stays below it
             self._search_box = Input(placeholder=self.search_placeholder, id="session-search")
+            self._search_box.cursor_blink = cursor_blinks(self.app)
             self._results = OptionList(id="search-results")
             await self.mount(self._search_box, after=0)
             await self.mount(self._results)
