@@ -37,6 +37,11 @@ def _module_name(path: str) -> str:
     return path.removesuffix(".py").replace("/", ".")
 
 
+def covered(path: str, files: list[str]) -> bool:
+    """True when `path` is checked: it, or a folder it is in, is in `files`."""
+    return any(path == entry or path.startswith(entry.rstrip("/") + "/") for entry in files)
+
+
 def takers_of_the_app(source: str) -> list[tuple[str, str]]:
     """(name, annotation) of every function or method in `source` with a parameter `app`,
     the doors controllers are built from (`__init__(self, app: Door)`, `greet(app: Door)`)."""
@@ -75,8 +80,9 @@ def _controllers() -> dict[str, list[tuple[str, str]]]:
 def test_pyproject_checks_the_core_and_the_front_ends_seams_strictly():
     config = _mypy_config()
     assert config.get("strict") is True, "pyproject.toml: [tool.mypy] must set strict = true"
-    files = set(config["files"])
-    assert {"storage", "agent", *SEAMS} <= files, f"[tool.mypy] files: {sorted(files)}"
+    files = config["files"]
+    missing = [path for path in ("storage", "agent", *SEAMS) if not covered(path, files)]
+    assert not missing, f"[tool.mypy] files: {sorted(files)} leave out {missing}"
     # A file checked but left unreported (follow_imports silent) would pass vacuously.
     silent = [o for o in config["overrides"] if o.get("follow_imports") == "silent"]
     named = {_module_name(f) for f in files if f.endswith(".py")}
@@ -116,8 +122,8 @@ def test_no_controller_takes_the_whole_app():
 
 def test_every_controller_is_in_the_checked_files():
     """Its door is proven only where mypy checks it: the module and app.py, which builds it."""
-    files = set(_mypy_config()["files"])
-    unchecked = sorted(path for path in _controllers() if path not in files)
+    files = _mypy_config()["files"]
+    unchecked = sorted(path for path in _controllers() if not covered(path, files))
     assert not unchecked, f"add to [tool.mypy] files in pyproject.toml: {unchecked}"
 
 
