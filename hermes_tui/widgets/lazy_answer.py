@@ -89,7 +89,9 @@ class LazyAnswer(AnswerBlock):
             covered += heights[index]
         return sum(heights) + 1  # the answer's top margin
 
-    async def _on_mount(self, event: events.Mount) -> None:
+    # Textual's Markdown makes Widget's sync `_on_mount` async, as this does: its dispatch
+    # awaits either kind.
+    async def _on_mount(self, event: events.Mount) -> None:  # type: ignore[override]
         # Not Markdown's mount, which would parse and mount the whole source at once.
         event.prevent_default()
         self._theme = self.app.theme

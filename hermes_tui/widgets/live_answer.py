@@ -56,7 +56,9 @@ class LiveLazyAnswer(LazyAnswer):
         self._finished: list[Chunk] = []
         self._tail: list[Widget] = []
 
-    async def _on_mount(self, event: events.Mount) -> None:
+    # Textual's Markdown makes Widget's sync `_on_mount` async, as this does: its dispatch
+    # awaits either kind.
+    async def _on_mount(self, event: events.Mount) -> None:  # type: ignore[override]
         # Neither Markdown's mount (the whole source at once) nor LazyAnswer's (all pending).
         event.prevent_default()
         self._theme = self.app.theme

@@ -168,7 +168,7 @@ def finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
     metadata = row.get("display_metadata")
     outcome = ToolOutcome.recorded(metadata)
     output = row.get("content") or ""
-    if outcome is None:
+    if outcome is None or not isinstance(metadata, dict):  # recorded() reads only a dict
         block.finish("done", output)
         return
     duration = metadata.get("duration")
