@@ -35,7 +35,7 @@ class Bridge:
 
     def __init__(
         self,
-        app: App,
+        app: App[Any],
         *,
         frame_seconds: float = FRAME_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -61,7 +61,7 @@ class Bridge:
             else:
                 self._close_run()
                 if kind in STREAMED_TEXT:
-                    self._run_kind = kind  # type: ignore[assignment]
+                    self._run_kind = kind
                     self._run = [event.text]  # type: ignore[union-attr]
                 else:
                     self._buffer.append(event)

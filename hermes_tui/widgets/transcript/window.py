@@ -4,7 +4,7 @@ height, pages of stored rows loaded as the user scrolls and dropped at the far e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.widget import Widget
@@ -35,7 +35,7 @@ class HistorySource(Protocol):
 
     async def page(
         self, *, before_seq: int | None = None, after_seq: int | None = None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> Sequence[Mapping[str, Any]]:
         """Up to `limit` rows next to a seq, oldest first (the newest rows with neither)."""
         ...
 
@@ -314,6 +314,6 @@ def _over_height(ordered: list[Widget]) -> int:
     return dropped
 
 
-def _own_row_note(reader: RowReader, row: dict[str, Any]) -> bool:
+def _own_row_note(reader: RowReader, row: Mapping[str, Any]) -> bool:
     note = reader.note(row)
     return note is not None and note.own_row
