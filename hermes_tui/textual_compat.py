@@ -141,7 +141,8 @@ class SharedInlineStyles:
     """
 
     def _get_component_classes(self) -> frozenset[str]:
-        # An empty answer tells Textual there is nothing left to compute.
+        # An empty answer tells Textual there is nothing left to compute. A mixin: `self` is
+        # the MarkdownBlock it is mixed into, and the super() call reaches DOMNode's method.
         node: MarkdownBlock = self  # type: ignore[assignment]
         classes: frozenset[str] = super()._get_component_classes()  # type: ignore[misc]
         markdown = node._markdown_ref()

@@ -93,6 +93,12 @@ def row_seq(widget: Widget) -> int | None:
     return getattr(widget, "row_seq", None)
 
 
+def mark_row(widget: Widget, seq: int | None) -> None:
+    """Stamp `widget` with the seq of the stored row it shows (row_seq reads it back)."""
+    # Any widget class can show a row, so the stamp is an attribute none of them declares.
+    widget.row_seq = seq  # type: ignore[attr-defined]
+
+
 class RowWidgets:
     """Builds widgets for stored rows, pairing tool calls with results from any page."""
 
@@ -119,7 +125,7 @@ class RowWidgets:
         for row in rows:
             made = self._row(row)
             for widget in made:
-                widget.row_seq = row.get("seq")  # type: ignore[attr-defined]
+                mark_row(widget, row.get("seq"))
             widgets.extend(made)
         return widgets
 

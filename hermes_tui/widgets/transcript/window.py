@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from textual.widget import Widget
 
 from hermes_tui.widgets.transcript.fill import ViewFill
-from hermes_tui.widgets.transcript.rows import PlainRows, RowReader, RowWidgets, row_seq
+from hermes_tui.widgets.transcript.rows import (
+    PlainRows,
+    RowReader,
+    RowWidgets,
+    mark_row,
+    row_seq,
+)
 
 if TYPE_CHECKING:
     from hermes_tui.widgets.transcript.view import Transcript
@@ -274,7 +280,7 @@ class HistoryWindow:
             return
         for widget in self._live:
             if widget.is_attached:
-                widget.row_seq = seq  # type: ignore[attr-defined]
+                mark_row(widget, seq)
         self._live.clear()
         if self.at_bottom():
             await self._keep_in_place(lambda: self._trim_async("top"))
@@ -295,7 +301,7 @@ class HistoryWindow:
         for widget in self.transcript.children:
             seq = row_seq(widget)
             if seq is not None and seq >= start and widget not in self._live:
-                widget.row_seq = seq + inserted  # type: ignore[attr-defined]
+                mark_row(widget, seq + inserted)
 
 
 def _estimate(widget: Widget, width: int, tail_rows: int) -> int:
