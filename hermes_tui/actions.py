@@ -116,7 +116,7 @@ class KeysHost(Notices, RunsWorkers, Protocol):
         self,
         message: str,
         *,
-        severity: SeverityLevel = "information",
+        severity: SeverityLevel = "information",  # noqa: V107
         timeout: float | None = None,
     ) -> None:
         """A toast (Textual's)."""

@@ -61,7 +61,7 @@ def add_key_sequence(sequence: str, key: str) -> None:
 
     # Textual declares the table a read-only Mapping of its Keys enum; it is the dict its
     # parser reads, and a key name that is a str with `.value` is all the parser asks of one.
-    table = cast("MutableMapping[str, object]", _ansi_sequences.ANSI_SEQUENCES_KEYS)
+    table = cast(MutableMapping[str, object], _ansi_sequences.ANSI_SEQUENCES_KEYS)
     table.setdefault(sequence, (_Key(key),))
 
 

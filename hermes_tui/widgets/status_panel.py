@@ -5,20 +5,18 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from agent.kinds import TodoStatus
 from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.queue_view import QueueView
 from hermes_tui.widgets.sessions_panel import short_model
-
-if TYPE_CHECKING:
-    from textual.css.styles import RulesMap
 
 BAR_WIDTH = 12
 TEXT_WIDTH = 23
@@ -362,6 +360,6 @@ def show_content(widget: Static, content: Content) -> None:
     width, height = widget.content_region.size
     # Textual passes a widget's styles here itself (Widget._get_content_height); its
     # signature names the TypedDict of rules those styles stand for.
-    rules = cast("RulesMap", widget.styles)
+    rules = cast(RulesMap, widget.styles)
     keeps_height = width > 0 and content.get_height(rules, width) == height
     widget.update(content, layout=not keeps_height)
