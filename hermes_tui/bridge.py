@@ -35,7 +35,7 @@ class Bridge:
 
     def __init__(
         self,
-        app: App,
+        app: App[Any],
         *,
         frame_seconds: float = FRAME_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -57,12 +57,14 @@ class Bridge:
         kind = type(event)
         with self._lock:
             if kind is self._run_kind:
+                # `kind is self._run_kind` (a delta class) proves `.text`; an isinstance per
+                # streamed token would cost more than it says.
                 self._run.append(event.text)  # type: ignore[union-attr]
             else:
                 self._close_run()
                 if kind in STREAMED_TEXT:
-                    self._run_kind = kind  # type: ignore[assignment]
-                    self._run = [event.text]  # type: ignore[union-attr]
+                    self._run_kind = kind
+                    self._run = [event.text]  # type: ignore[union-attr]  # STREAMED_TEXT: deltas
                 else:
                     self._buffer.append(event)
             if self._pending:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from agent.version import VERSION
 from hermes_tui import exit_codes, startup_gc
 from hermes_tui.exit_codes import UsageError
+
+if TYPE_CHECKING:
+    from agent.config import Config
 
 NO_TASK = (
     'Give a task: hermes-tui run "fix the failing test", or pipe one in '
@@ -256,7 +260,7 @@ def _run_tui(args: argparse.Namespace) -> int:
     return result if isinstance(result, int) else (app.return_code or 0)
 
 
-def latest_session(config: object) -> str:
+def latest_session(config: Config) -> str:
     """The id of the session last used in this folder, for `--continue`."""
     import asyncio
     from pathlib import Path

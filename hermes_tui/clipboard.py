@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.widget import Widget
 
 from hermes_tui.widgets.messages import UserMessage
+
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownFence
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +21,7 @@ class Clip:
     what: str
 
 
-def fence_under(widget: Widget | None) -> Widget | None:
+def fence_under(widget: Widget | None) -> MarkdownFence | None:
     """The code block `widget` is part of (the mouse may be over its label), if any."""
     from textual.widgets.markdown import MarkdownFence
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +71,8 @@ def _fence(text: str, info: str = "") -> str:
 
 
 def to_markdown(
-    session: dict[str, Any],
-    rows: list[dict[str, Any]],
+    session: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
     *,
     summary: Callable[[str, Any], str],
     marker: Callable[[str, dict[str, Any] | None], str | None],
@@ -102,7 +102,9 @@ def to_markdown(
     return "\n".join(out).rstrip() + "\n"
 
 
-def _tool_markdown(call: dict[str, Any], result: dict[str, Any] | None, summary) -> list[str]:
+def _tool_markdown(
+    call: Mapping[str, Any], result: Mapping[str, Any] | None, summary: Callable[[str, Any], str]
+) -> list[str]:
     # The summary keeps a command's line breaks (the screen shows them as ␊); a code span
     # in Markdown must stay on one line, or a line of it could start a heading or a fence.
     shown = " ".join(summary(call.get("name", ""), call.get("arguments")).split())
@@ -174,7 +176,7 @@ TODO_MARKS = {"done": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 """How each status shows in an exported todo list (a Markdown task list; `~` in progress)."""
 
 
-def _todo_markdown(session: dict[str, Any]) -> list[str]:
+def _todo_markdown(session: Mapping[str, Any]) -> list[str]:
     """The model's todo list as last written (N2), as a task list; nothing when it has none."""
     from agent.todos import TODOS_KEY, TodoList
 
@@ -188,7 +190,7 @@ def _todo_markdown(session: dict[str, Any]) -> list[str]:
     return lines
 
 
-def to_json(session: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def to_json(session: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
     """The session and its rows as JSON (the exact stored text, display metadata with it)."""
     keep = (
         "id", "title", "model", "provider", "created_at", "parent_id", "branch_kind",

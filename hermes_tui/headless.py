@@ -408,16 +408,16 @@ async def _sessions(args: Any) -> int:
     db = await open_store(config)
     try:
         if args.sessions_command == "reindex":
-            rows = await db.rebuild_search_index()
-            print(f"search index rebuilt: {rows} messages indexed")
+            indexed = await db.rebuild_search_index()
+            print(f"search index rebuilt: {indexed} messages indexed")
             return 0
         if args.limit < 1:
             raise UsageError(f"--limit must be 1 or more, not {args.limit}.")
+        items: list[dict[str, Any]]  # one line of output each, as --json prints it
         if args.sessions_command == "list":
             # One more than shown tells whether the list stopped at its limit.
-            rows = await db.list_sessions(limit=args.limit + 1)
-            more = len(rows) > args.limit
-            rows = rows[: args.limit]
+            sessions = await db.list_sessions(limit=args.limit + 1)
+            more = len(sessions) > args.limit
             items = [
                 {
                     "id": r["id"],
@@ -426,12 +426,11 @@ async def _sessions(args: Any) -> int:
                     "model": f"{r.get('provider')}:{r.get('model')}",
                     "messages": r.get("message_count", 0),
                 }
-                for r in rows
+                for r in sessions[: args.limit]
             ]
         else:
-            rows = await db.search(args.query, limit=args.limit + 1)
-            more = len(rows) > args.limit
-            rows = rows[: args.limit]
+            hits = await db.search(args.query, limit=args.limit + 1)
+            more = len(hits) > args.limit
             items = [
                 {
                     "id": r["session_id"],
@@ -439,7 +438,7 @@ async def _sessions(args: Any) -> int:
                     "updated_at": r["updated_at"],
                     "snippet": r["snippet"],
                 }
-                for r in rows
+                for r in hits[: args.limit]
             ]
     finally:
         await db.close()

@@ -4,22 +4,27 @@ wrote into them (tool summaries, compaction summaries, the recovery note) (D3, U
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import outside_json
 from hermes_tui.widgets.transcript import Note, UserView
+
+if TYPE_CHECKING:
+    from agent.tools.registry import ToolRegistry
+    from storage.db import SessionDB
+    from storage.rows import MessageRow
 
 
 class SessionHistory:
     """The transcript's HistorySource over the session database, for the current session."""
 
-    def __init__(self, db: Any, session_id: Callable[[], str | None]) -> None:
+    def __init__(self, db: SessionDB, session_id: Callable[[], str | None]) -> None:
         self.db = db
         self.session_id = session_id
 
     async def page(
         self, *, before_seq: int | None = None, after_seq: int | None = None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[MessageRow]:
         """Rows of the current session next to a seq (see SessionDB.load_messages_page)."""
         session_id = self.session_id()
         if session_id is None:
@@ -47,7 +52,7 @@ class SessionHistory:
 class AgentRows:
     """The transcript's RowReader: the agent's own vocabulary for what a stored row holds."""
 
-    def __init__(self, registry: Any) -> None:
+    def __init__(self, registry: ToolRegistry) -> None:
         # The agent's tool registry, built once: a stored call is summarised as a live one is.
         self._registry = registry
 

@@ -7,7 +7,7 @@ that names it and lists the ids there are, like any other unknown key in config.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 
@@ -100,14 +100,16 @@ def known_binding_ids() -> list[str]:
         SessionsPanel.BINDINGS,
         ApprovalScreen.BINDINGS,
     )
-    ids = [b.id for bindings in (*owners, HelpScreen.BINDINGS) for b in bindings]
+    # Textual types BINDINGS as Binding or tuple; ours are all Binding (only those have ids).
+    every = [b for bindings in (*owners, HelpScreen.BINDINGS) for b in bindings]
+    ids = [b.id for b in every if isinstance(b, Binding)]
     return [binding_id for binding_id in ids if isinstance(binding_id, str)]
 
 
 class KeyMap:
     """The bindings as remapped by `keys:`: what each id is bound to and how to show it."""
 
-    def __init__(self, app: App, remap: Mapping[str, str]) -> None:
+    def __init__(self, app: App[Any], remap: Mapping[str, str]) -> None:
         self._app = app
         self._remap = dict(remap)
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from io import TextIOWrapper
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 LOG_FILE = "hermes-tui.log"
 MAX_BYTES = 1_000_000
@@ -24,7 +25,7 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s [%(session)s] %(message)s"
 class PrivateRotatingFileHandler(RotatingFileHandler):
     """A RotatingFileHandler whose files (the first and every rotated one) are 0600."""
 
-    def _open(self) -> IO[str]:
+    def _open(self) -> TextIOWrapper:
         from storage.files import private_file
 
         private_file(self.baseFilename)  # logging would create it with the umask's mode
@@ -53,14 +54,15 @@ def setup_logging(home: Path) -> Path | None:
     if _installed is not None:
         root.removeHandler(_installed)
         _installed.close()
-    path: Path | None = home / "logs" / LOG_FILE
+    wanted = home / "logs" / LOG_FILE
+    path: Path | None = wanted
     handler: logging.Handler
     try:
         from storage.files import private_dir
 
-        private_dir(path.parent)
+        private_dir(wanted.parent)
         handler = PrivateRotatingFileHandler(
-            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+            wanted, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
         )
     except OSError:
         path, handler = None, logging.NullHandler()

@@ -9,14 +9,14 @@ Nothing here imports Textual's Markdown at import time (the first frame loads no
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
     from textual.app import App
-    from textual.strip import LineFilter
+    from textual.filter import LineFilter
     from textual.widget import Widget
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownBlock
@@ -59,8 +59,10 @@ def add_key_sequence(sequence: str, key: str) -> None:
     """
     from textual import _ansi_sequences
 
-    table = _ansi_sequences.ANSI_SEQUENCES_KEYS
-    table.setdefault(sequence, (_Key(key),))  # type: ignore[index]
+    # Textual declares the table a read-only Mapping of its Keys enum; it is the dict its
+    # parser reads, and a key name that is a str with `.value` is all the parser asks of one.
+    table = cast(MutableMapping[str, object], _ansi_sequences.ANSI_SEQUENCES_KEYS)
+    table.setdefault(sequence, (_Key(key),))
 
 
 def add_line_filter(app: App[Any], line_filter: LineFilter) -> None:
@@ -139,9 +141,10 @@ class SharedInlineStyles:
     """
 
     def _get_component_classes(self) -> frozenset[str]:
-        # An empty answer tells Textual there is nothing left to compute.
+        # An empty answer tells Textual there is nothing left to compute. A mixin: `self` is
+        # the MarkdownBlock it is mixed into, and the super() call reaches DOMNode's method.
         node: MarkdownBlock = self  # type: ignore[assignment]
-        classes = super()._get_component_classes()  # type: ignore[misc]
+        classes: frozenset[str] = super()._get_component_classes()  # type: ignore[misc]
         markdown = node._markdown_ref()
         if not classes or markdown is None or not node.is_attached:
             return classes

@@ -42,7 +42,8 @@ def ui_settings(config: Config) -> UISettings:
     if not config.ui:
         return UISettings()
     file, path = config.checked_file, config.config_path
-    return checked_section(file, "ui", UISettings, config.ui, path=path, at=("ui",))
+    settings: UISettings = checked_section(file, "ui", UISettings, config.ui, path=path, at=("ui",))
+    return settings
 
 
 def key_remaps(config: Config) -> dict[str, str]:
@@ -52,7 +53,9 @@ def key_remaps(config: Config) -> dict[str, str]:
     if not config.keys:
         return {}
     file, path = config.checked_file, config.config_path
-    remaps = checked_section(file, "keys", dict[str, KeyText], config.keys, path=path, at=("keys",))
+    remaps: dict[str, str] = checked_section(
+        file, "keys", dict[str, KeyText], config.keys, path=path, at=("keys",)
+    )
     known = known_binding_ids()
     for binding_id in remaps:
         if binding_id not in known:
@@ -102,7 +105,8 @@ def _with_ui_theme(text: str, name: str) -> str:
     while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#")):
         end += 1
     children = [line for line in lines[start + 1 : end] if line.strip()[:1] not in ("", "#")]
-    indent = re.match(r"^\s*", children[0]).group(0) if children else "  "
+    lead = re.match(r"^\s*", children[0]) if children else None  # it always matches
+    indent = lead.group(0) if lead is not None else "  "
     for i in range(start + 1, end):
         if re.match(rf"^{re.escape(indent)}theme\s*:", lines[i]):
             lines[i] = f"{indent}theme: {value}"

@@ -152,6 +152,7 @@ class HermesAcpAgent:
         spent_in = max(0, usage.input_tokens - before[0])
         spent_out = max(0, usage.output_tokens - before[1])
         return PromptResponse(
+            # One of STOP_REASONS' values (acp/session.py), carried through a Future[str].
             stop_reason=reason,  # type: ignore[arg-type]
             usage=acp.schema.Usage(
                 input_tokens=spent_in, output_tokens=spent_out, total_tokens=spent_in + spent_out

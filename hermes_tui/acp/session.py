@@ -105,7 +105,7 @@ class AcpSession:
         call = ToolCallUpdate(
             tool_call_id=self._asking_call,
             title=request.summary,
-            kind=tool_kind(request.tool),  # type: ignore[arg-type]
+            kind=tool_kind(request.tool),
             status="pending",
             # What the TUI's dialog shows under the summary: the command, the diff, a note.
             content=[tool_content(text_block(shown))] if (shown := _asked(request)) else None,

@@ -11,12 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from acp import helpers
-from acp.schema import Cost, FileEditToolCallContent, ToolCallLocation, UsageUpdate
+from acp.schema import (
+    Cost,
+    FileEditToolCallContent,
+    PlanEntryStatus,
+    ToolCallLocation,
+    ToolKind,
+    UsageUpdate,
+)
 
 from agent import events as ev
 from agent.tools.diffs import DIFF_KEY, FileDiff
 
-TOOL_KINDS = {
+TOOL_KINDS: dict[str, ToolKind] = {
     "read_file": "read",
     "list_dir": "read",
     "glob": "search",
@@ -30,7 +37,11 @@ TOOL_KINDS = {
 }
 """The ACP tool kind an editor draws each built-in tool with; any other tool is "other"."""
 
-PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+PLAN_STATUS: dict[str, PlanEntryStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "done": "completed",
+}
 """Our todo statuses (agent/todos.py) by their ACP plan entry names."""
 
 REPLACED = "\n[retrying: the partial answer above is replaced]\n"
@@ -60,7 +71,7 @@ def updates_for(event: ev.AgentEvent, workspace: Path) -> list[Any]:
     return []
 
 
-def tool_kind(name: str) -> str:
+def tool_kind(name: str) -> ToolKind:
     """The ACP kind of the tool called `name`."""
     return TOOL_KINDS.get(name, "other")
 
@@ -76,7 +87,7 @@ def tool_started(
     return helpers.start_tool_call(
         call_id,
         summary or name,
-        kind=tool_kind(name),  # type: ignore[arg-type]
+        kind=tool_kind(name),
         status="pending",
         locations=locations,
         raw_input=dict(arguments),
@@ -130,7 +141,7 @@ def plan_update(items: tuple[Mapping[str, str], ...]) -> Any:
     entries = [
         helpers.plan_entry(
             str(item.get("text", "")),
-            status=PLAN_STATUS.get(str(item.get("status")), "pending"),  # type: ignore[arg-type]
+            status=PLAN_STATUS.get(str(item.get("status")), "pending"),
         )
         for item in items
     ]

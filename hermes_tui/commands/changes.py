@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
+from hermes_tui.doors import agent_of, store_of
 
 
 @command("undo", "", "Take back the last turn that changed files")
@@ -52,7 +53,7 @@ async def export(ctx: CommandContext, argument: str) -> None:
     from hermes_tui.widgets.markers import marker_text
     from storage.files import private_dir
 
-    agent = ctx.agent
+    agent = agent_of(ctx)
     if agent.session_id is None:
         await ctx.notice("Nothing to export yet: send a message first.", "error")
         return
@@ -61,9 +62,12 @@ async def export(ctx: CommandContext, argument: str) -> None:
     except ExportError as exc:
         await ctx.notice(str(exc), "error")
         return
-    db = ctx.db
+    db = store_of(ctx)
     await db.flush()
     session = await db.get_session(agent.session_id)
+    if session is None:  # flushed just now and never deleted: a sentence all the same
+        await ctx.notice("Nothing to export: this session is not in the store.", "error")
+        return
     rows = await db.load_messages(agent.session_id)
     if fmt == "json":
         text = to_json(session, rows)

@@ -48,7 +48,7 @@ class CustomCommandSource:
         self.on_skipped = on_skipped
         self._clock = clock
         self._checked = float("-inf")
-        self._signature: tuple = ()
+        self._signature: tuple[tuple[str, int, int], ...] = ()
         self._entries: list[SlashCommand] = []
         self._by_name: dict[str, CustomCommand] = {}
         self._told: set[str] = set()
@@ -70,7 +70,7 @@ class CustomCommandSource:
         """The command file behind `origin:name`."""
         return self._by_name.get(qualified)
 
-    def _stat(self) -> tuple:
+    def _stat(self) -> tuple[tuple[str, int, int], ...]:
         """What the folders and their files are now: names, sizes and times."""
         seen = []
         for _origin, directory in command_dirs(self.workspace, self.home):

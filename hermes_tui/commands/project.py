@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
+from hermes_tui.doors import agent_of
 from hermes_tui.safe_text import safe_name
 from hermes_tui.turns import Prompt
+
+if TYPE_CHECKING:
+    from agent.context_report import ContextReport
+    from agent.hooks.engine import Hooks
 
 INIT_PROMPT = (
     "Write an AGENTS.md file at the root of this workspace for the coding agents that will "
@@ -30,14 +35,14 @@ BUILD_ON = (
 def _project_files(ctx: CommandContext) -> list[str]:
     """The instruction files in effect that belong to the repository (not the user's own,
     which is for every project and has no place in this one's AGENTS.md)."""
-    return [name for f in ctx.agent.context.files if f.scope != "user" for name in f.names]
+    return [name for f in agent_of(ctx).context.files if f.scope != "user" for name in f.names]
 
 
 def _count(n: int) -> str:
     return f"{n:,}"
 
 
-def context_lines(report: Any) -> list[str]:
+def context_lines(report: ContextReport) -> list[str]:
     """The `/context` view: each part of the next request and its estimated tokens."""
     rows = [
         ("system prompt", report.system, ""),
@@ -68,7 +73,7 @@ async def context(ctx: CommandContext, _argument: str) -> None:
     """Show the instruction files in effect and the token cost of each part of the request."""
     from agent.context_report import context_report
 
-    report = context_report(ctx.agent)
+    report = context_report(agent_of(ctx))
     if not report.files:
         hint = "No instruction file: /init asks the agent to write an AGENTS.md."
         await ctx.notice("\n".join([*context_lines(report), hint]))
@@ -147,7 +152,7 @@ async def hooks(ctx: CommandContext, argument: str) -> None:
     await ctx.notice("\n".join(hook_lines(ctx, engine)))
 
 
-def hook_lines(ctx: CommandContext, engine: Any) -> list[str]:
+def hook_lines(ctx: CommandContext, engine: Hooks) -> list[str]:
     """The /hooks listing: one row per hook, its event, match, command and where it is from."""
     from agent.homes import tilde
     from agent.hooks.settings import EVENTS, TOOL_EVENTS

@@ -6,6 +6,7 @@ from typing import Any
 
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
+from hermes_tui.doors import agent_of
 from hermes_tui.turns import WorkKind
 
 
@@ -41,7 +42,7 @@ async def continue_turn(ctx: CommandContext, _argument: str) -> None:
     """Continue a turn the last run left unfinished, with a typed recovery note (D4)."""
     if await ctx.turns.refused("continue"):
         return
-    agent = ctx.agent
+    agent = agent_of(ctx)
     if not agent.interrupted:
         await ctx.notice("Nothing to continue: the last turn finished.")
         return
@@ -64,7 +65,7 @@ async def model(ctx: CommandContext, argument: str) -> None:
     """Show the model, or switch to `provider:model` (a model_switch row in a session)."""
     from agent.config import ConfigError
 
-    agent = ctx.agent
+    agent = agent_of(ctx)
     if not argument:
         await _list_models(ctx)
         return
@@ -87,7 +88,7 @@ async def _list_models(ctx: CommandContext) -> None:
     """Say the model now, then what each provider serves once they answered (a worker)."""
     from hermes_tui.commands.model_list import listing_lines
 
-    current = ctx.agent.model_ref
+    current = agent_of(ctx).model_ref
     known = ", ".join(sorted(ctx.config.providers))
     await ctx.notice(f"Model: {current}. Asking the providers for their models ({known})…")
 
@@ -134,7 +135,7 @@ async def title(ctx: CommandContext, argument: str) -> None:
     if not argument:
         await ctx.notice("Usage: /title <text>.", "error")
         return
-    if ctx.agent.session_id is None:
+    if agent_of(ctx).session_id is None:
         await ctx.notice("No session yet: send a message first.", "error")
         return
     await ctx.sessions.rename(argument)

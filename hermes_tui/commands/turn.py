@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hermes_tui.commands.context import CommandContext
 from hermes_tui.commands.registry import command
+from hermes_tui.doors import agent_of
 from hermes_tui.turns import COMPACT_BUSY, WorkKind
 
 
@@ -74,7 +75,7 @@ async def compact(ctx: CommandContext, argument: str) -> None:
     if ctx.turns.busy:
         await ctx.notice(COMPACT_BUSY, "warning")
         return
-    agent = ctx.agent
+    agent = agent_of(ctx)
     if agent.session_id is None:
         await ctx.notice("Nothing to compact yet: send a message first.")
         return

@@ -136,7 +136,7 @@ class Ranker:
             picked.setdefault(i)
         return list(picked)
 
-    def _order(self, q: str, index: int, score: float) -> tuple:
+    def _order(self, q: str, index: int, score: float) -> tuple[float, bool, bool, int, str]:
         table = self.table
         name, path = table.names[index], table.lower[index]
         return (-score, not name.startswith(q), q not in path, len(path), path)

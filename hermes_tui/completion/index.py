@@ -17,8 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.gitlist import list_files
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 MAX_ENTRIES = 300_000
 """A workspace bigger than this (a home directory) is listed this far, and says so."""
@@ -55,7 +59,7 @@ def list_git(workspace: Path) -> list[str] | None:
     return list_files(workspace)
 
 
-def _ignore_spec(directory: Path) -> object | None:
+def _ignore_spec(directory: Path) -> GitIgnoreSpec | None:
     """The `.gitignore` of `directory` as a pathspec matcher, or None."""
     try:
         lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
@@ -66,10 +70,10 @@ def _ignore_spec(directory: Path) -> object | None:
     return GitIgnoreSpec.from_lines(lines.splitlines())
 
 
-def _ignored(rel: str, specs: list[tuple[str, object]]) -> bool:
+def _ignored(rel: str, specs: list[tuple[str, GitIgnoreSpec]]) -> bool:
     """Whether the nearest `.gitignore` with a rule for `rel` ignores it."""
     for base, spec in reversed(specs):
-        result = spec.check_file(rel[len(base) :])  # type: ignore[attr-defined]
+        result = spec.check_file(rel[len(base) :])
         if result.include is not None:
             return bool(result.include)
     return False
@@ -79,7 +83,7 @@ def list_walk(workspace: Path, limit: int = MAX_ENTRIES) -> list[str]:
     """Every file under `workspace` that the `.gitignore` files on the way do not ignore."""
     out: list[str] = []
     root_spec = _ignore_spec(workspace)
-    stack: list[tuple[str, list[tuple[str, object]]]] = [
+    stack: list[tuple[str, list[tuple[str, GitIgnoreSpec]]]] = [
         ("", [("", root_spec)] if root_spec else [])
     ]
     while stack and len(out) < limit:
@@ -89,7 +93,7 @@ def list_walk(workspace: Path, limit: int = MAX_ENTRIES) -> list[str]:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError:
             continue
-        below: list[tuple[str, list[tuple[str, object]]]] = []
+        below: list[tuple[str, list[tuple[str, GitIgnoreSpec]]]] = []
         for entry in entries:
             if entry.name in NEVER_LISTED:
                 continue

@@ -111,7 +111,9 @@ class ModelCatalog:
         """Every provider's models or why not (blocking: run it off the UI thread); kept."""
         list_every = self.list_every
         if list_every is None:
-            from agent.providers.discovery import list_provider_models as list_every
+            from agent.providers.discovery import list_provider_models
+
+            list_every = list_provider_models
         providers = self.config.providers
         # A hosted API without a key would only refuse: it is not asked, and says why.
         keyless = {n for n, p in providers.items() if not p.is_local and not p.resolved_key()}

@@ -53,7 +53,7 @@ class PathSearch:
             with self._cond:
                 while self._pending is None and not self._closed:
                     self._cond.wait()
-                if self._closed:
+                if self._closed or self._pending is None:  # None only once closed
                     return
                 query, self._pending = self._pending, None
             index = self.index

@@ -82,9 +82,9 @@ class ProcessesScreen(ModalScreen[None]):
             else:
                 self._ids.append(entry.id)
                 options.add_option(Option(row, id=entry.id))
-        entry = self.selected
+        chosen = self.selected
         detail = self.query_one("#ps-detail-text", Static)
-        detail.update(Content(NONE if entry is None else process_detail(entry)))
+        detail.update(Content(NONE if chosen is None else process_detail(chosen)))
 
     def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
         self.refresh_view()

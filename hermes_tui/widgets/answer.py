@@ -167,7 +167,11 @@ def _is_block(token: Token) -> bool:
     return token.level == 0 and token.map is not None and token.type in _BLOCK_TOKENS
 
 
-def _shape(token: Token, source_range: tuple[int, int] | None = None) -> tuple:
+BlockShape = tuple[str, str, tuple[int, ...]]
+"""A top-level block's token type, tag and source lines."""
+
+
+def _shape(token: Token, source_range: tuple[int, int] | None = None) -> BlockShape:
     """What decides a top-level block's widget: its token type, tag and source lines."""
     lines = source_range if source_range is not None else tuple(token.map or (0, 0))
     return token.type, token.tag, tuple(lines)

@@ -12,6 +12,7 @@ from functools import cache
 from itertools import pairwise
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 CHUNK_LINES = 24
 """Source lines gathered into one chunk (a chunk is built whole, when it nears the view)."""
@@ -56,7 +57,8 @@ def split(source: str, chunk_lines: int = CHUNK_LINES, first_line: int = 0) -> l
     a block over MAX_BLOCK_CHARS becomes plain pieces of its own. `first_line` is the line
     of the answer `source` starts at (a streamed answer's unfinished rest)."""
     lines = source.splitlines(keepends=True)
-    starts = sorted({token.map[0] for token in block_parser().parse(source) if _top(token)})
+    tokens = block_parser().parse(source)
+    starts = sorted({first for token in tokens if (first := _top_line(token)) is not None})
     ends = [0]
     for line in lines:
         ends.append(ends[-1] + len(line))
@@ -99,8 +101,9 @@ def _pieces(block: str, first_line: int) -> list[Chunk]:
     return pieces
 
 
-def _top(token: object) -> bool:
-    return getattr(token, "level", 1) == 0 and getattr(token, "map", None) is not None
+def _top_line(token: Token) -> int | None:
+    """The line a top-level block's token starts on; None for any other token."""
+    return token.map[0] if token.level == 0 and token.map is not None else None
 
 
 @cache

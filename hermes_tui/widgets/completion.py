@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 from hermes_tui.safe_text import safe_name
@@ -156,10 +157,9 @@ class CompletionPopup(Static):
     def _width(self) -> int:
         """The cells a row has: taken from the parent, as a hidden popup has no width yet."""
         parent = self.parent
-        outer = getattr(parent, "content_region", None)
-        if outer is None or not outer.width:
+        if not isinstance(parent, Widget) or not parent.content_region.width:
             return 80
-        return max(outer.width - self.styles.gutter.width, 20)
+        return max(parent.content_region.width - self.styles.gutter.width, 20)
 
     def _show_lines(self, lines: list[Content], *, fits: bool) -> None:
         """Show a list's lines; the same count of unwrapped lines again is only a repaint."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, cast
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import TextArea
+from textual.widgets.text_area import Document
 
 LARGE_TEXT_CHARS = 20_000
 
@@ -181,7 +182,10 @@ class Composer(TextArea):
     def follow_cursor(self) -> None:
         """Tell the completer where the text and the cursor are."""
         if self.completer is not None:
-            cursor = self.document.get_index_from_location(self.cursor_location)
+            # TextArea builds a Document (or its syntax-aware subclass) but types the
+            # attribute as the abstract base, which has no index lookup.
+            document = cast(Document, self.document)
+            cursor = document.get_index_from_location(self.cursor_location)
             self.completer.follow(self.text, cursor)
 
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:

@@ -68,6 +68,10 @@ def _number(value: int | None) -> str:
     return f"{value:>4}" if value is not None else "    "
 
 
+DiffSide = tuple[DiffLine | None, Content | None]
+"""One side of a side-by-side row: the line and its highlighted code (None, None: blank)."""
+
+
 class DiffView(Widget):
     """A unified diff of one file, coloured as its language, laid out for the width it has."""
 
@@ -122,7 +126,9 @@ class DiffView(Widget):
             out.append(line.stylize_before(style) if style else line)
         return out
 
-    def _half(self, row: DiffLine | None, code: Content | None, width: int, *, new: bool):
+    def _half(
+        self, row: DiffLine | None, code: Content | None, width: int, *, new: bool
+    ) -> Content:
         """One side of a side-by-side row, cut and padded to `width` cells."""
         if row is None or code is None:
             return Content(" " * width)
@@ -149,7 +155,8 @@ class DiffView(Widget):
                 index += 1
                 continue
             # A run of removed lines then added lines: paired up, line by line.
-            removed, added = [], []
+            removed: list[DiffSide] = []
+            added: list[DiffSide] = []
             while index < len(pairs) and pairs[index][0].kind == "-":
                 removed.append(pairs[index])
                 index += 1
@@ -162,7 +169,7 @@ class DiffView(Widget):
                 out.append(self._pair(old, new, width))
         return out
 
-    def _pair(self, old: tuple, new: tuple, width: int) -> Content:
+    def _pair(self, old: DiffSide, new: DiffSide, width: int) -> Content:
         return Content.assemble(
             self._half(old[0], old[1], width, new=False),
             Content.styled(" │ ", "dim"),

@@ -14,7 +14,7 @@ class Foldable(Vertical, can_focus=True):
     """A header line plus a body that Enter, space or a click folds and unfolds."""
 
     BINDINGS = [
-        Binding("enter,space", "toggle", "fold", show=False),
+        Binding("enter,space", "fold", "fold", show=False),
     ]
 
     expanded: reactive[bool] = reactive(False)
@@ -51,9 +51,9 @@ class Foldable(Vertical, can_focus=True):
         """The header line; subclasses describe themselves."""
         return Content("")
 
-    def action_toggle(self) -> None:
+    def action_fold(self) -> None:
         """Fold or unfold the body."""
         self.expanded = not self.expanded
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_fold()

@@ -6,9 +6,14 @@ change; here a change of bindings repaints one line (the footer was a fifth of t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import events
 from textual.content import Content
 from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 SEPARATOR = "  "
 KEPT = "help"
@@ -63,7 +68,7 @@ class KeyBar(Widget, can_focus=False):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def _bindings_changed(self, screen) -> None:
+    def _bindings_changed(self, screen: Screen[object]) -> None:
         entries = []
         seen_actions: set[str] = set()
         for _node, binding, enabled, _tooltip in screen.active_bindings.values():

@@ -89,7 +89,9 @@ class LazyAnswer(AnswerBlock):
             covered += heights[index]
         return sum(heights) + 1  # the answer's top margin
 
-    async def _on_mount(self, event: events.Mount) -> None:
+    # Textual's Markdown makes Widget's sync `_on_mount` async, as this does: its dispatch
+    # awaits either kind.
+    async def _on_mount(self, event: events.Mount) -> None:  # type: ignore[override]
         # Not Markdown's mount, which would parse and mount the whole source at once.
         event.prevent_default()
         self._theme = self.app.theme
@@ -149,6 +151,7 @@ class LazyAnswer(AnswerBlock):
             chunk = getattr(child, "lazy_chunk", None)
             if chunk is None:
                 continue
+            # A built chunk's widgets carry `lazy_chunk` (set where they are built), any class.
             if groups and groups[-1][0].lazy_chunk is chunk:  # type: ignore[attr-defined]
                 groups[-1].append(child)
             else:
@@ -161,7 +164,7 @@ class LazyAnswer(AnswerBlock):
             for widgets in groups:
                 if widgets[0].parent is not self:
                     continue
-                chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]
+                chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]  # see groups()
                 height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
                 blank = PendingChunk(chunk, max(1, height))
                 await self.mount(blank, before=widgets[0])

@@ -61,7 +61,9 @@ class LiveLazyAnswer(LazyAnswer):
         """The text after the finished chunks: what the live tail's widgets show."""
         return self.source[self._done :]
 
-    async def _on_mount(self, event: events.Mount) -> None:
+    # Textual's Markdown makes Widget's sync `_on_mount` async, as this does: its dispatch
+    # awaits either kind.
+    async def _on_mount(self, event: events.Mount) -> None:  # type: ignore[override]
         # Neither Markdown's mount (the whole source at once) nor LazyAnswer's (all pending).
         event.prevent_default()
         self._theme = self.app.theme

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from textual.content import Content
@@ -14,7 +14,7 @@ from hermes_tui.safe_text import safe_name
 MARK = "◈"
 
 
-def _delegation(metadata: dict[str, Any]) -> str:
+def _delegation(metadata: Mapping[str, Any]) -> str:
     count = metadata.get("count")
     if count is None and isinstance(metadata.get("agents"), list):
         count = len(metadata["agents"])
@@ -24,17 +24,17 @@ def _delegation(metadata: dict[str, Any]) -> str:
     return f"{MARK} background agents finished"
 
 
-def _model_switch(metadata: dict[str, Any]) -> str:
+def _model_switch(metadata: Mapping[str, Any]) -> str:
     old, new = metadata.get("from"), metadata.get("to")
     if old and new:
         return f"{MARK} model changed: {old} → {new}"
     return f"{MARK} model changed"
 
 
-def _landed(label: str) -> Callable[[dict[str, Any]], str]:
+def _landed(label: str) -> Callable[[Mapping[str, Any]], str]:
     """Where a steer or redirect reached the model (T2, T5), with its text on one line."""
 
-    def render(metadata: dict[str, Any]) -> str:
+    def render(metadata: Mapping[str, Any]) -> str:
         text = " ".join(str(metadata.get("text") or "").split())
         if len(text) > LANDED_TEXT_CHARS:
             text = text[: LANDED_TEXT_CHARS - 1] + "…"
@@ -51,7 +51,7 @@ NEW_CACHE = "the next call writes a new prompt cache"
 of the old one no longer applies past the change ($1)."""
 
 
-def _compaction(metadata: dict[str, Any]) -> str:
+def _compaction(metadata: Mapping[str, Any]) -> str:
     """Where compaction happened: the model sees a summary, the user still has every message."""
     count = metadata.get("summarised")
     if isinstance(count, int) and count > 0:
@@ -67,7 +67,7 @@ def _one_line(value: Any, limit: int) -> str:
     return text[: limit - 1] + "…" if len(text) > limit else text
 
 
-def _turn_failed(metadata: dict[str, Any]) -> str:
+def _turn_failed(metadata: Mapping[str, Any]) -> str:
     error = _one_line(metadata.get("error"), ERROR_TEXT_CHARS)
     return f"{MARK} turn failed: {error}" if error else f"{MARK} turn failed"
 
@@ -95,7 +95,7 @@ def _code(code: Any, *, named: bool = False) -> str:
     return "; ".join(parts)
 
 
-def _rewind(metadata: dict[str, Any]) -> str:
+def _rewind(metadata: Mapping[str, Any]) -> str:
     """A rewind: to before which message, what happened to the code and the conversation."""
     text = " ".join(str(metadata.get("message") or "").split())
     if len(text) > LANDED_TEXT_CHARS:
@@ -110,10 +110,10 @@ def _rewind(metadata: dict[str, Any]) -> str:
     return f"{MARK} rewound to before “{text}”{detail}"
 
 
-def _stepped(verb: str) -> Callable[[dict[str, Any]], str]:
+def _stepped(verb: str) -> Callable[[Mapping[str, Any]], str]:
     """An /undo or /redo: the turn's message, and the files it wrote back by name."""
 
-    def render(metadata: dict[str, Any]) -> str:
+    def render(metadata: Mapping[str, Any]) -> str:
         text = _one_line(metadata.get("message"), LANDED_TEXT_CHARS)
         turn = f"the turn “{text}”" if text else "the last turn's changes"
         return f"{MARK} {verb} {turn}: {_code(metadata, named=True)}"
@@ -121,12 +121,12 @@ def _stepped(verb: str) -> Callable[[dict[str, Any]], str]:
     return render
 
 
-def _fork(metadata: dict[str, Any]) -> str:
+def _fork(metadata: Mapping[str, Any]) -> str:
     source = " ".join(str(metadata.get("from") or "").split())
     return f"{MARK} forked from “{source}”" if source else f"{MARK} forked"
 
 
-def _instructions(metadata: dict[str, Any]) -> str:
+def _instructions(metadata: Mapping[str, Any]) -> str:
     """An instruction file joined (a subdirectory's, on first touch) or was re-read (P1)."""
     joined, directory = metadata.get("joined"), metadata.get("dir")
     if isinstance(joined, str) and joined:
@@ -151,7 +151,7 @@ def _names(names: Any, why: str) -> str:
     return f"{shown}{more} ({why})"
 
 
-def _request_failed(metadata: dict[str, Any]) -> str:
+def _request_failed(metadata: Mapping[str, Any]) -> str:
     """After a failed turn's messages: no model answered them and none is sent again (T7)."""
     count = metadata.get("withheld")
     # A spend cap ($2) sent nothing: nothing failed, the call was held back.
@@ -161,7 +161,7 @@ def _request_failed(metadata: dict[str, Any]) -> str:
     return f"{MARK} {what}: the message above is kept, not sent again"
 
 
-_RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+_RENDERERS: dict[str, Callable[[Mapping[str, Any]], str | None]] = {
     "rewind": _rewind,
     "undo": _stepped("undid"),
     "redo": _stepped("redid"),
@@ -180,7 +180,7 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str | None]] = {
 }
 
 
-def marker_text(kind: str, metadata: dict[str, Any] | None) -> str | None:
+def marker_text(kind: str, metadata: Mapping[str, Any] | None) -> str | None:
     """The line a display row renders as, or None for rows that never render."""
     render = _RENDERERS.get(kind)
     if render is None:

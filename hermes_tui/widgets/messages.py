@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 from textual.widgets import Static
 
 from hermes_tui.safe_text import safe_name, safe_text
+
+if TYPE_CHECKING:
+    from hermes_tui.widgets.answer import AnswerBlock
 
 
 def chip_label(attachment: Mapping[str, Any]) -> tuple[str, bool]:
@@ -109,7 +112,7 @@ class NoticeLine(Static):
         super().__init__(Content(self.text), classes=f"-{level}")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[AnswerBlock]:
     # AnswerBlock lives in its own module so that Markdown (a heavy import) loads on the
     # first answer, not on the path to the first frame; this keeps the old import working.
     if name == "AnswerBlock":

@@ -72,7 +72,7 @@ def _cut(text: str, room: int) -> str:
     return text
 
 
-def _title(row: dict[str, Any], room: int = ROW_WIDTH - MARK) -> str:
+def _title(row: Mapping[str, Any], room: int = ROW_WIDTH - MARK) -> str:
     """A stored session's title on one row, cut to `room`, every hidden character shown
     (a newline too: a title cannot pose as another session's)."""
     return _cut(safe_name(str(row.get("title") or "untitled")), room)
@@ -89,7 +89,7 @@ messages); its title is marked with ↳."""
 
 
 def session_label(
-    session: dict[str, Any],
+    session: Mapping[str, Any],
     *,
     current: bool,
     now: float,
@@ -168,7 +168,7 @@ def _snippet(text: str, room: int) -> Content:
     return Content("\n").join(Content.assemble("  ", _highlight(line)) for line in lines)
 
 
-def hit_label(hit: dict[str, Any], *, current: bool, width: int = ROW_WIDTH) -> Content:
+def hit_label(hit: Mapping[str, Any], *, current: bool, width: int = ROW_WIDTH) -> Content:
     """A search hit in `width` cells: the session's title, then the matching snippet."""
     mark = ("● ", "$accent bold") if current else "  "
     room = max(width - MARK, 4)
@@ -216,7 +216,7 @@ class SessionsPanel(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.sessions: list[dict[str, Any]] = []
+        self.sessions: Sequence[Mapping[str, Any]] = []
         self.older = 0
         """How many stored sessions the list leaves out (older than its last)."""
         self._older_asked = False
@@ -225,7 +225,7 @@ class SessionsPanel(Vertical):
         self._now = 0.0
         self.workspace: str | None = None
         """The app's workspace: its sessions come first, others name their folder."""
-        self.hits: list[dict[str, Any]] = []
+        self.hits: Sequence[Mapping[str, Any]] = []
         self.search_placeholder = "search messages"
         """The search box's hint (the app adds the key that opens it)."""
         self._search_box: Input | None = None
@@ -427,7 +427,7 @@ class SessionsPanel(Vertical):
         else:
             option_list.highlighted = ids.index(keep) if keep in ids else 0
 
-    def _label(self, session: dict[str, Any]) -> Content:
+    def _label(self, session: Mapping[str, Any]) -> Content:
         working_for = None
         if self.working is not None and self.working[0] == session["id"]:
             working_for = self.working[1]
@@ -442,7 +442,7 @@ class SessionsPanel(Vertical):
             width=self.row_width,
         )
 
-    def _elsewhere(self, session: dict[str, Any]) -> bool:
+    def _elsewhere(self, session: Mapping[str, Any]) -> bool:
         """True for a session stored with another workspace than the app's."""
         stored = session.get("workspace")
         return bool(self.workspace and stored and stored != self.workspace)
@@ -451,7 +451,7 @@ class SessionsPanel(Vertical):
         """Show `working, N s` on the busy session (None: no turn runs); cheap once a second."""
         before = self.working[0] if self.working is not None else None
         self.working = (session_id, seconds) if session_id and seconds is not None else None
-        for changed in {before, session_id} - {None}:
+        for changed in {name for name in (before, session_id) if name is not None}:
             session = next((s for s in self.sessions if s["id"] == changed), None)
             if session is not None:
                 self.option_list.replace_option_prompt(changed, self._label(session))

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from agent.kinds import TodoStatus
@@ -134,8 +136,13 @@ TODO_LINES = 8
 """Todo items shown; a longer list shows what is left first, and counts the rest."""
 TODO_ITEM_LINES = 2
 """An item wraps to at most this many lines (its full text is in the transcript)."""
-TODO_MARKS = {TodoStatus.PENDING: "☐", TodoStatus.IN_PROGRESS: "▶", TodoStatus.DONE: "☑"}
-_TODO_STYLES = {
+# Keyed by plain strings: the panel is handed each status as text (an unknown one shows "?").
+TODO_MARKS: dict[str, str] = {
+    TodoStatus.PENDING: "☐",
+    TodoStatus.IN_PROGRESS: "▶",
+    TodoStatus.DONE: "☑",
+}
+_TODO_STYLES: dict[str, tuple[str, str]] = {
     TodoStatus.DONE: ("$success", "dim"),
     TodoStatus.IN_PROGRESS: ("bold $warning", "bold"),
 }
@@ -351,5 +358,8 @@ def show_content(widget: Static, content: Content) -> None:
     if content == widget.content:
         return
     width, height = widget.content_region.size
-    keeps_height = width > 0 and content.get_height(widget.styles, width) == height
+    # Textual passes a widget's styles here itself (Widget._get_content_height); its
+    # signature names the TypedDict of rules those styles stand for.
+    rules = cast(RulesMap, widget.styles)
+    keeps_height = width > 0 and content.get_height(rules, width) == height
     widget.update(content, layout=not keeps_height)

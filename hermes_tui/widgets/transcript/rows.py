@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from textual.widget import Widget
@@ -93,12 +93,18 @@ def row_seq(widget: Widget) -> int | None:
     return getattr(widget, "row_seq", None)
 
 
+def mark_row(widget: Widget, seq: int | None) -> None:
+    """Stamp `widget` with the seq of the stored row it shows (row_seq reads it back)."""
+    # Any widget class can show a row, so the stamp is an attribute none of them declares.
+    widget.row_seq = seq  # type: ignore[attr-defined]
+
+
 class RowWidgets:
     """Builds widgets for stored rows, pairing tool calls with results from any page."""
 
     def __init__(self, reader: RowReader) -> None:
         self.reader = reader
-        self._results: dict[str | None, dict[str, Any]] = {}
+        self._results: dict[str | None, Mapping[str, Any]] = {}
         # Tool blocks whose result is on a page not loaded yet.
         self._missing: dict[str, ToolBlock] = {}
 
@@ -107,7 +113,7 @@ class RowWidgets:
         self._results.clear()
         self._missing.clear()
 
-    def widgets(self, rows: list[dict[str, Any]]) -> list[Widget]:
+    def widgets(self, rows: Sequence[Mapping[str, Any]]) -> list[Widget]:
         """Widgets for stored rows, each tagged with its row's seq."""
         for row in rows:
             if row.get("role") == "tool" and not row.get("display_kind"):
@@ -119,11 +125,11 @@ class RowWidgets:
         for row in rows:
             made = self._row(row)
             for widget in made:
-                widget.row_seq = row.get("seq")  # type: ignore[attr-defined]
+                mark_row(widget, row.get("seq"))
             widgets.extend(made)
         return widgets
 
-    def _row(self, row: dict[str, Any]) -> list[Widget]:
+    def _row(self, row: Mapping[str, Any]) -> list[Widget]:
         kind = row.get("display_kind")
         if kind:
             text = marker_text(kind, row.get("display_metadata"))
@@ -142,7 +148,7 @@ class RowWidgets:
             made.append(stored_answer(text))
         return made + [self._tool_block(call) for call in row.get("tool_calls") or []]
 
-    def _typed(self, row: dict[str, Any]) -> tuple[list[Widget], str]:
+    def _typed(self, row: Mapping[str, Any]) -> tuple[list[Widget], str]:
         """The row's note widget, if typed, and the text shown after it."""
         note = self.reader.note(row)
         if note is None:
@@ -153,7 +159,7 @@ class RowWidgets:
             return [], note.rest  # sent back by a hook: its row says so
         return [RecoveryNote()], note.rest
 
-    def _tool_block(self, call: dict[str, Any]) -> ToolBlock:
+    def _tool_block(self, call: Mapping[str, Any]) -> ToolBlock:
         summary = self.reader.tool_summary(call["name"], call.get("arguments"))
         block = ToolBlock(call["id"], call["name"], summary, state="missing")
         if call["id"] in self._results:
@@ -163,12 +169,12 @@ class RowWidgets:
         return block
 
 
-def finish_from_row(block: ToolBlock, row: dict[str, Any]) -> None:
+def finish_from_row(block: ToolBlock, row: Mapping[str, Any]) -> None:
     """A stored tool result: ok, error or declined and its duration when recorded, else done."""
     metadata = row.get("display_metadata")
     outcome = ToolOutcome.recorded(metadata)
     output = row.get("content") or ""
-    if outcome is None:
+    if outcome is None or not isinstance(metadata, dict):  # recorded() reads only a dict
         block.finish("done", output)
         return
     duration = metadata.get("duration")

@@ -4,13 +4,19 @@ height, pages of stored rows loaded as the user scrolls and dropped at the far e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.widget import Widget
 
 from hermes_tui.widgets.transcript.fill import ViewFill
-from hermes_tui.widgets.transcript.rows import PlainRows, RowReader, RowWidgets, row_seq
+from hermes_tui.widgets.transcript.rows import (
+    PlainRows,
+    RowReader,
+    RowWidgets,
+    mark_row,
+    row_seq,
+)
 
 if TYPE_CHECKING:
     from hermes_tui.widgets.transcript.view import Transcript
@@ -35,7 +41,7 @@ class HistorySource(Protocol):
 
     async def page(
         self, *, before_seq: int | None = None, after_seq: int | None = None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> Sequence[Mapping[str, Any]]:
         """Up to `limit` rows next to a seq, oldest first (the newest rows with neither)."""
         ...
 
@@ -274,7 +280,7 @@ class HistoryWindow:
             return
         for widget in self._live:
             if widget.is_attached:
-                widget.row_seq = seq  # type: ignore[attr-defined]
+                mark_row(widget, seq)
         self._live.clear()
         if self.at_bottom():
             await self._keep_in_place(lambda: self._trim_async("top"))
@@ -295,7 +301,7 @@ class HistoryWindow:
         for widget in self.transcript.children:
             seq = row_seq(widget)
             if seq is not None and seq >= start and widget not in self._live:
-                widget.row_seq = seq + inserted  # type: ignore[attr-defined]
+                mark_row(widget, seq + inserted)
 
 
 def _estimate(widget: Widget, width: int, tail_rows: int) -> int:
@@ -314,6 +320,6 @@ def _over_height(ordered: list[Widget]) -> int:
     return dropped
 
 
-def _own_row_note(reader: RowReader, row: dict[str, Any]) -> bool:
+def _own_row_note(reader: RowReader, row: Mapping[str, Any]) -> bool:
     note = reader.note(row)
     return note is not None and note.own_row
