@@ -48,7 +48,7 @@ from bench._spread import Ratio, Spread, flat, paired_ratio
 BIG = 5_000
 SMALL = 50
 TURNS = 1_000
-ROUNDS = 8
+ROUNDS = 6
 """Default rounds of the Enter and key samples (each round opens every side once)."""
 INPUT_TARGET = 1.2
 """Enter-to-bubble and key-to-echo, a long session / an empty one (Z2)."""
@@ -328,8 +328,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench longsession")
     parser.add_argument("--runs", type=int, default=3, help="opens of each session to paint")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of Enter and keys")
-    parser.add_argument("--sends", type=int, default=4, help="Enters per side and round")
-    parser.add_argument("--presses", type=int, default=12, help="keys per side and round")
+    parser.add_argument("--sends", type=int, default=3, help="Enters per side and round")
+    parser.add_argument("--presses", type=int, default=10, help="keys per side and round")
     parser.add_argument(
         "--turns-side", action="store_true", help="the 1,000-turn session as a side too"
     )
