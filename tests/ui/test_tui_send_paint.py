@@ -1,8 +1,7 @@
 """The user's bubble is drawn before the turn's thread starts (Z2).
 
-A turn's thread begins with heavy pure-Python work (a long session's history made into a
-request, sent and read), and threads share one interpreter: started before the bubble's
-frame, it slowed that frame in proportion to the session's length.
+A turn's thread begins with pure-Python work (the history made into a request, sent and
+read), and threads share one interpreter: started before the bubble's frame, it slowed it.
 """
 
 from __future__ import annotations
