@@ -8,9 +8,14 @@ session in the same run:
   answers, ~1 MB) / of an empty session; target <= 1.5.
 - `longsession.built_50k_ratio`, `longsession.built_1m_ratio`: the same until the last screen
   is built as Markdown (the first paint may show its plain text).
-- `longsession.enter_ratio`: Enter to the user's bubble painted, a 1,000-turn session open
-  (with a long answer every 20 turns) / an empty one; target <= 1.2.
-- `longsession.key_ratio`: composer key to echo, the same two states; target <= 1.2.
+- `longsession.enter_<side>_ratio`: Enter to the user's bubble painted with a session of
+  long answers open (`50k`, `1m`; `--turns-side` adds the 1,000-turn session) / an empty one;
+  `longsession.key_<side>_ratio`: composer key to echo, the same sides; target <= 1.2.
+  The sides alternate round by round (`--rounds`), each a few samples a round; each ratio
+  is of the medians, with a 95 % interval from resampled rounds and `met`, `missed` or
+  `not called` (the interval straddles the target). `_cpu_ratio`: the same in the UI
+  thread's CPU time (steadier on a loaded machine). `enter_ratio`, `key_ratio`: the worst
+  side's. Each side's `_ms` figure gives its median, quartiles and sample count.
 - `longsession.rss_ratio`: resident memory of a fresh app process with the 1,000-turn session
   open / with an empty one; target <= 1.5.
 - `longsession.idle_cpu_pct`: percent of a core that process uses while idle with it open
@@ -26,9 +31,11 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +43,15 @@ from textual import events
 
 from bench._common import figure, isolated_home, median
 from bench._long_answers import seed_empty, seed_turns
+from bench._spread import Ratio, Spread, flat, paired_ratio
 
 BIG = 5_000
 SMALL = 50
 TURNS = 1_000
+ROUNDS = 6
+"""Default rounds of the Enter and key samples (each round opens every side once)."""
+INPUT_TARGET = 1.2
+"""Enter-to-bubble and key-to-echo, a long session / an empty one (Z2)."""
 PAINT_DEADLINE = 600.0
 """Seconds a paint or a bubble may take before the bench gives up on it."""
 
@@ -108,37 +120,41 @@ SETTLED: list[float] = []
 """Each open's time to its last screen built as Markdown (the first paint may be plain)."""
 
 
-async def keypress_seconds(app: Any, pilot: Any, presses: int) -> list[float]:
+Timings = tuple[list[float], list[float]]
+"""Wall seconds and UI-thread CPU seconds, one of each per sample."""
+
+
+async def keypress_seconds(app: Any, pilot: Any, presses: int) -> Timings:
     """Latency from a key event reaching the app to the composer painting it."""
     composer = app.composer
     composer.focus()
     composer.load_text("")
     await pilot.pause()
-    latencies = []
+    walls, cpus = [], []
     for i in range(presses):
         char = "ab"[i % 2]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         app.post_message(events.Key(char, char))
-        while len(composer.text) != i + 1:
-            await asyncio.sleep(0)
+        await until(lambda n=i + 1: len(composer.text) == n, "the key's echo")
         await app.screen.wait_for_refresh()
-        latencies.append(time.perf_counter() - started)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.thread_time() - cpu)
     composer.load_text("")
-    return latencies
+    return walls, cpus
 
 
-async def enter_seconds(app: Any, pilot: Any, sends: int) -> list[float]:
+async def enter_seconds(app: Any, pilot: Any, sends: int) -> Timings:
     """Latency from Enter to the user's bubble painted; each turn is stopped and awaited."""
     from hermes_tui.widgets.messages import UserMessage
 
     composer = app.composer
-    latencies = []
+    walls, cpus = [], []
     for i in range(sends):
         text = f"bench ping {i} {time.monotonic_ns()}"
         composer.focus()
         composer.load_text(text)
         await pilot.pause()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         app.post_message(events.Key("enter", "\r"))
 
         def bubbled(text: str = text) -> bool:
@@ -147,13 +163,58 @@ async def enter_seconds(app: Any, pilot: Any, sends: int) -> list[float]:
 
         await until(bubbled, "the user's bubble")
         await app.screen.wait_for_refresh()
-        latencies.append(time.perf_counter() - started)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.thread_time() - cpu)
         app.turns.stop()
         await app.wait_for_turn(timeout=PAINT_DEADLINE)
-    return latencies
+    return walls, cpus
 
 
-async def measure(runs: int, presses: int, sends: int) -> dict[str, Any]:
+@dataclass
+class InputRounds:
+    """Enter and key timings per side (a session kind), one list of samples per round."""
+
+    enter: dict[str, list[list[float]]] = field(default_factory=dict)
+    enter_cpu: dict[str, list[list[float]]] = field(default_factory=dict)
+    key: dict[str, list[list[float]]] = field(default_factory=dict)
+    key_cpu: dict[str, list[list[float]]] = field(default_factory=dict)
+
+    def add(self, side: str, enter: Timings, key: Timings) -> None:
+        """One round of `side`'s samples."""
+        for store, samples in (
+            (self.enter, enter[0]),
+            (self.enter_cpu, enter[1]),
+            (self.key, key[0]),
+            (self.key_cpu, key[1]),
+        ):
+            store.setdefault(side, []).append(samples)
+
+
+async def input_rounds(
+    app: Any, pilot: Any, sessions: dict[str, str], rounds: int, sends: int, presses: int
+) -> InputRounds:
+    """Enter and key timings with each session open in turn, round after round.
+
+    The sides alternate within every round, in an order rotated each round, so a burst of
+    load on a shared machine lands on all of them alike. The empty side is a fresh empty
+    session each round (its own sends would otherwise fill it).
+    """
+    found = InputRounds()
+    await open_seconds(app, pilot, await seed_empty(app.db))
+    await enter_seconds(app, pilot, sends)  # warm-up: the first turn's imports and caches
+    await keypress_seconds(app, pilot, presses)
+    names = ["empty", *sessions]
+    for index in range(rounds):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            session = sessions[name] if name != "empty" else await seed_empty(app.db)
+            await open_seconds(app, pilot, session)
+            enter = await enter_seconds(app, pilot, sends)
+            found.add(name, enter, await keypress_seconds(app, pilot, presses))
+    return found
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Seed the sessions, then time opens, Enter and keys against an empty session."""
     from agent.config import load_config
     from hermes_tui.app import HermesApp
@@ -175,7 +236,7 @@ async def measure(runs: int, presses: int, sends: int) -> dict[str, Any]:
         names = ("empty", "50k", "1m", "big", "small")
         opened: dict[str, list[float]] = {name: [] for name in names}
         settled_times: dict[str, list[float]] = {name: [] for name in names}
-        for _ in range(runs):
+        for _ in range(args.runs):
             for name, session in (
                 ("empty", empty),
                 ("50k", long_50k),
@@ -187,16 +248,40 @@ async def measure(runs: int, presses: int, sends: int) -> dict[str, Any]:
                 settled_times[name].append(SETTLED[-1])
         found["settled"] = {name: median(times) for name, times in settled_times.items()}
         found["opened"] = {name: median(times) for name, times in opened.items()}
-        await open_seconds(app, pilot, empty)
-        found["keys_empty"] = median(await keypress_seconds(app, pilot, presses))
-        found["enter_empty"] = median(await enter_seconds(app, pilot, sends))
+        sides = {"50k": long_50k, "1m": long_1m}
+        if args.turns_side:
+            sides["1000_turns"] = turns
+        found["input"] = await input_rounds(
+            app, pilot, sides, args.rounds, args.sends, args.presses
+        )
         await open_seconds(app, pilot, big)
-        found["keys_big"] = median(await keypress_seconds(app, pilot, presses))
+        found["keys_big"] = median((await keypress_seconds(app, pilot, args.presses))[0])
         found["mounted_big"] = len(app.transcript.children)
-        await open_seconds(app, pilot, turns)
-        found["keys_turns"] = median(await keypress_seconds(app, pilot, presses))
-        found["enter_turns"] = median(await enter_seconds(app, pilot, sends))
     return found
+
+
+def input_figures(found: InputRounds) -> None:
+    """Each side's Enter and key medians with their spread, each ratio with its interval
+    and whether it meets its target; `enter_ratio`/`key_ratio` are the worst side's."""
+    for kind, walls, cpus in (
+        ("enter", found.enter, found.enter_cpu),
+        ("key", found.key, found.key_cpu),
+    ):
+        for side, rounds in walls.items():
+            spread = Spread.of(flat(rounds)).scaled(1000)
+            print(f"longsession.{kind}_{side}_ms: {spread.text()}", flush=True)
+        worst: Ratio | None = None
+        for side in walls:
+            if side == "empty":
+                continue
+            ratio = paired_ratio(walls[side], walls["empty"])
+            cpu = paired_ratio(cpus[side], cpus["empty"])
+            print(f"longsession.{kind}_{side}_ratio: {ratio.text(INPUT_TARGET)}", flush=True)
+            print(f"longsession.{kind}_{side}_cpu_ratio: {cpu.text(INPUT_TARGET)}", flush=True)
+            if worst is None or ratio.value > worst.value:
+                worst = ratio
+        if worst is not None:
+            print(f"longsession.{kind}_ratio: {worst.text(INPUT_TARGET)}", flush=True)
 
 
 def child_figures(session_id: str, idle: float) -> dict[str, float]:
@@ -241,9 +326,13 @@ def resident_bytes() -> int:
 def main(argv: list[str]) -> int:
     """Print the longsession figures, each beside the empty session it is measured against."""
     parser = argparse.ArgumentParser(prog="bench longsession")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--presses", type=int, default=40)
-    parser.add_argument("--sends", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3, help="opens of each session to paint")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of Enter and keys")
+    parser.add_argument("--sends", type=int, default=3, help="Enters per side and round")
+    parser.add_argument("--presses", type=int, default=10, help="keys per side and round")
+    parser.add_argument(
+        "--turns-side", action="store_true", help="the 1,000-turn session as a side too"
+    )
     parser.add_argument("--idle", type=float, default=3.0)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -251,7 +340,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(asyncio.run(child(args.child, args.idle))), flush=True)
         return 0
     isolated_home()
-    result = asyncio.run(measure(args.runs, args.presses, args.sends))
+    result = asyncio.run(measure(args))
     opened = result["opened"]
     for name in ("empty", "50k", "1m"):
         figure(f"longsession.paint_{name}_ms", opened[name] * 1000)
@@ -261,12 +350,7 @@ def main(argv: list[str]) -> int:
     figure("longsession.built_1m_ms", built["1m"] * 1000)
     figure("longsession.built_50k_ratio", built["50k"] / built["empty"])
     figure("longsession.built_1m_ratio", built["1m"] / built["empty"])
-    figure("longsession.enter_empty_ms", result["enter_empty"] * 1000)
-    figure("longsession.enter_1000_turns_ms", result["enter_turns"] * 1000)
-    figure("longsession.enter_ratio", result["enter_turns"] / result["enter_empty"])
-    figure("longsession.key_empty_ms", result["keys_empty"] * 1000)
-    figure("longsession.key_1000_turns_ms", result["keys_turns"] * 1000)
-    figure("longsession.key_ratio", result["keys_turns"] / result["keys_empty"])
+    input_figures(result["input"])
     sessions = result["sessions"]
     empty = child_figures(sessions["empty"], args.idle)
     turns = child_figures(sessions["turns"], args.idle)
@@ -280,5 +364,6 @@ def main(argv: list[str]) -> int:
     figure("longsession.mounted_widgets", int(result["mounted_big"]))
     figure("longsession.open_ratio", opened["big"] / opened["small"])
     figure("longsession.keypress_big_ms", result["keys_big"] * 1000)
-    figure("longsession.keypress_ratio", result["keys_big"] / result["keys_empty"])
+    keys_empty = statistics.median(flat(result["input"].key["empty"]))
+    figure("longsession.keypress_ratio", result["keys_big"] / keys_empty)
     return 0

@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.message import Message
+from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from agent import events as ev
@@ -95,6 +96,23 @@ def quote(text: str, width: int = 60) -> str:
     """`text` on one line, cut to `width`, in quotes."""
     line = " ".join(text.split())
     return f"“{line[: width - 1]}…”" if len(line) > width else f"“{line}”"
+
+
+PAINT_WAIT = 1.0
+"""Seconds a turn waits at most for its bubble's frame before its thread starts anyway."""
+
+
+async def painted(widget: Widget) -> None:
+    """Return once the frame showing `widget`'s latest change is drawn (bounded).
+
+    A turn's thread starts with pure-Python work (the history made into a request, the request
+    sent and read), and threads share one interpreter: started before the bubble's frame, it
+    slowed that frame, by about a third in an interleaved trial, empty session or long (Z2).
+    """
+    try:
+        await asyncio.wait_for(widget.wait_for_refresh(), PAINT_WAIT)
+    except TimeoutError:
+        pass  # a screen that does not paint (being torn down) must not hold the turn
 
 
 class TurnHost(Notices, RunsWorkers, Protocol):
@@ -256,6 +274,7 @@ class TurnController:
             await transcript.add(RecoveryNote())
         # Like a sent message: what it brings shows at the bottom, so follow it.
         transcript.anchor()
+        await painted(transcript)
         if self._stop_asked:
             await self._not_started(kind, text, item)
             return None
