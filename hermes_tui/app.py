@@ -254,7 +254,7 @@ class HermesApp(KeyActions, App[int]):
         await self._agent_up.wait()
 
     async def on_unmount(self) -> None:
-        startup_gc.release()  # an app that never came up (an error, the first-frame bench)
+        startup_gc.release_unused()  # an app that never came up (an error, the first-frame bench)
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()

@@ -18,7 +18,6 @@ from agent.inbox import InputQueue, QueuedInput
 from agent.kinds import BusyInputMode, TurnStatus
 from hermes_tui.doors import Notices, RunsWorkers, started
 from hermes_tui.safe_text import safe_text
-from hermes_tui.widgets.notes import RecoveryNote
 
 if TYPE_CHECKING:
     from agent.loop import Agent
@@ -271,6 +270,8 @@ class TurnController:
         if kind is WorkKind.TURN:
             await transcript.add_user(text)
         elif kind is WorkKind.CONTINUE:
+            from hermes_tui.widgets.notes import RecoveryNote  # not on the first frame's path
+
             await transcript.add(RecoveryNote())
         # Like a sent message: what it brings shows at the bottom, so follow it.
         transcript.anchor()

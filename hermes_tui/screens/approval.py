@@ -70,6 +70,62 @@ def _parameters(binding: Binding) -> tuple[object, ...]:
 class ApprovalScreen(ModalScreen[Verdict]):
     """Asks whether a write or shell command may run; dismisses with the user's Verdict."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    ApprovalScreen {
+        align: center middle;
+    }
+
+    #approval-dialog {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        max-height: 90%;
+        padding: 0 1;
+        border: thick $warning;
+        background: $surface;
+    }
+
+    #approval-summary {
+        color: $text-muted;
+        margin: 0 0 1 0;
+    }
+
+    #approval-note {
+        color: $warning;
+        margin: 0 0 1 0;
+    }
+
+    #approval-detail {
+        height: auto;
+        max-height: 12;
+        background: $boost;
+    }
+
+    #approval-buttons {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+
+    #approval-buttons Button {
+        margin: 0 1 0 0;
+        min-width: 10;
+    }
+
+    #approval-always {
+        margin: 1 0 0 0;
+    }
+
+    #approval-reason {
+        display: none;
+        margin: 1 0 0 0;
+    }
+
+    #approval-hint {
+        color: $text-muted;
+    }
+    """
+
     BINDINGS = [
         Binding("y", "answer('yes')", "yes", id="approval.yes"),
         Binding("n,escape", "answer('no')", "no", id="approval.no"),

@@ -68,6 +68,38 @@ def command_line(command: SlashCommand, width: int, room: int | None = None) -> 
 class HelpScreen(ModalScreen[None]):
     """Lists every slash command and key binding; escape closes it."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+
+    #help-dialog {
+        width: 90%;
+        max-width: 90;
+        height: auto;
+        max-height: 90%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+
+    #help-body {
+        height: auto;
+        max-height: 24;
+    }
+
+    #help-keys {
+        margin: 0 0 1 0;
+    }
+
+    #help-dialog .help-heading {
+        text-style: bold;
+        color: $accent;
+        padding: 0 1;
+    }
+    """
+
     BINDINGS = [Binding("escape,q,f1", "dismiss", "close", id="help.close")]
 
     def __init__(

@@ -27,6 +27,32 @@ REFRESH_SECONDS = 0.5
 class McpScreen(ModalScreen[None]):
     """Lists the MCP servers; the highlighted one's details (or stderr) below."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    #mcp-dialog {
+        width: 90%;
+        max-width: 110;
+        height: 90%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+
+    #mcp-servers {
+        height: auto;
+        max-height: 10;
+    }
+
+    #mcp-detail {
+        height: 1fr;
+        background: $boost;
+    }
+
+    #mcp-hint {
+        color: $text-muted;
+    }
+    """
+
     BINDINGS = [
         Binding("escape,q", "dismiss_panel", "close", id="mcp.close"),
         Binding("r", "act('restart')", "restart", id="mcp.restart"),

@@ -29,6 +29,32 @@ NONE = "No background processes: the agent starts one with run_shell(background:
 class ProcessesScreen(ModalScreen[None]):
     """Lists the background processes; the highlighted one's command and output below."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    #ps-dialog {
+        width: 90%;
+        max-width: 110;
+        height: 90%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+
+    #ps-list {
+        height: auto;
+        max-height: 10;
+    }
+
+    #ps-detail {
+        height: 1fr;
+        background: $boost;
+    }
+
+    #ps-hint {
+        color: $text-muted;
+    }
+    """
+
     BINDINGS = [
         Binding("escape,q", "dismiss_panel", "close", id="ps.close"),
         Binding("s", "stop", "stop", id="ps.stop"),

@@ -76,6 +76,30 @@ def short_name(name: str, width: int) -> str:
 class RewindScreen(ModalScreen[RewindChoice | None]):
     """Picks a message of the session and what to restore to before it."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    RewindScreen {
+        align: center middle;
+    }
+
+    #rewind-dialog {
+        width: 90%;
+        max-width: 90;
+        height: auto;
+        max-height: 90%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+
+    #rewind-list {
+        height: auto;
+        max-height: 20;
+        border: none;
+        margin: 1 0;
+    }
+    """
+
     BINDINGS = [Binding("escape", "back", "back", id="rewind.back")]
 
     def __init__(self, points: list[RewindPoint]) -> None:
@@ -130,6 +154,30 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
 
 class ConflictScreen(ModalScreen[bool]):
     """Files changed outside the agent since the checkpoint: keep them (default) or not."""
+
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    ConflictScreen {
+        align: center middle;
+    }
+
+    #rewind-dialog {
+        width: 90%;
+        max-width: 90;
+        height: auto;
+        max-height: 90%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+
+    #rewind-list {
+        height: auto;
+        max-height: 20;
+        border: none;
+        margin: 1 0;
+    }
+    """
 
     BINDINGS = [
         Binding("escape,k,enter", "answer(False)", "keep them", id="conflict.keep"),

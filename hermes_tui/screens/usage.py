@@ -21,6 +21,26 @@ RIGHT_ALIGNED = 3
 class UsageScreen(ModalScreen[None]):
     """The usage table of the last days, newest first, its total last."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    #usage-dialog {
+        width: 95%;
+        max-width: 130;
+        height: 90%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+
+    #usage-table {
+        height: 1fr;
+    }
+
+    #usage-hint, #usage-session {
+        color: $text-muted;
+    }
+    """
+
     BINDINGS = [Binding("escape,q", "dismiss_usage", "close", id="usage.close")]
 
     def __init__(self, lines: Sequence[UsageLine], days: int, session_line: str) -> None:

@@ -17,6 +17,22 @@ THERE, HERE = "there", "here"
 class WorkspaceScreen(ModalScreen[str]):
     """Asks where a resumed session's tools run; dismisses with THERE or HERE."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    WorkspaceScreen {
+        align: center middle;
+    }
+
+    #workspace-dialog {
+        width: 90%;
+        max-width: 80;
+        height: auto;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+    """
+
     BINDINGS = [
         Binding("s", "answer('there')", "switch to its folder", id="workspace.switch"),
         Binding("c,escape", "answer('here')", "continue here", id="workspace.here"),

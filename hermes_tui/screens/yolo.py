@@ -18,6 +18,22 @@ YOLO_WARNING = (
 class YoloScreen(ModalScreen[bool]):
     """Asks whether yolo mode is really wanted; dismisses with True for yes."""
 
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = """
+    YoloScreen {
+        align: center middle;
+    }
+
+    #yolo-dialog {
+        width: 90%;
+        max-width: 80;
+        height: auto;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+    """
+
     BINDINGS = [
         Binding("y", "answer(True)", "yes, yolo", id="yolo.yes"),
         Binding("n,escape", "answer(False)", "no", id="yolo.no"),

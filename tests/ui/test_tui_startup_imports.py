@@ -25,6 +25,12 @@ AFTER_FIRST_FRAME = (
     "rapidfuzz",
     "hermes_tui.changes",
     "hermes_tui.screens.rewind",
+    # The widgets of stored rows and of a turn's tools (and what they import).
+    "hermes_tui.widgets.tool_block",
+    "hermes_tui.widgets.diff_view",
+    "hermes_tui.widgets.markers",
+    "hermes_tui.widgets.notes",
+    "hermes_tui.widgets.subagent_line",
 )
 """Modules an empty session's first frame does not need (each costs start-up time)."""
 

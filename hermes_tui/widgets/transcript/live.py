@@ -6,14 +6,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
-from hermes_tui.widgets.markers import Marker, marker_text
 from hermes_tui.widgets.reasoning import ReasoningBlock
-from hermes_tui.widgets.tool_block import ToolBlock
 from hermes_tui.widgets.transcript.rows import answer_block
 
+# Tool blocks and markers (and what they import) load with a turn's first of them, after the
+# first frame (Z2).
 if TYPE_CHECKING:
     from hermes_tui.widgets.answer import AnswerBlock, AnswerStream
     from hermes_tui.widgets.live_answer import LiveFeed
+    from hermes_tui.widgets.tool_block import ToolBlock
     from hermes_tui.widgets.transcript.view import Transcript
 
 Handler = Callable[[Any], Awaitable[None]]
@@ -159,6 +160,8 @@ class LiveTurn:
 
     # -- tools -------------------------------------------------------------------------------
     async def _tool_started(self, event: ev.ToolStarted) -> None:
+        from hermes_tui.widgets.tool_block import ToolBlock
+
         block = ToolBlock(event.call_id, event.name, event.summary)
         self._tools[event.call_id] = block
         await self.transcript.add(block)
@@ -185,6 +188,8 @@ class LiveTurn:
 
     # -- rows and lines ----------------------------------------------------------------------
     async def _display_row(self, event: ev.DisplayRow) -> None:
+        from hermes_tui.widgets.markers import Marker, marker_text
+
         text = marker_text(event.kind, event.metadata)
         if text is not None:
             await self.transcript.add(Marker(event.kind, text))

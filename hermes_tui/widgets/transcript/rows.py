@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from textual.widget import Widget
 
 from agent.kinds import ToolOutcome
-from hermes_tui.widgets.markers import Marker, marker_text
 from hermes_tui.widgets.messages import UserMessage
-from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
-from hermes_tui.widgets.tool_block import ToolBlock
 
+# The widgets of stored rows (markers, notes, tool blocks and what they import) load with the
+# first rows, after the first frame: an empty session's first screen has none (Z2).
 if TYPE_CHECKING:
     from hermes_tui.widgets.answer import AnswerBlock
+    from hermes_tui.widgets.tool_block import ToolBlock
 
 
 class Note(NamedTuple):
@@ -132,6 +132,8 @@ class RowWidgets:
     def _row(self, row: Mapping[str, Any]) -> list[Widget]:
         kind = row.get("display_kind")
         if kind:
+            from hermes_tui.widgets.markers import Marker, marker_text
+
             text = marker_text(kind, row.get("display_metadata"))
             return [Marker(kind, text)] if text is not None else []
         role = row.get("role")
@@ -150,6 +152,8 @@ class RowWidgets:
 
     def _typed(self, row: Mapping[str, Any]) -> tuple[list[Widget], str]:
         """The row's note widget, if typed, and the text shown after it."""
+        from hermes_tui.widgets.notes import RecoveryNote, SummaryBlock
+
         note = self.reader.note(row)
         if note is None:
             return [], row.get("content") or ""
@@ -160,6 +164,8 @@ class RowWidgets:
         return [RecoveryNote()], note.rest
 
     def _tool_block(self, call: Mapping[str, Any]) -> ToolBlock:
+        from hermes_tui.widgets.tool_block import ToolBlock
+
         summary = self.reader.tool_summary(call["name"], call.get("arguments"))
         block = ToolBlock(call["id"], call["name"], summary, state="missing")
         if call["id"] in self._results:
