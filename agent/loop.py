@@ -38,7 +38,7 @@ from agent.probes import AgentProbes
 from agent.project_context import ProjectContext
 from agent.providers.base import ChatRequest, Provider, UsagePart
 from agent.providers.errors import register_secret
-from agent.providers.factory import ProviderCache, preload_wire
+from agent.providers.factory import ProviderCache
 from agent.requests import next_request
 from agent.secrets import Secrets
 from agent.server_check import ServerAsker
@@ -343,11 +343,6 @@ class Agent:
     def provider(self) -> Provider:
         """The adapter of the current model's provider, built once per provider."""
         return self._providers.get(self.config.provider(self.provider_name))
-
-    def preload(self) -> None:
-        """Import what a call to the current provider needs, ahead of the first (any thread)."""
-        config = self.config.providers.get(self.provider_name)
-        preload_wire(config.kind if config is not None else "openai")
 
     def request(self) -> ChatRequest:
         """The next model call as it would be sent now."""

@@ -30,8 +30,11 @@ def preload_first_turn(agent: Agent) -> threading.Thread:
 
 
 def _preload(agent: Agent) -> None:
+    from agent.providers.factory import preload_wire
+
     try:
-        agent.preload()
+        provider = agent.config.providers.get(agent.provider_name)
+        preload_wire(provider.kind if provider is not None else "openai")
         for name in FIRST_TURN_MODULES:
             importlib.import_module(name)
     except Exception:  # the first turn imports it again and reports what fails there
