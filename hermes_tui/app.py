@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import threading
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,8 @@ class HermesApp(KeyActions, App[int]):
         self.workspace = Path(workspace or Path.cwd()).resolve()
         # None until the start after the first frame has opened the store and built the agent.
         self.runtime: Runtime | None = None
+        self.preloading: threading.Thread | None = None
+        """The thread importing what the first turn needs (preload.py), once the app is up."""
         self.db: SessionDB | None = None
         self.agent: Agent | None = None
         self.bridge = Bridge(self)
@@ -215,6 +218,7 @@ class HermesApp(KeyActions, App[int]):
         self.call_after_refresh(self.run_worker, self._start, group="startup")
 
     async def _start(self) -> None:
+        from hermes_tui.preload import preload_first_turn
         from hermes_tui.runtime import Runtime
         from hermes_tui.startup import greet
         from storage.errors import StorageError, sentence
@@ -248,6 +252,7 @@ class HermesApp(KeyActions, App[int]):
         self._froze_heap = True
         startup_gc.release()  # paused by the command line until now
         self._agent_up.set()
+        self.preloading = preload_first_turn(runtime.agent)
 
     async def ready(self) -> None:
         """Wait until the store and the agent are up (after the first frame)."""

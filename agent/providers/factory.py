@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from agent.config import ProviderConfig, missing_key
 from agent.credentials import unsendable_key
 from agent.kinds import ErrorKind
@@ -26,6 +28,19 @@ def make_provider(config: ProviderConfig, *, idle_timeout: float) -> Provider:
     from agent.providers.openai_chat import OpenAIChatProvider
 
     return OpenAIChatProvider(config, api_key=key, idle_timeout=idle_timeout)
+
+
+WIRE_MODULES = {
+    "anthropic": ("anthropic", "agent.providers.anthropic_messages"),
+    "openai": ("openai", "agent.providers.openai_chat"),
+}
+"""What a call on each wire imports: its SDK (the larger part) and our adapter."""
+
+
+def preload_wire(kind: str) -> None:
+    """Import what a call on wire `kind` needs now, so the first call does not wait for it."""
+    for name in WIRE_MODULES.get(kind, WIRE_MODULES["openai"]):
+        importlib.import_module(name)
 
 
 class ProviderCache:

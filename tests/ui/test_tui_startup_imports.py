@@ -64,3 +64,38 @@ def test_the_first_frame_imports_neither_the_store_nor_the_agent_nor_the_command
         )
         assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+# Up to the agent's start, then the preload thread's end (bounded); no turn is sent.
+FIRST_TURN = """
+import asyncio, json, sys
+from hermes_tui.runtime import load_config_for
+from hermes_tui.app import HermesApp
+
+async def main():
+    app = HermesApp(load_config_for(demo=True, model=None))
+    async with app.run_test(headless=True):
+        await app.ready()
+        app.preloading.join(timeout=30)
+        alive = app.preloading.is_alive()
+    names = ("openai", "agent.providers.openai_chat", "hermes_tui.widgets.answer",
+             "hermes_tui.widgets.live_answer", "markdown_it")
+    print(json.dumps([alive, [name for name in names if name not in sys.modules]]))
+
+asyncio.run(main())
+"""
+
+
+def test_what_the_first_turn_imports_is_loaded_before_it_is_sent(tmp_path):
+    """Z2: the SDK and the answer's widgets load on a thread once the app is up, not on the
+    first Enter (where they cost about a second of a 20,000-chunk turn; bench tmux_stream)."""
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_TURN],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, []]
