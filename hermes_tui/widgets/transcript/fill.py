@@ -21,7 +21,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 if TYPE_CHECKING:
-    from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
+    from hermes_tui.widgets.lazy_answer import LazyAnswer, Wanted
     from hermes_tui.widgets.transcript.view import Transcript
 
 KeepInPlace = Callable[[Callable[[], Awaitable[Any]]], Awaitable[None]]
@@ -36,7 +36,6 @@ class ViewFill:
         self._queued = False
         self._running = False
         self._expected = False
-        self._asked_meanwhile = False
 
     @property
     def busy(self) -> bool:
@@ -66,12 +65,10 @@ class ViewFill:
             self._queued = False  # the transcript is gone
 
     async def _fill(self) -> None:
+        # Fills run one at a time, on the transcript's queue: a request made while this one
+        # runs queues the next fill behind it (`_queued` is clear again by now), never lost.
         self._queued = False
-        if self._running:
-            self._asked_meanwhile = True  # answered when the running fill ends
-            return
         self._running = True
-        self._asked_meanwhile = False
         try:
             # The parse first, while the screen goes on painting (a request meanwhile is
             # answered by the one below); then the mounting, in one step that keeps what the
@@ -82,21 +79,20 @@ class ViewFill:
                 await self._keep_in_place(lambda: _build(parsed, far))
         finally:
             self._running = False
-        # Heights changed (more may have come near), or the view moved while this fill ran:
-        # a scroll's request that came meanwhile is never dropped.
-        if parsed or far or self._asked_meanwhile:
+        # Heights changed: more may have come near.
+        if parsed or far:
             self.request()
 
-    def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
-        """Each long answer's pending chunks within a screen of the view."""
+    def near_view(self) -> dict[LazyAnswer, list[Wanted]]:
+        """Each long answer's chunks not built yet within a screen of the view."""
         reach = self._reach()
-        near: dict[LazyAnswer, list[PendingChunk]] = {}
+        near: dict[LazyAnswer, list[Wanted]] = {}
         for row in self._lazy_rows():
             if reach is None or not _overlaps(row, reach):
                 continue
-            pending = [chunk for chunk in row.pending if _overlaps(chunk, reach)]
-            if pending:
-                near[row] = pending
+            wanted = row.wanted(reach.y, reach.bottom)
+            if wanted:
+                near[row] = wanted
         return near
 
     def far_from_view(self) -> dict[LazyAnswer, list[list[Widget]]]:
@@ -133,15 +129,15 @@ def _overlaps(widget: Widget, reach: Region) -> bool:
     return bool(region.height) and region.y < reach.bottom and region.bottom > reach.y
 
 
-Parsed = list[tuple["LazyAnswer", list["PendingChunk"], list[Any]]]
+Parsed = list[tuple["LazyAnswer", list["Wanted"], list[Any]]]
 
 
-async def _parse(near: dict[LazyAnswer, list[PendingChunk]]) -> Parsed:
-    return [(answer, pending, await answer.parse(pending)) for answer, pending in near.items()]
+async def _parse(near: dict[LazyAnswer, list[Wanted]]) -> Parsed:
+    return [(answer, wanted, await answer.parse(wanted)) for answer, wanted in near.items()]
 
 
 async def _build(parsed: Parsed, far: dict[LazyAnswer, list[list[Widget]]]) -> None:
     for answer, groups in far.items():
         await answer.release(groups)
-    for answer, pending, tokens in parsed:
-        await answer.mount_parsed(pending, tokens)
+    for answer, wanted, tokens in parsed:
+        await answer.mount_parsed(wanted, tokens)
