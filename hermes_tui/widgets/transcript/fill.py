@@ -14,7 +14,8 @@ a sent message's bubble and a typed key's echo with it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from textual.geometry import Region
@@ -36,11 +37,29 @@ class ViewFill:
         self._queued = False
         self._running = False
         self._expected = False
+        self._held = 0
+        self._asked_while_held = False
 
     @property
     def busy(self) -> bool:
-        """True while a fill is expected, waits for its refresh or builds chunks."""
-        return self._expected or self._queued or self._running
+        """True while a fill is expected, held, waits for its refresh or builds chunks."""
+        return self._expected or self._asked_while_held or self._queued or self._running
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Build nothing until the block ends; a request made meanwhile is answered after it.
+
+        A resume holds the fill while it finishes its own work (the status, the mode, the
+        sessions list): its first frame shows the bottom screen's plain text, and the
+        Markdown build that follows no longer lands in the middle of the resume (Z2)."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held and self._asked_while_held:
+                self._asked_while_held = False
+                self.request()
 
     def request_after_refresh(self) -> None:
         """Ask for a fill once the next refresh is drawn (the first frame of an opened
@@ -56,6 +75,9 @@ class ViewFill:
 
     def request(self) -> None:
         """Fill after the next refresh (once, however often it is asked before then)."""
+        if self._held:
+            self._asked_while_held = True
+            return
         if not self._queued and self.transcript.is_attached:
             self._queued = True
             self.transcript.call_after_refresh(self._start)
