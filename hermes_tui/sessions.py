@@ -164,13 +164,15 @@ class SessionsController:
         provider = session.get("provider")
         if provider in app.config.providers and session.get("model"):
             self._agent.model_ref = f"{provider}:{session['model']}"
-        await app.transcript.open_history()
-        app.status.show_usage()
-        app.status.show_model()
-        app.status.set_state("idle")
-        await app.modes.restore(session)  # the mode kept with it (N1)
-        await self.refresh()
-        app.composer.focus()
+        # The Markdown near the view is built once the resume has done its own work.
+        with app.transcript.window.fill.held():
+            await app.transcript.open_history()
+            app.status.show_usage()
+            app.status.show_model()
+            app.status.set_state("idle")
+            await app.modes.restore(session)  # the mode kept with it (N1)
+            await self.refresh()
+            app.composer.focus()
         if self._agent.interrupted:
             await app.notice(INTERRUPTED, "warning")
         await self._check_workspace(session)

@@ -1,18 +1,22 @@
 """A stored long answer whose Markdown is built chunk by chunk as it nears the view (Z2).
 
 A 300-line answer is a few hundred Markdown blocks, and mounting them all is what made a
-session of long answers take seconds to open. `LazyAnswer` mounts each chunk (answer_chunks.py)
-as a blank `PendingChunk` of about its built height, and builds the chunks the transcript says
-are near the view, as they are scrolled to. When a session opens, the chunks of its bottom
-screen show as plain text in the first frame (one cheap widget each) and are built as
-Markdown right after it. Parsing runs off the UI thread (`parse`); only mounting (`mount_parsed`)
-is on it.
+session of long answers take seconds to open. `LazyAnswer` cuts the answer into chunks
+(answer_chunks.py) and mounts each run of chunks not built yet as ONE blank `PendingChunk` of
+their summed estimated heights (a widget per chunk made a 1 MB session's open mount, style and
+lay out hundreds of placeholders). When the transcript says part of a run is near the view,
+that run is split: the chunks near the view are built, and the chunks before and after stay
+blank runs of exactly the rows they took, so nothing on screen moves. When a session opens,
+the chunks of its bottom screen show as plain text in the first frame (one cheap widget
+each) and are built as Markdown right after it. Parsing runs off the UI thread (`parse`);
+only mounting (`mount_parsed`) is on it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -29,16 +33,59 @@ from hermes_tui.widgets.answer_chunks import Chunk, split
 
 
 class PendingChunk(Static):
-    """A chunk of an answer not built yet: its plain text (`height` None), else blank rows of
-    about its built height."""
+    """Chunks of an answer not built yet: one chunk's plain text (`heights` None), else a run
+    of chunks as blank rows, each chunk about its built height (`heights`)."""
 
     DEFAULT_CSS = "PendingChunk { width: 1fr; height: auto; }"
 
-    def __init__(self, chunk: Chunk, height: int | None) -> None:
-        super().__init__(chunk.text.rstrip("\n") if height is None else "", markup=False)
-        self.chunk = chunk
-        if height is not None:
-            self.styles.height = height
+    def __init__(self, chunks: Sequence[Chunk], heights: Sequence[int] | None) -> None:
+        text = "" if heights is not None else "".join(chunk.text for chunk in chunks)
+        super().__init__(text.rstrip("\n"), markup=False)
+        self.chunks = tuple(chunks)
+        self.heights = None if heights is None else tuple(heights)
+        if self.heights is not None:
+            self.styles.height = sum(self.heights)
+
+    @property
+    def blank(self) -> bool:
+        """True for blank rows (not plain text)."""
+        return self.heights is not None
+
+    def part(self, start: int, end: int) -> PendingChunk:
+        """A blank run of this run's chunks `start` to `end`, at the heights they had here."""
+        assert self.heights is not None, "a plain placeholder is built whole, never split"
+        return PendingChunk(self.chunks[start:end], self.heights[start:end])
+
+    def near(self, top: int, bottom: int) -> Wanted | None:
+        """The run's chunks whose rows overlap screen rows `top` to `bottom` (all of a plain
+        one), or None when none do."""
+        region = self.region
+        if not region.height or region.y >= bottom or region.bottom <= top:
+            return None
+        if self.heights is None:
+            return Wanted(self, 0, len(self.chunks))
+        start = end = None
+        y = region.y
+        for index, height in enumerate(self.heights):
+            if y < bottom and y + height > top:
+                start = index if start is None else start
+                end = index + 1
+            y += height
+        return None if start is None or end is None else Wanted(self, start, end)
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """The chunks `start` to `end` of a placeholder, to be built (they near the view)."""
+
+    placeholder: PendingChunk
+    start: int
+    end: int
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """The chunks to build."""
+        return self.placeholder.chunks[self.start : self.end]
 
 
 class PlainChunk(Static):
@@ -64,6 +111,7 @@ class LazyAnswer(AnswerBlock):
         # The chunks shown as plain text until they are built (the bottom screen on opening).
         self._plain: set[int] = set()
         self._width = 80
+        self._heights: list[int] | None = None
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -80,7 +128,7 @@ class LazyAnswer(AnswerBlock):
         before mounting.
         """
         self._width = width
-        heights = [chunk.estimated_height(width) for chunk in self.chunks]
+        self._heights = heights = [chunk.estimated_height(width) for chunk in self.chunks]
         covered = 0
         for index in reversed(range(len(self.chunks))):
             if covered >= tail_rows:
@@ -95,39 +143,64 @@ class LazyAnswer(AnswerBlock):
         # Not Markdown's mount, which would parse and mount the whole source at once.
         event.prevent_default()
         self._theme = self.app.theme
-        await self.mount_all(
-            PendingChunk(chunk, None if i in self._plain else chunk.estimated_height(self._width))
-            for i, chunk in enumerate(self.chunks)
-        )
+        await self.mount_all(self._placeholders())
+
+    def _placeholders(self) -> list[PendingChunk]:
+        """A plain placeholder for each chunk shown as text, one blank run for the rest
+        between them."""
+        heights = self._heights or [chunk.estimated_height(self._width) for chunk in self.chunks]
+        placeholders: list[PendingChunk] = []
+        start = 0
+        for index in [*sorted(self._plain), len(self.chunks)]:
+            if index > start:
+                placeholders.append(PendingChunk(self.chunks[start:index], heights[start:index]))
+            if index < len(self.chunks):
+                placeholders.append(PendingChunk([self.chunks[index]], None))
+            start = index + 1
+        return placeholders
 
     @property
     def pending(self) -> list[PendingChunk]:
-        """The chunks not built yet, top to bottom."""
+        """The placeholders of chunks not built yet, top to bottom."""
         return [child for child in self.children if isinstance(child, PendingChunk)]
 
-    async def parse(self, pending: Sequence[PendingChunk]) -> list[list[Token]]:
-        """The tokens of each of `pending` chunks, parsed on a thread (the screen paints on)."""
-        chunks = [placeholder.chunk for placeholder in pending]
+    def wanted(self, top: int, bottom: int) -> list[Wanted]:
+        """The chunks not built yet whose rows overlap screen rows `top` to `bottom`."""
+        near = (placeholder.near(top, bottom) for placeholder in self.pending)
+        return [wanted for wanted in near if wanted is not None]
+
+    async def parse(self, wanted: Sequence[Wanted]) -> list[list[list[Token]]]:
+        """The tokens of each `wanted` chunk, parsed on a thread (the screen paints on)."""
+        runs = [wanted_run.chunks for wanted_run in wanted]
         hold = getattr(getattr(self.app, "probes", None), "parse_hold", None)
 
-        def parse_all() -> list[list[Token]]:
+        def parse_all() -> list[list[list[Token]]]:
             if hold is not None:
                 hold()
-            return [chunk_tokens(chunk) for chunk in chunks]
+            return [[chunk_tokens(chunk) for chunk in run] for run in runs]
 
         return await asyncio.to_thread(parse_all)
 
     async def mount_parsed(
-        self, pending: Sequence[PendingChunk], parsed: Sequence[list[Token]]
+        self, wanted: Sequence[Wanted], parsed: Sequence[list[list[Token]]]
     ) -> None:
-        """Mount the Markdown of `pending` chunks, parsed as `parsed`, in their places."""
+        """Mount the Markdown of the `wanted` chunks, parsed as `parsed`, in their places; the
+        rest of each run stays blank rows of the heights it had (the view does not move)."""
         if not self.is_attached:
             return  # removed while it was parsed (the window moved on)
         with self.app.batch_update():
-            for placeholder, tokens in zip(pending, parsed, strict=True):
+            for run, tokens in zip(wanted, parsed, strict=True):
+                placeholder = run.placeholder
                 if placeholder.parent is not self:
                     continue  # removed meanwhile (the window moved on)
-                await self.mount_all(self._blocks(placeholder.chunk, tokens), before=placeholder)
+                widgets: list[Widget] = []
+                if run.start > 0:
+                    widgets.append(placeholder.part(0, run.start))
+                for chunk, chunk_tokens_ in zip(run.chunks, tokens, strict=True):
+                    widgets.extend(self._blocks(chunk, chunk_tokens_))
+                if run.end < len(placeholder.chunks):
+                    widgets.append(placeholder.part(run.end, len(placeholder.chunks)))
+                await self.mount_all(widgets, before=placeholder)
                 await placeholder.remove()
 
     def _blocks(self, chunk: Chunk, tokens: list[Token]) -> list[Any]:
@@ -159,16 +232,39 @@ class LazyAnswer(AnswerBlock):
         return groups
 
     async def release(self, groups: Sequence[list[Widget]]) -> None:
-        """Turn built chunks back into blank rows of the height they took (far from view)."""
+        """Turn built chunks back into blank rows of the height they took (far from view),
+        joined with a blank run next to them (one widget, however many chunks)."""
         with self.app.batch_update():
             for widgets in groups:
                 if widgets[0].parent is not self:
                     continue
                 chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]  # see groups()
                 height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
-                blank = PendingChunk(chunk, max(1, height))
-                await self.mount(blank, before=widgets[0])
-                await self.remove_children(widgets)
+                doomed = list(widgets)
+                chunks, heights = [chunk], [max(1, height)]
+                above, below = (
+                    self._blank_next_to(widgets[0], -1),
+                    self._blank_next_to(widgets[-1], 1),
+                )
+                if above is not None:
+                    doomed.insert(0, above)
+                    chunks[:0], heights[:0] = above.chunks, above.heights or ()
+                if below is not None:
+                    doomed.append(below)
+                    chunks += below.chunks
+                    heights += below.heights or ()
+                await self.mount(PendingChunk(chunks, heights), before=doomed[0])
+                await self.remove_children(doomed)
+
+    def _blank_next_to(self, widget: Widget, step: int) -> PendingChunk | None:
+        """The blank run just above (`step` -1) or below (+1) `widget`, if there is one."""
+        children = self.children
+        index = children.index(widget) + step
+        if 0 <= index < len(children):
+            sibling = children[index]
+            if isinstance(sibling, PendingChunk) and sibling.blank:
+                return sibling
+        return None
 
 
 def _count(widget: Widget, text: str) -> None:

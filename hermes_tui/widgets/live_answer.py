@@ -106,11 +106,12 @@ class LiveLazyAnswer(LazyAnswer):
             width = self.content_region.width or self._width
             built_from = len(finished) - BUILT_FINISHED
             widgets: list[Widget] = []
-            for index, chunk in enumerate(finished):
-                if index >= built_from:
-                    widgets.extend(self._blocks(chunk, chunk_tokens(chunk)))
-                else:
-                    widgets.append(PendingChunk(chunk, chunk.estimated_height(width)))
+            blank = finished[: max(0, built_from)]
+            if blank:  # one blank run, however many chunks it holds (lazy_answer.py)
+                heights = [chunk.estimated_height(width) for chunk in blank]
+                widgets.append(PendingChunk(blank, heights))
+            for chunk in finished[len(blank) :]:
+                widgets.extend(self._blocks(chunk, chunk_tokens(chunk)))
             live = [widget for chunk in tail for widget in self._live_blocks(chunk)]
             with self.app.batch_update():
                 if self._tail:

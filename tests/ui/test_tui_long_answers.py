@@ -183,3 +183,61 @@ async def test_a_fill_asked_for_while_another_parses_is_not_dropped(make_app):
             pilot, lambda: not transcript.filling and not transcript.paging, what="the view built"
         )
         assert not pending_in_view(app)
+
+
+def blank_runs(answer: LazyAnswer) -> list[PendingChunk]:
+    """The answer's placeholders that stand blank for chunks not built yet."""
+    return [child for child in answer.children if isinstance(child, PendingChunk) and child.blank]
+
+
+async def test_chunks_not_built_are_one_blank_run_split_only_where_the_view_nears(make_app):
+    """Z2: an answer's chunks far from the view are one blank widget per run (a widget per
+    chunk made a 1 MB session's open mount and lay out hundreds of placeholders); scrolling
+    into a run builds what is near and leaves the rest blank at the rows it took."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        await opened(app, pilot, session_id)
+        answers = list(app.transcript.query(LazyAnswer))
+        assert answers and len(answers[-1].chunks) > 6
+        for answer in answers:
+            # At most one run above the built part and one below it.
+            assert len(blank_runs(answer)) <= 2
+        last = answers[-1]
+        (above,) = blank_runs(last)
+        assert len(above.chunks) > 3 and above.outer_size.height == sum(above.heights or ())
+        # Into the middle of the run: only the chunks near the view are built.
+        transcript = app.transcript
+        transcript.scroll_to(y=last.virtual_region.y + above.outer_size.height // 2, animate=False)
+        await wait_until(
+            pilot,
+            lambda: not transcript.filling and not transcript.paging and not pending_in_view(app),
+            what="the middle of the run built",
+        )
+        runs = blank_runs(last)
+        assert len(runs) == 2 and all(run.outer_size.height == sum(run.heights) for run in runs)
+
+
+async def test_a_resume_does_its_own_work_before_the_markdown_is_built(make_app):
+    """Z2: a resume's first frames show the bottom screen's plain text, and the Markdown near
+    the view is built once the resume is done (a build inside the resume held back its end:
+    the status, the mode, the sessions list and the composer's focus)."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        refresh = app.sessions.refresh
+
+        async def slow_refresh() -> None:
+            # Frames are drawn meanwhile: a fill asked for after the first one could run here.
+            for _ in range(3):
+                assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+            await refresh()
+
+        app.sessions.refresh = slow_refresh
+        await app.resume_session(session_id)
+        assert app.probes.markdown_builds == 0 and app.transcript.filling
+        app.sessions.refresh = refresh
+        await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
+        assert app.probes.markdown_builds > 0 and not pending_in_view(app)

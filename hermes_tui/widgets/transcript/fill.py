@@ -14,14 +14,15 @@ a sent message's bubble and a typed key's echo with it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from textual.geometry import Region
 from textual.widget import Widget
 
 if TYPE_CHECKING:
-    from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
+    from hermes_tui.widgets.lazy_answer import LazyAnswer, Wanted
     from hermes_tui.widgets.transcript.view import Transcript
 
 KeepInPlace = Callable[[Callable[[], Awaitable[Any]]], Awaitable[None]]
@@ -36,12 +37,29 @@ class ViewFill:
         self._queued = False
         self._running = False
         self._expected = False
-        self._asked_meanwhile = False
+        self._held = 0
+        self._asked_while_held = False
 
     @property
     def busy(self) -> bool:
-        """True while a fill is expected, waits for its refresh or builds chunks."""
-        return self._expected or self._queued or self._running
+        """True while a fill is expected, held, waits for its refresh or builds chunks."""
+        return self._expected or self._asked_while_held or self._queued or self._running
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Build nothing until the block ends; a request made meanwhile is answered after it.
+
+        A resume holds the fill while it finishes its own work (the status, the mode, the
+        sessions list): its first frame shows the bottom screen's plain text, and the
+        Markdown build that follows no longer lands in the middle of the resume (Z2)."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held and self._asked_while_held:
+                self._asked_while_held = False
+                self.request()
 
     def request_after_refresh(self) -> None:
         """Ask for a fill once the next refresh is drawn (the first frame of an opened
@@ -57,6 +75,9 @@ class ViewFill:
 
     def request(self) -> None:
         """Fill after the next refresh (once, however often it is asked before then)."""
+        if self._held:
+            self._asked_while_held = True
+            return
         if not self._queued and self.transcript.is_attached:
             self._queued = True
             self.transcript.call_after_refresh(self._start)
@@ -66,12 +87,10 @@ class ViewFill:
             self._queued = False  # the transcript is gone
 
     async def _fill(self) -> None:
+        # Fills run one at a time, on the transcript's queue: a request made while this one
+        # runs queues the next fill behind it (`_queued` is clear again by now), never lost.
         self._queued = False
-        if self._running:
-            self._asked_meanwhile = True  # answered when the running fill ends
-            return
         self._running = True
-        self._asked_meanwhile = False
         try:
             # The parse first, while the screen goes on painting (a request meanwhile is
             # answered by the one below); then the mounting, in one step that keeps what the
@@ -82,21 +101,20 @@ class ViewFill:
                 await self._keep_in_place(lambda: _build(parsed, far))
         finally:
             self._running = False
-        # Heights changed (more may have come near), or the view moved while this fill ran:
-        # a scroll's request that came meanwhile is never dropped.
-        if parsed or far or self._asked_meanwhile:
+        # Heights changed: more may have come near.
+        if parsed or far:
             self.request()
 
-    def near_view(self) -> dict[LazyAnswer, list[PendingChunk]]:
-        """Each long answer's pending chunks within a screen of the view."""
+    def near_view(self) -> dict[LazyAnswer, list[Wanted]]:
+        """Each long answer's chunks not built yet within a screen of the view."""
         reach = self._reach()
-        near: dict[LazyAnswer, list[PendingChunk]] = {}
+        near: dict[LazyAnswer, list[Wanted]] = {}
         for row in self._lazy_rows():
             if reach is None or not _overlaps(row, reach):
                 continue
-            pending = [chunk for chunk in row.pending if _overlaps(chunk, reach)]
-            if pending:
-                near[row] = pending
+            wanted = row.wanted(reach.y, reach.bottom)
+            if wanted:
+                near[row] = wanted
         return near
 
     def far_from_view(self) -> dict[LazyAnswer, list[list[Widget]]]:
@@ -133,15 +151,15 @@ def _overlaps(widget: Widget, reach: Region) -> bool:
     return bool(region.height) and region.y < reach.bottom and region.bottom > reach.y
 
 
-Parsed = list[tuple["LazyAnswer", list["PendingChunk"], list[Any]]]
+Parsed = list[tuple["LazyAnswer", list["Wanted"], list[Any]]]
 
 
-async def _parse(near: dict[LazyAnswer, list[PendingChunk]]) -> Parsed:
-    return [(answer, pending, await answer.parse(pending)) for answer, pending in near.items()]
+async def _parse(near: dict[LazyAnswer, list[Wanted]]) -> Parsed:
+    return [(answer, wanted, await answer.parse(wanted)) for answer, wanted in near.items()]
 
 
 async def _build(parsed: Parsed, far: dict[LazyAnswer, list[list[Widget]]]) -> None:
     for answer, groups in far.items():
         await answer.release(groups)
-    for answer, pending, tokens in parsed:
-        await answer.mount_parsed(pending, tokens)
+    for answer, wanted, tokens in parsed:
+        await answer.mount_parsed(wanted, tokens)

@@ -99,16 +99,20 @@ class HistoryWindow:
     async def open(self) -> None:
         """Show the newest page of the stored session; older pages load on scrolling up."""
         transcript = self.transcript
-        await transcript.clear()
         if self.history is None:
+            await transcript.clear()
             return
         rows = await self.history.page(limit=PAGE_ROWS)
-        # The bottom screen is shown as plain text in the first frame, and built after it.
-        tail = transcript.size.height or 40
-        widgets, cut = await self._fit(self.rows.widgets(rows), keep="newest", tail_rows=tail)
-        self._older = cut or len(rows) == PAGE_ROWS
-        await transcript.mount_all(widgets)
-        transcript.scroll_end(animate=False, immediate=True)
+        # One frame for the whole change: the old rows stay on screen until the new ones are
+        # mounted (each frame in between laid out and painted a half-built window, Z2).
+        with transcript.app.batch_update():
+            await transcript.clear()
+            # The bottom screen is shown as plain text in the first frame, and built after it.
+            tail = transcript.size.height or 40
+            widgets, cut = await self._fit(self.rows.widgets(rows), keep="newest", tail_rows=tail)
+            self._older = cut or len(rows) == PAGE_ROWS
+            await transcript.mount_all(widgets)
+            transcript.scroll_end(animate=False, immediate=True)
         # The first frame shows the bottom's plain text; its Markdown is built in the next.
         self.fill.request_after_refresh()
 
