@@ -161,7 +161,7 @@ def test_background_jobs_left_by_a_finished_command_end_at_exit(tmp_path):
     pid = int((tmp_path / "bg.pid").read_text())
     try:
         assert proc.returncode == 0, proc.stderr
-        wait_until(lambda: not alive(pid), timeout=3)
+        wait_until(lambda: not alive(pid), timeout=20)  # the sleep would last 100 s
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
@@ -197,7 +197,7 @@ def test_headless_exit_kills_what_run_shell_left_running(hermes_home, tmp_path):
     try:
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "started it"
-        wait_until(lambda: not left(), timeout=3)
+        wait_until(lambda: not left(), timeout=20)  # the sleep would last 100 s
     finally:
         for pid in left():
             os.kill(pid, signal.SIGKILL)
