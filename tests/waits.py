@@ -18,8 +18,13 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-DEFAULT_TIMEOUT = 10.0
-"""How long a wait lasts before it fails, unless the caller says otherwise (seconds)."""
+DEFAULT_TIMEOUT = 30.0
+"""How long a wait lasts before it fails, unless the caller says otherwise (seconds).
+
+A wait returns as soon as its condition holds, so this is a hang guard, not a bound on how
+fast anything is: it is sized for CI's loaded machine (four workers on two shared cores),
+where a UI round trip of 2-3 s of CPU took over 10 s. A test whose subject is time passes
+its own timeout, far below the wait it must not take."""
 Description = str | Callable[[], str]
 """What a wait is for: a text, or a callable that says it when the wait fails."""
 _THREAD_POLL = 0.005

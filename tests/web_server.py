@@ -126,7 +126,7 @@ class WebServer(ThreadingHTTPServer):
             "/to-metadata": redirect("http://169.254.169.254/latest/meta-data/"),
             "/loop": redirect("/loop"),
             "/trickle": trickle(0.3),
-            "/trickle-slow": trickle(10.0),
+            "/trickle-slow": trickle(60.0),
         }
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 

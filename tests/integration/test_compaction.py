@@ -155,15 +155,15 @@ def test_summary_merges_into_the_first_kept_message_and_the_row_is_guarded(harne
 def test_stalled_summary_is_cancelled_and_the_turn_continues_with_every_message(harness):
     agent = start(
         harness,
-        [summary_reply(stall=20, stall_after=1, chunk_size=5), *turns(6)],
-        compression={"idle_timeout_seconds": 0.3, "total_ceiling_seconds": 10},
+        [summary_reply(stall=60, stall_after=1, chunk_size=5), *turns(6)],
+        compression={"idle_timeout_seconds": 0.3, "total_ceiling_seconds": 60},
     )
     sid = seed(agent, 4)
     arm_auto(agent)
     started = time.monotonic()
     result = agent.run_turn("question 4")
     assert result.status == "ok", result.error
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # the idle cut, not the minute's stall or ceiling
     finished = of(harness, ev.CompactionFinished)[-1]
     assert not finished.ok and "no progress" in finished.message
     # Nothing dropped: the turn's model call carried every earlier message.
@@ -235,7 +235,7 @@ def test_stop_cancels_a_running_compaction(harness):
     agent = start(
         harness,
         [summary_reply(gate="hold", gate_after=3, chunk_size=5), *turns(6)],
-        compression={"idle_timeout_seconds": 10},
+        compression={"idle_timeout_seconds": 60},
     )
     seed(agent, 4)
     arm_auto(agent)
@@ -251,7 +251,7 @@ def test_stop_cancels_a_running_compaction(harness):
     started = time.monotonic()
     result = agent.run_turn("question 4")
     assert result.status == "stopped"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # the stop, not the 60 s idle timeout
     finished = of(harness, ev.CompactionFinished)[-1]
     assert not finished.ok and finished.message == "Compaction cancelled."
     assert agent.compressor.failures == 0  # a user's stop is not a failure

@@ -7,6 +7,7 @@ answered, cut to the fields a client reads.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -143,17 +144,23 @@ def test_models_are_listed_from_v1_models_else_ollama_tags(serve):
 def test_a_silent_server_costs_one_short_timeout():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    listener.listen(8)  # accepts, never answers
+    listener.listen(8)  # the kernel completes each connection; nobody reads or answers
     try:
         port = listener.getsockname()[1]
         provider = ProviderConfig("slow", base_url=f"http://127.0.0.1:{port}/v1", api_key="k")
-        started = time.monotonic()
         facts = probe(provider, "m", timeout=0.3)
-        elapsed = time.monotonic() - started
+        listener.setblocking(False)
+        asked = 0
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                listener.accept()[0].close()
+                asked += 1
     finally:
         listener.close()
+    # Counted, not timed: one endpoint was asked and its timeout ended the probe; a timeout
+    # per endpoint would have asked the next ones too, each on a connection of its own.
+    assert asked == 1
     assert not facts.reachable
-    assert elapsed < 1.5  # one timeout, not one per endpoint
 
 
 def test_only_local_or_configured_servers_are_asked():
@@ -219,8 +226,10 @@ def test_every_configured_provider_is_listed_side_by_side(serve):
         "dead": ProviderConfig("dead", base_url=f"http://127.0.0.1:{dead_port}/v1"),
     }
     started = time.monotonic()
-    listings = list_provider_models(providers, timeout=0.5)
-    assert time.monotonic() - started < 2.0
+    listings = list_provider_models(providers, timeout=10)
+    # Every server answers (or refuses) at once: none of the 10 s timeouts, nor the 30 s
+    # deadline of the side-by-side join, was waited for.
+    assert time.monotonic() - started < 8
     by_name = {listing.provider: listing for listing in listings}
     assert [listing.provider for listing in listings] == list(providers)
     assert by_name["vllm"].models == ("Qwen/Qwen2.5-7B-Instruct",)

@@ -54,10 +54,11 @@ def test_a_client_of_the_earlier_script_is_refused_and_plays_nothing(worker):
     assert ask(server) == "mine"
 
 
-@pytest.mark.parametrize("hold", [{"gate": "never"}, {"stall": 60}])
+@pytest.mark.parametrize("hold", [{"gate": "never"}, {"stall": 120}])
 def test_a_reset_drops_a_stream_the_earlier_script_holds(worker, hold):
     """A stall or a gate of the last test ends at the reset, as at a stop, and the reset
-    does not wait out the stall."""
+    does not wait out the stall: given a minute to join the held stream's thread, it took a
+    fraction of that (a join that timed out would take the whole minute)."""
     server = worker.load(Script.from_dict({"replies": [{"text": "held", **hold}]}))
     ended = threading.Event()
 
@@ -70,10 +71,12 @@ def test_a_reset_drops_a_stream_the_earlier_script_holds(worker, hold):
 
     threading.Thread(target=held, daemon=True).start()
     wait_until(lambda: server.requests, what="the held request at the server")
+    held_threads = [thread for thread in server._threads if thread.is_alive()]
     started = time.monotonic()
-    worker.load(Script.from_dict({"replies": [{"text": "next"}]}))
-    assert ended.wait(5), "the held stream outlived the reset"
-    assert time.monotonic() - started < 1.5  # the reset's join did not time out (2 s)
+    server.reset(Script.from_dict({"replies": [{"text": "next"}]}), timeout=60)
+    assert time.monotonic() - started < 15  # the reset's join did not time out (60 s)
+    assert held_threads and not any(thread.is_alive() for thread in held_threads)
+    assert ended.wait(10), "the held stream outlived the reset"
 
 
 def test_a_stopped_worker_server_is_replaced_and_a_second_server_is_the_tests_own(worker):

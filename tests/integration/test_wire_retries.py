@@ -61,7 +61,7 @@ def test_a_silent_stream_is_aborted_and_retried(harness, wire):
     agent = harness.start(
         {
             "replies": [
-                {"text": "stalled partial answer", "chunk_size": 4, "stall": 10, "stall_after": 4},
+                {"text": "stalled partial answer", "chunk_size": 4, "stall": 60, "stall_after": 4},
                 {"text": "second try"},
             ]
         },
@@ -70,23 +70,25 @@ def test_a_silent_stream_is_aborted_and_retried(harness, wire):
     )
     started = time.monotonic()
     result = agent.run_turn("hi")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 15  # the idle timeout cut it, not the 60 s stall
     assert result.status == "ok" and result.text == "second try"
     assert of(harness, ev.StreamReset) and of(harness, ev.Retrying)
 
 
 def test_stall_retries_share_one_cumulative_deadline(harness):
     agent = harness.start(
-        {"loop": True, "replies": [{"text": "x", "stall": 10}]},
+        {"loop": True, "replies": [{"text": "x", "stall": 60}]},
         agent={"stream_idle_timeout_seconds": 0.3, "max_retries": 5},
     )
     started = time.monotonic()
     result = agent.run_turn("hi")
     elapsed = time.monotonic() - started
     assert result.status == "error" and "went silent" in result.error
-    # Five attempts of 0.3 s would take 1.5 s; one deadline cuts it to about two idle periods.
-    assert elapsed < 1.2
-    assert len(harness.server.requests_for()) < 5
+    # Counted, not timed: the first stall sets the call's deadline one idle period on, the
+    # retry reads only up to it, and a stall past it is final; five attempts (each with an
+    # idle period of its own) would be five requests, however loaded the machine.
+    assert len(harness.server.requests_for()) == 2
+    assert elapsed < 15  # no attempt waited out the 60 s stall
 
 
 # -- W10/W11: truncated and malformed streams are retried, the screen resets --------------------
@@ -144,14 +146,14 @@ def test_a_pool_rotates_on_401_and_429(harness, wire, status, monkeypatch):
     monkeypatch.setenv("POOL_KEY_A", "sk-pool-key-aaaaaaaa")
     monkeypatch.setenv("POOL_KEY_B", "sk-pool-key-bbbbbbbb")
     agent = harness.start(
-        {"replies": [{"status": status, "retry_after": 30}, {"text": "ok"}]},
+        {"replies": [{"status": status, "retry_after": 60}, {"text": "ok"}]},
         wire=wire,
         provider={"api_key": None, "api_keys_env": ["POOL_KEY_A", "POOL_KEY_B"]},
     )
     started = time.monotonic()
     result = agent.run_turn("hi")
     assert result.status == "ok"
-    assert time.monotonic() - started < 5  # no 30 s wait: another key was usable
+    assert time.monotonic() - started < 15  # no 60 s wait: another key was usable
     first, second = harness.server.requests_for()
 
     def key_of(r):

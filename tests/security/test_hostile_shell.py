@@ -66,10 +66,10 @@ class Running:
         self.result = default_registry().run("run_shell", args, self.ctx)
 
     def stop(self) -> float:
-        """Set the cancel event; the seconds until run_shell returned."""
+        """Set the cancel event; the seconds until run_shell returned (a minute at most)."""
         stopped_at = time.monotonic()
         self.cancel.set()
-        self.thread.join(10)
+        self.thread.join(60)
         return time.monotonic() - stopped_at
 
     def finish(self) -> None:
@@ -94,14 +94,18 @@ def running(tmp_path):
 
 
 GRANDCHILD = "sleep 100 & sleep 100; wait"
+STOPPED_WITHIN = 10.0
+"""A stop that did not kill the group would wait for its 100 s sleeps (Running.stop gives up
+after a minute); H6's second is the poll and SIGTERM grace, held by test_stop_budget.py, so
+this bound can leave a loaded machine its slack."""
 
 
 def test_stop_kills_the_whole_group_grandchild_included(running):
     run = running(GRANDCHILD)
     wait_until(lambda: len(members(run.pgid)) >= 3)  # bash and both sleeps
-    assert run.stop() < 1.0
+    assert run.stop() < STOPPED_WITHIN
     assert "cancelled by the user" in run.result.output
-    wait_until(lambda: not members(run.pgid), timeout=2)  # SIGKILL lands asynchronously
+    wait_until(lambda: not members(run.pgid), timeout=10)  # SIGKILL lands asynchronously
 
 
 def test_timeout_kills_the_whole_group_grandchild_included(running):
@@ -110,7 +114,7 @@ def test_timeout_kills_the_whole_group_grandchild_included(running):
     run.thread.join(5)
     assert not run.thread.is_alive()
     assert "timed out after 1 s" in run.result.output
-    wait_until(lambda: not members(run.pgid), timeout=2)
+    wait_until(lambda: not members(run.pgid), timeout=10)
 
 
 def test_a_child_that_ignores_sigterm_is_sigkilled(running):
@@ -118,8 +122,9 @@ def test_a_child_that_ignores_sigterm_is_sigkilled(running):
     run = running("trap '' TERM; sleep 100 & sleep 100; wait")
     wait_until(lambda: len(members(run.pgid)) >= 3)
     took = run.stop()
-    assert TERM_GRACE <= took < 1.0 + TERM_GRACE
-    wait_until(lambda: not members(run.pgid), timeout=2)
+    # The grace was waited (SIGTERM was ignored), then SIGKILL ended the sleeps at once.
+    assert TERM_GRACE <= took < TERM_GRACE + STOPPED_WITHIN
+    wait_until(lambda: not members(run.pgid), timeout=10)
 
 
 def test_a_grandchild_that_left_the_group_cannot_block_the_read(running, tmp_path):
@@ -131,7 +136,7 @@ def test_a_grandchild_that_left_the_group_cannot_block_the_read(running, tmp_pat
     pid = int(wait_until(lambda: written.exists() and written.read_text().strip()))
     try:
         wait_until(lambda: alive(pid))
-        assert run.stop() < 1.0
+        assert run.stop() < STOPPED_WITHIN
         assert "cancelled by the user" in run.result.output
     finally:
         os.kill(pid, signal.SIGKILL)
@@ -156,7 +161,7 @@ def test_background_jobs_left_by_a_finished_command_end_at_exit(tmp_path):
     pid = int((tmp_path / "bg.pid").read_text())
     try:
         assert proc.returncode == 0, proc.stderr
-        wait_until(lambda: not alive(pid), timeout=3)
+        wait_until(lambda: not alive(pid), timeout=20)  # the sleep would last 100 s
     finally:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
@@ -192,7 +197,7 @@ def test_headless_exit_kills_what_run_shell_left_running(hermes_home, tmp_path):
     try:
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "started it"
-        wait_until(lambda: not left(), timeout=3)
+        wait_until(lambda: not left(), timeout=20)  # the sleep would last 100 s
     finally:
         for pid in left():
             os.kill(pid, signal.SIGKILL)

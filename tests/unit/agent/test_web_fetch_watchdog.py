@@ -13,8 +13,9 @@ from web_server import WebServer
 from agent.web_fetch import FetchRefused, Limits, fetch
 
 ALLOW = ("127.0.0.1",)
-MOMENT = 1.5
-"""How long after its deadline or a stop a fetch may still run, on a loaded machine."""
+MOMENT = 10.0
+"""How long after its deadline or a stop a fetch may still run, on a loaded machine: what
+it must not wait for (the next byte, a deadline) is a minute off, or never comes."""
 
 
 @pytest.fixture
@@ -57,10 +58,10 @@ def test_g3_a_trickling_page_ends_at_the_deadline(web):
 
 
 def test_g3_a_stop_ends_a_trickling_fetch_within_a_moment(web):
-    """G3: a stop while the page trickles (a byte every 10 s, the deadline 20 s off) ends the
+    """G3: a stop while the page trickles (a byte every 60 s, the deadline 60 s off) ends the
     fetch within a moment: the watchdog shuts its socket, no byte has to arrive first."""
     cancel = threading.Event()
-    fetching = Fetching(web.url("/trickle-slow"), cancel=cancel)
+    fetching = Fetching(web.url("/trickle-slow"), cancel=cancel, limits=Limits(total_seconds=60))
     wait_until(web.trickling.is_set, timeout=10, what="the page's headers sent")
     cancel.set()
     assert fetching.ended_within(MOMENT), "the fetch did not end within a moment of the stop"

@@ -69,7 +69,9 @@ async def test_close_while_locked_past_the_exit_wait_says_what_was_not_saved(tmp
         with pytest.raises(StorageNotSavedError) as info:
             await db.close(on_wait=told.append)
         waited = time.monotonic() - started
-    assert 0.3 < waited < 3, "the exit wait is bounded by exit_wait"
+    # The other process holds the lock for a minute (held_write_lock): an unbounded close
+    # would wait it out; a quarter of it leaves a loaded machine room.
+    assert 0.3 < waited < 15, "the exit wait is bounded by exit_wait"
     assert str(info.value).startswith("not saved: 1 message and token counts;")
     assert "still locked by another process" in str(info.value)
     assert len(told) == 1 and exit_wait_said(told[0], db.path, "1 message and token counts")

@@ -61,6 +61,11 @@ def child_of(tmp_path: Path) -> str:
     )
 
 
+WITHIN = 15.0
+"""A quarter of the hooks' 60 s sleeps (and the stopped hook's 60 s timeout): a run that waited
+for them takes the whole minute; a loaded machine's Python start-ups fit in the rest."""
+
+
 def running(pid: int) -> bool:
     """True while `pid` runs (a zombie waiting for its reaper does not)."""
     try:
@@ -75,7 +80,7 @@ def test_n4_at_its_timeout_the_whole_group_is_killed(tmp_path):
     started = time.monotonic()
     run = run_py(tmp_path, child_of(tmp_path) + "time.sleep(60)\n", timeout=1)
     assert run.timed_out and run.exit_code is None
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < WITHIN
     pid = int((tmp_path / "child.pid").read_text())
     wait_until(lambda: not running(pid), timeout=5, what="the hook's child killed")
 
@@ -85,7 +90,7 @@ def test_n4_what_a_hook_leaves_running_is_killed_when_it_exits(tmp_path):
     started = time.monotonic()
     run = run_py(tmp_path, child_of(tmp_path) + "print('done')\n", timeout=30)
     assert run.exit_code == 0 and run.stdout.strip() == "done"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < WITHIN
     pid = int((tmp_path / "child.pid").read_text())
     wait_until(lambda: not running(pid), timeout=5, what="the hook's child killed")
 
@@ -98,7 +103,7 @@ def test_n4_a_stop_ends_a_running_hook(tmp_path):
     threading.Timer(0.3, cancel.set).start()
     started = time.monotonic()
     run = run_py(tmp_path, "time.sleep(60)", timeout=60, cancel=cancel)
-    assert run.stopped and time.monotonic() - started < 5
+    assert run.stopped and time.monotonic() - started < WITHIN
 
 
 def done(code: int | None = 0, out: str = "", err: str = "", **kw) -> HookRun:
