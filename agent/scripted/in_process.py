@@ -1,4 +1,4 @@
-"""The scripted model in this process: the same script and bytes, with no socket or thread.
+"""The scripted model in this process: the same script and bytes, with no connection or thread.
 
 For tests that are not about the wire. The SDKs and httpx2 build and send their real
 requests; the `ScriptTransport` every new client mounts for the server's origin answers them
@@ -10,7 +10,7 @@ need the HTTP server.
 
 from __future__ import annotations
 
-import itertools
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -21,16 +21,22 @@ from agent.scripted.exchange import Answer, Dropped, Exchange
 from agent.scripted.script import Script
 from agent.scripted.server import ScriptedServer
 
-_hosts = itertools.count(1)
-
 
 class InProcessScriptedServer(ScriptedServer):
-    """A `ScriptedServer` whose origin (`http://scripted-N.invalid`) is answered in-process."""
+    """A `ScriptedServer` whose origin (`http://127.0.0.1:PORT`) is answered in-process.
+
+    The port is reserved by a socket that is bound and never listens: no other server can
+    take it, and a client that reaches for the network anyway (one built before `start` or
+    after `stop`) is refused, as by a stopped server. Being on 127.0.0.1 it is a local
+    server to the config, as the HTTP one is.
+    """
 
     def __init__(self, script: Script | None = None) -> None:
-        # `.invalid` never resolves (RFC 2606): a client built without the mount fails fast.
-        super().__init__(script, host=f"scripted-{next(_hosts)}.invalid", port=80, listen=False)
-        self._origin = f"http://{self.host}"
+        self._reserved = socket.socket()
+        self._reserved.bind(("127.0.0.1", 0))
+        port = int(self._reserved.getsockname()[1])
+        super().__init__(script, host="127.0.0.1", port=port, listen=False)
+        self._origin = f"http://127.0.0.1:{port}"
         self._closed = False
 
     def start(self) -> InProcessScriptedServer:
@@ -45,6 +51,7 @@ class InProcessScriptedServer(ScriptedServer):
             self._closed = True
             self._stop.set()
             self._changed.notify_all()
+        self._reserved.close()
 
     @property
     def stopped(self) -> bool:
