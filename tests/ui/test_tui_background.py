@@ -105,7 +105,9 @@ def test_g2_the_ps_panel(snap_compare, make_app, scripted_in_process, table):
     assert snap_compare(app, terminal_size=SIZE, run_before=opened)
 
 
-async def test_g2_quitting_with_a_background_process_asks_first(make_app, scripted_in_process, table):
+async def test_g2_quitting_with_a_background_process_asks_first(
+    make_app, scripted_in_process, table
+):
     """G2: with a background process running, the quit key first says what quitting stops
     and quits only when pressed again within a few seconds; the process then ends."""
     from ui.tui_helpers import FakeClock

@@ -117,7 +117,9 @@ async def test_queued_messages_stay_queued_after_a_cap_stops_the_turn(
         assert "turn cap of $1.50 (spent $1.00)" in errors(app)[0]
 
 
-async def test_bad_budget_arguments_get_one_sentence(make_app, scripted_in_process, hermes_home, workspace):
+async def test_bad_budget_arguments_get_one_sentence(
+    make_app, scripted_in_process, hermes_home, workspace
+):
     """$2: `/budget week 5` or `/budget session lots` is refused with the usage."""
     server = scripted_in_process({"replies": []})
     app = budget_app(make_app, server, hermes_home, workspace, session=1.0)
@@ -132,7 +134,9 @@ async def test_bad_budget_arguments_get_one_sentence(make_app, scripted_in_proce
         assert app.agent.usage_recorder.budget.cap("session") == 1.0
 
 
-async def test_a_large_request_asks_in_the_dialog(make_app, scripted_in_process, hermes_home, workspace):
+async def test_a_large_request_asks_in_the_dialog(
+    make_app, scripted_in_process, hermes_home, workspace
+):
     """$2: over `budget.ask_above_tokens` the dialog asks with the size and cost; n keeps
     the call unsent, y sends it."""
     server = scripted_in_process({"replies": [{"text": "read it"}]})

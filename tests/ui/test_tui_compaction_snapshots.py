@@ -43,7 +43,9 @@ def test_compaction_marker_after_it(snap_compare, scripted_in_process, hermes_ho
     assert snap_compare(app, terminal_size=SIZE, run_before=compacted)
 
 
-def test_search_results_in_the_sessions_panel(snap_compare, scripted_in_process, hermes_home, workspace):
+def test_search_results_in_the_sessions_panel(
+    snap_compare, scripted_in_process, hermes_home, workspace
+):
     server = scripted_in_process(echo_script())
     app = compacting_app(server, hermes_home, workspace)
 

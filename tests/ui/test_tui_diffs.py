@@ -24,7 +24,9 @@ def diff_blocks(app) -> list[ToolBlock]:
 
 
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
-async def test_an_edit_shows_its_diff_in_every_mode(make_app, scripted_in_process, workspace: Path, mode):
+async def test_an_edit_shows_its_diff_in_every_mode(
+    make_app, scripted_in_process, workspace: Path, mode
+):
     server = scripted_in_process({"replies": [edit("app.py", "hello", "goodbye"), reply("Done.")]})
     app = make_app(server, approval=mode)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -45,7 +47,9 @@ async def test_an_edit_shows_its_diff_in_every_mode(make_app, scripted_in_proces
         assert tool[0]["content"] == "Edited app.py: replaced 1 occurrence."
 
 
-async def test_a_resumed_session_shows_the_stored_diff(make_app, scripted_in_process, workspace: Path):
+async def test_a_resumed_session_shows_the_stored_diff(
+    make_app, scripted_in_process, workspace: Path
+):
     server = scripted_in_process(
         {
             "replies": [
@@ -91,7 +95,9 @@ async def test_the_diff_folds_to_its_counts(make_app, scripted_in_process, works
         assert block.header_content().plain.startswith("▸ edit_file")
 
 
-async def test_a_wide_transcript_shows_the_diff_side_by_side(make_app, scripted_in_process, workspace):
+async def test_a_wide_transcript_shows_the_diff_side_by_side(
+    make_app, scripted_in_process, workspace
+):
     server = scripted_in_process({"replies": [edit("app.py", "hello", "hi"), reply("Done.")]})
     app = make_app(server, approval="yolo")
     # Side panels take 70 columns there (the sessions panel at its widest, 44): the

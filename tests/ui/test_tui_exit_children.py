@@ -60,8 +60,12 @@ async def test_quitting_kills_a_background_job_a_finished_command_left(
             os.kill(pid, signal.SIGKILL)
 
 
-async def test_quitting_during_a_command_kills_its_whole_group(make_app, scripted_in_process, workspace):
-    server = scripted_in_process({"replies": [shell_call("sleep 100 & sleep 100; wait"), reply("done")]})
+async def test_quitting_during_a_command_kills_its_whole_group(
+    make_app, scripted_in_process, workspace
+):
+    server = scripted_in_process(
+        {"replies": [shell_call("sleep 100 & sleep 100; wait"), reply("done")]}
+    )
     app = make_app(server, approval="yolo")
     before = set(CHILDREN.live())
     async with app.run_test(size=(100, 30)) as pilot:

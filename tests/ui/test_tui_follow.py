@@ -42,7 +42,9 @@ async def test_a_command_reply_below_a_long_answer_is_in_view(make_app, scripted
         await wait_until(pilot, lambda: visible(app, unknown), what="the unknown-command reply")
 
 
-async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(make_app, scripted_in_process):
+async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(
+    make_app, scripted_in_process
+):
     server = scripted_in_process({"replies": [reply(LONG)]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -58,7 +60,9 @@ async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(make
         assert app.transcript.following
 
 
-async def test_new_content_out_of_sight_is_announced_and_a_click_follows_it(make_app, scripted_in_process):
+async def test_new_content_out_of_sight_is_announced_and_a_click_follows_it(
+    make_app, scripted_in_process
+):
     server = scripted_in_process(
         {"replies": [reply(LONG), reply("The second answer. SECOND", gate="later", gate_after=1)]}
     )

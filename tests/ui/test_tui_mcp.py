@@ -51,7 +51,9 @@ async def test_start_up_never_waits_for_a_hung_server(make_app, scripted_in_proc
         await wait_until(pilot, lambda: "MCP 0/1 ready · 1 starting" in app.status_panel.text)
 
 
-async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(make_app, scripted_in_process, hermes_home):
+async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: the first turn waits for a server still starting, and the status panel names it
     meanwhile; once that server stops starting (here: turned off) the turn runs without
     its tools. (The wait's own bound, `mcp.turn_wait_seconds`: tests/integration.)"""
@@ -74,7 +76,9 @@ async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(make_app, scri
         assert not any(name.startswith("mcp__hung__") for name in tools)
 
 
-async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scripted_in_process, hermes_home):
+async def test_the_status_panel_and_the_mcp_panel_show_each_server(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: `MCP 1/2 ready · 1 failed`; /mcp lists the servers with state, transport, tools
     and schema tokens; the detail shows the last error, `s` the stderr; Esc closes."""
     server = scripted_in_process({"replies": [reply("hi")]})
@@ -100,7 +104,9 @@ async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scr
         await wait_until(pilot, lambda: not isinstance(app.screen, McpScreen))
 
 
-async def test_restart_from_the_panel_brings_a_server_back(make_app, scripted_in_process, hermes_home):
+async def test_restart_from_the_panel_brings_a_server_back(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: `r` in the panel restarts the highlighted server, off the UI thread."""
     server = scripted_in_process({"replies": [reply("hi")]})
     app = with_servers(make_app(server), hermes_home, {"calc": stdio_entry("normal")})
@@ -125,7 +131,9 @@ async def test_mcp_without_servers_says_how_to_add_them(make_app, scripted_in_pr
         await wait_until(pilot, lambda: "No MCP servers" in notices(app))
 
 
-async def test_a_prompt_is_a_slash_command_whose_text_is_sent(make_app, scripted_in_process, hermes_home):
+async def test_a_prompt_is_a_slash_command_whose_text_is_sent(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: `/mcp:<server>:<prompt> args` fills the prompt's arguments and sends its text."""
     server = scripted_in_process({"replies": [reply("reviewed")]})
     app = with_servers(make_app(server), hermes_home, {"calc": stdio_entry("normal")})
@@ -149,7 +157,9 @@ async def test_the_dialog_names_the_server_and_remembers_for_the_project(
     "always for this project" (p), and that answer is stored: the next call runs unasked."""
     call = {"tool_calls": [{"id": "e1", "name": "mcp__calc__echo", "arguments": {"text": "x"}}]}
     again = {"tool_calls": [{"id": "e2", "name": "mcp__calc__echo", "arguments": {"text": "y"}}]}
-    server = scripted_in_process({"replies": [reply(**call), reply("one"), reply(**again), reply("two")]})
+    server = scripted_in_process(
+        {"replies": [reply(**call), reply("one"), reply(**again), reply("two")]}
+    )
     app = with_servers(
         make_app(server, approval="ask"), hermes_home, {"calc": stdio_entry("normal")}
     )
@@ -213,7 +223,9 @@ async def test_attaching_the_servers_runs_off_the_ui_thread(
         assert seen == [False] and manager(app) is not None
 
 
-async def test_the_panel_shows_a_tool_allowed_for_this_session(make_app, scripted_in_process, hermes_home):
+async def test_the_panel_shows_a_tool_allowed_for_this_session(
+    make_app, scripted_in_process, hermes_home
+):
     """M2: after "always" (a) in the dialog, the /mcp panel shows that tool as allowed for
     this session; the other tools still ask."""
     call = {"tool_calls": [{"id": "e1", "name": "mcp__calc__echo", "arguments": {"text": "x"}}]}

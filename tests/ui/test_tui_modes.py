@@ -35,7 +35,9 @@ async def stored_mode(app) -> str | None:
     return (session.get("metadata") or {}).get(MODE_KEY)
 
 
-async def test_shift_tab_cycles_and_plan_refuses_a_write(make_app, scripted_in_process, workspace: Path):
+async def test_shift_tab_cycles_and_plan_refuses_a_write(
+    make_app, scripted_in_process, workspace: Path
+):
     """N1: shift+Tab steps ask -> auto-edit -> plan; in plan a write is refused with a
     sentence the model reads, no dialog opens, and the session keeps the mode."""
     server = scripted_in_process({"replies": [write_call(), reply("Planned instead.")]})

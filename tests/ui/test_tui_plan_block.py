@@ -25,7 +25,9 @@ def rendered(block: ToolBlock) -> bool:
     return any(type(child).__name__ == "MarkdownH2" for child in view.children)
 
 
-async def test_n1_the_plan_shows_as_markdown_on_the_turn_and_on_resume(make_app, scripted_in_process):
+async def test_n1_the_plan_shows_as_markdown_on_the_turn_and_on_resume(
+    make_app, scripted_in_process
+):
     """N1: after the answer to the plan, its block holds the plan rendered; a resume too."""
     server = scripted_in_process({"replies": [propose(), reply("Revising.")]})
     app = make_app(server, approval="plan")

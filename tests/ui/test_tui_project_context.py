@@ -177,7 +177,9 @@ async def test_a_custom_command_sent_during_a_turn_waits_in_the_queue(
     commands = workspace / ".hermes-tui" / "commands"
     commands.mkdir(parents=True)
     (commands / "review.md").write_text("Review $ARGUMENTS for bugs.\n")
-    server = scripted_in_process({"replies": [reply("first", gate="g", gate_after=1), reply("second")]})
+    server = scripted_in_process(
+        {"replies": [reply("first", gate="g", gate_after=1), reply("second")]}
+    )
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()

@@ -18,7 +18,9 @@ def write(call_id: str, path: str, content: str) -> dict:
     )
 
 
-async def test_always_for_writes_still_asks_for_a_git_hook(make_app, scripted_in_process, workspace: Path):
+async def test_always_for_writes_still_asks_for_a_git_hook(
+    make_app, scripted_in_process, workspace: Path
+):
     server = scripted_in_process(
         {
             "replies": [

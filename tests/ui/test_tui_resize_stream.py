@@ -24,7 +24,9 @@ def paragraphs(count: int) -> str:
     )
 
 
-async def test_a_long_streamed_answer_stops_growing_one_markdown_widget(make_app, scripted_in_process):
+async def test_a_long_streamed_answer_stops_growing_one_markdown_widget(
+    make_app, scripted_in_process
+):
     """Z2: 520 lines of short paragraphs (under the old 2000-line mark, so once one growing
     Markdown widget of 260 blocks) go lazy mid-stream: the mounted blocks stay bounded, and a
     resize then lays out what is near the view."""

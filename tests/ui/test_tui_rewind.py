@@ -45,7 +45,9 @@ def markers(app) -> list[str]:
     return [m.text for m in app.transcript.query(Marker)]
 
 
-async def test_undo_reverts_the_last_turn_and_leaves_a_marker(make_app, scripted_in_process, workspace):
+async def test_undo_reverts_the_last_turn_and_leaves_a_marker(
+    make_app, scripted_in_process, workspace
+):
     app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -132,7 +134,9 @@ async def test_redo_is_gone_once_a_turn_changes_files_and_keeps_outside_edits(
         assert (workspace / "app.py").read_text() == "print('hello')\n"
 
 
-async def test_undo_keeps_an_outside_edit_unless_confirmed(make_app, scripted_in_process, workspace):
+async def test_undo_keeps_an_outside_edit_unless_confirmed(
+    make_app, scripted_in_process, workspace
+):
     app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -239,7 +243,9 @@ async def test_rewind_code_only_keeps_the_conversation(make_app, scripted_in_pro
         assert [m.text for m in app.transcript.query(UserMessage)] == ["first", "second"]
 
 
-async def test_escape_twice_on_an_empty_composer_opens_the_picker(make_app, scripted_in_process, workspace):
+async def test_escape_twice_on_an_empty_composer_opens_the_picker(
+    make_app, scripted_in_process, workspace
+):
     app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -257,8 +263,12 @@ async def test_escape_twice_on_an_empty_composer_opens_the_picker(make_app, scri
         assert not isinstance(app.screen, RewindScreen)
 
 
-async def test_escape_that_stops_a_turn_does_not_open_the_picker(make_app, scripted_in_process, workspace):
-    server = scripted_in_process({"replies": [reply("slow " * 50, chunk_size=4, gate="g", gate_after=1)]})
+async def test_escape_that_stops_a_turn_does_not_open_the_picker(
+    make_app, scripted_in_process, workspace
+):
+    server = scripted_in_process(
+        {"replies": [reply("slow " * 50, chunk_size=4, gate="g", gate_after=1)]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("talk")

@@ -57,7 +57,9 @@ async def test_a_resumed_session_counts_on_from_its_stored_totals(
 async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
     make_app, scripted_in_process, hermes_home: Path
 ):
-    server = scripted_in_process({"replies": [reply("The answer.", reasoning="private chain of thought")]})
+    server = scripted_in_process(
+        {"replies": [reply("The answer.", reasoning="private chain of thought")]}
+    )
     app = make_app(server)
     rewrite_config(hermes_home, ui={"show_reasoning": False})
     app = HermesApp(

@@ -119,7 +119,9 @@ async def test_g1_a_subagents_approval_goes_to_the_same_dialog_naming_it(
         assert (workspace / "out.txt").read_text() == "hi\n"
 
 
-async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(make_app, scripted_in_process, workspace):
+async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(
+    make_app, scripted_in_process, workspace
+):
     """G1: Esc in the TUI while the subagent's model call is held at the server's gate stops
     both: the subagent's call is cancelled, its block ends with the stop, the turn ends
     stopped and the parent asks the model nothing more."""

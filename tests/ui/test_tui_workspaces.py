@@ -58,7 +58,9 @@ async def test_the_panel_names_another_workspace_and_lists_this_one_first(
         assert "in " not in labels[0].split("\n")[1], labels
 
 
-async def test_resuming_from_another_folder_can_switch_to_it(make_app, scripted_in_process, tmp_path):
+async def test_resuming_from_another_folder_can_switch_to_it(
+    make_app, scripted_in_process, tmp_path
+):
     server = scripted_in_process({"replies": [reply("One."), reply("Reading.", tool_calls=[READ]),
                                    reply("Done.")]})  # fmt: skip
     session_id = await a_session_in(make_app, server, "hello")
