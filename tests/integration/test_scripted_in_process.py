@@ -146,3 +146,37 @@ def test_a_server_stopped_mid_reply_drops_it_and_refuses_later_calls(providers):
     with pytest.raises(ProviderError) as later:
         list(provider.stream(REQUEST, Abort()))
     assert later.value.kind is ErrorKind.CONNECTION
+
+
+@pytest.mark.parametrize(
+    "knob",
+    [
+        {"text": "cut off in the middle of it", "chunk_size": 4, "drop_after": 3},
+        {"status": 429, "error_message": "slow down", "retry_after": 2},
+        {"text": "whole", "stream": False},
+    ],
+    ids=["drop", "status", "json"],
+)
+def test_a_knob_ends_a_call_in_process_as_it_does_over_http(knob, providers):
+    """A drop, an error status and a JSON reply reach the provider as the same outcome."""
+    stream = knob.pop("stream", True)
+    script = {"replies": [knob]}
+    outcomes = []
+    for server in (
+        ScriptedServer(Script.from_dict(script)).start(),
+        InProcessScriptedServer(Script.from_dict(script)).start(),
+    ):
+        try:
+            provider = providers(server, "openai")
+            if not stream:
+                outcomes.append(_body_bytes(server, "openai", {"model": "m", "messages": []}))
+                continue
+            try:
+                parts = list(provider.stream(REQUEST, Abort()))
+                outcomes.append(("ok", "".join(p.text for p in parts if isinstance(p, TextPart))))
+            except ProviderError as exc:
+                outcomes.append((exc.kind, exc.message, exc.retry_after))
+        finally:
+            server.stop()
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] != "ok" or not stream
