@@ -102,12 +102,12 @@ class Exchange:
 
     def _wait(self, seconds: float) -> None:
         """Wait, interruptibly by a stop or hang-up (which drops the reply)."""
-        if seconds and seconds > 0 and self.owner._wait_until(self.stopped, seconds):
+        if seconds and seconds > 0 and self.owner.wait_until(self.stopped, seconds):
             raise Dropped
 
     def _at_gate(self, name: str) -> None:
         """Wait until gate `name` opens; a stop or hang-up meanwhile drops the reply."""
-        self.owner._wait_gate(name, self.stopped)
+        self.owner.wait_gate(name, self.stopped)
         if self.stopped():
             raise Dropped
 
@@ -156,7 +156,7 @@ class Exchange:
 
     def _stream(self, reply: Reply, events: Iterator[bytes], wire: str) -> Answer:
         """A chunked SSE response playing `events` with the reply's knobs."""
-        rid = f"req_scripted_{self.owner._next_id()}"
+        rid = f"req_scripted_{self.owner.next_id()}"
         headers = {
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-cache",
@@ -181,7 +181,7 @@ class Exchange:
         if reply is not None and reply.retry_after is not None:
             value = reply.retry_after
             headers["Retry-After"] = str(int(value)) if float(value).is_integer() else str(value)
-        rid = f"req_scripted_{self.owner._next_id()}"
+        rid = f"req_scripted_{self.owner.next_id()}"
         headers["request-id" if wire == "anthropic" else "x-request-id"] = rid
         return json_answer(status, body, headers)
 
@@ -209,7 +209,7 @@ class Exchange:
         persona = self.owner.script.server
         recorded = RecordedRequest("POST", target, headers, body, raw, wire)
         discovery = persona.post(path, body)
-        self.owner._record(recorded, probe=discovery is not None or path in DISCOVERY_PATHS)
+        self.owner.record(recorded, probe=discovery is not None or path in DISCOVERY_PATHS)
         if discovery is not None:
             return body_answer(*discovery)
         if raw and body is None:
@@ -237,7 +237,7 @@ class Exchange:
         if path == REQUESTS_PATH:
             return json_answer(200, {"requests": [r.body for r in self.owner.requests]})
         get = RecordedRequest("GET", target, headers, None, b"", wire_of(path))
-        self.owner._record(get, probe=True)
+        self.owner.record(get, probe=True)
         found = self.owner.script.server.get(path)
         if found is not None:
             return body_answer(*found)
@@ -256,7 +256,7 @@ class Exchange:
         """A chat completion or a message: the script's next reply, an error, or raw bytes."""
         persona = self.owner.script.server
         info = RequestInfo.from_body(wire, body, raw)
-        reply = self.owner._player.pick(info)
+        reply = self.owner.pick(info)
         if reply is None:
             return self._error(wire, 500, None, EXHAUSTED_MESSAGE)
         if reply.server_error is not None:
@@ -274,12 +274,12 @@ class Exchange:
         if persona.name == {"anthropic": ANTHROPIC, "openai": OPENAI}[wire] and isinstance(
             body, dict
         ):
-            reply = self.owner._cached_usage(reply, body, wire)
+            reply = self.owner.cached_usage(reply, body, wire)
         return self._reply(reply, info, wire)
 
     def _reply(self, reply: Reply, info: RequestInfo, wire: str) -> Answer:
         """A scripted answer (streamed or whole) on `wire`."""
-        rid = self.owner._next_id()
+        rid = self.owner.next_id()
         if wire == "anthropic":
             msg_id = f"msg_scripted_{rid}"
             if info.stream:

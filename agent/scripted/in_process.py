@@ -77,7 +77,7 @@ class ScriptTransport(local_origins.LocalTransport):
         server = self._server
         if server.stopped or self._hung_up.is_set():
             raise httpx2.ConnectError("scripted server: connection refused", request=request)
-        stop, hung_up = server._stop, self._hung_up  # the script this request came for
+        stop, hung_up = server.epoch_stop, self._hung_up  # the script this request came for
         exchange = Exchange(server, lambda: stop.is_set() or hung_up.is_set())
         headers = {k.lower(): v for k, v in request.headers.items()}
         answer = exchange.answer(

@@ -22,7 +22,7 @@ from agent.scripted.exchange import (
     RecordedRequest,
 )
 from agent.scripted.prompt_cache import MIN_CACHEABLE_TOKENS, TTL_SECONDS, PromptCache
-from agent.scripted.script import Reply, Script, ScriptPlayer
+from agent.scripted.script import Reply, RequestInfo, Script, ScriptPlayer
 
 __all__ = ["DISCOVERY_PATHS", "RecordedRequest", "ScriptedServer"]
 
@@ -87,7 +87,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Finish the TLS handshake on this thread (not the accept loop)."""
         # The stop this connection ends at: the server's stop, or the reset that replaces
         # the script it came for (a reset gives later connections a new one).
-        self.stop_event = self.owner._stop
+        self.stop_event = self.owner.epoch_stop
         if isinstance(self.request, ssl.SSLSocket):
             self.request.settimeout(10)
             self.request.do_handshake()
@@ -360,22 +360,32 @@ class ScriptedServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- internals used by the handler -------------------------------------------------------
+    # -- what an Exchange answering a request uses ---------------------------------------------
 
-    def _wait_gate(self, name: str, stopped: Callable[[], bool]) -> None:
+    @property
+    def epoch_stop(self) -> threading.Event:
+        """Set when the current script's replies must end (stop, or the next reset)."""
+        return self._stop
+
+    def pick(self, info: RequestInfo) -> Reply | None:
+        """The script's reply to a model request, or None when the script is used up."""
+        return self._player.pick(info)
+
+    def wait_gate(self, name: str, stopped: Callable[[], bool]) -> None:
         """Wait until gate `name` is open or `stopped()` (a stop, reset or hang-up)."""
         with self._changed:
             self._changed.wait_for(lambda: name in self._opened or stopped())
 
-    def _wait_until(self, stopped: Callable[[], bool], seconds: float) -> bool:
+    def wait_until(self, stopped: Callable[[], bool], seconds: float) -> bool:
         """Wait up to `seconds` for `stopped()`; whether it came."""
         with self._changed:
             return self._changed.wait_for(stopped, seconds)
 
-    def _next_id(self) -> int:
+    def next_id(self) -> int:
+        """The next number for a response's ids (from 1 after each reset)."""
         return next(self._ids)
 
-    def _cached_usage(self, reply: Reply, body: dict[str, Any], wire: str) -> Reply:
+    def cached_usage(self, reply: Reply, body: dict[str, Any], wire: str) -> Reply:
         """The reply with the `anthropic` or `openai` persona's cache accounting of this
         request in its usage ($1); usage the script gives for the input wins."""
         if reply.usage and ("input_tokens" in reply.usage or "prompt_tokens" in reply.usage):
@@ -395,7 +405,8 @@ class ScriptedServer:
             counted = dict(dataclasses.asdict(cache.account(body)))
         return dataclasses.replace(reply, usage={**(reply.usage or {}), **counted})
 
-    def _record(self, request: RecordedRequest, *, probe: bool = False) -> None:
+    def record(self, request: RecordedRequest, *, probe: bool = False) -> None:
+        """Log a request: in `probes` (discovery, GETs) or in `requests` (model calls)."""
         with self._lock:
             (self.probes if probe else self.requests).append(request)
 
