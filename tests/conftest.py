@@ -62,6 +62,17 @@ def servers(worker_scripted_server):
     mine.close()
 
 
+@pytest.fixture
+def in_process_servers():
+    """This test's in-process scripted servers: `in_process_servers.start(Script)`, answered
+    through the real SDKs and httpx2 with no socket; for tests that are not about the wire."""
+    from helpers import InProcessServers
+
+    mine = InProcessServers()
+    yield mine
+    mine.close()
+
+
 @pytest.fixture(autouse=True)
 def hermes_home(tmp_path, monkeypatch):
     """Every test gets its own HERMES_TUI_HOME and a clean provider environment."""

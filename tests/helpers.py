@@ -126,6 +126,26 @@ class ScriptedServers:
             self._worker.release()
 
 
+class InProcessServers:
+    """A test's in-process scripted servers (no socket, no thread), stopped with the test."""
+
+    def __init__(self) -> None:
+        self._started: list[ScriptedServer] = []
+
+    def start(self, script: Script) -> ScriptedServer:
+        """A started in-process server playing `script`."""
+        from agent.scripted.in_process import InProcessScriptedServer
+
+        server = InProcessScriptedServer(script).start()
+        self._started.append(server)
+        return server
+
+    def close(self) -> None:
+        """Stop every server the test started."""
+        for server in self._started:
+            server.stop()
+
+
 class LoopThread:
     """An asyncio loop on its own thread: owns the SessionDB the way the TUI's loop does."""
 

@@ -37,6 +37,7 @@ from agent.httpx_compat import (
     set_network_backend,
     wrap_body,
 )
+from agent.providers.local_origins import LocalTransport, local_mounts
 from agent.providers.sdk_compat import sdk_http_client
 
 log = logging.getLogger("hermes_tui.wire")
@@ -229,6 +230,8 @@ def build_http_client(
             mounts[pattern] = (
                 None if url is None else DrainingTransport(verify=context, limits=limits, proxy=url)
             )
+    # Origins answered in this process (the scripted model in tests) win over any proxy.
+    mounts.update(local_mounts())
     # The TLS context is ours, so the environment (SSL_CERT_FILE...) has no say in it.
     return httpx2.Client(
         transport=DrainingTransport(verify=context, limits=limits),
@@ -281,7 +284,10 @@ def shutdown_sockets(client: Any, why: str) -> int:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-    if not sockets:
+    local = [t for t in client_transports(sdk_http_client(client)) if isinstance(t, LocalTransport)]
+    for transport in local:
+        transport.hang_up()
+    if not sockets and not local:
         log.warning("wire abort (%s): found no socket to shut down", why)
     else:
         log.debug("wire abort (%s): shut down %d socket(s)", why, len(sockets))

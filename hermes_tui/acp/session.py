@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ from hermes_tui.acp.outbox import POLL, Outbox
 from hermes_tui.acp.permissions import options_for, verdict_of
 from hermes_tui.acp.updates import tool_kind, updates_for
 from hermes_tui.runtime import Runtime
+
+log = logging.getLogger("hermes_tui.acp")
 
 STOP_REASONS = {
     TurnStatus.OK: "end_turn",
@@ -153,6 +156,10 @@ class AcpSession:
             running.answers.append(answer)
         else:
             self._queue.append(_Item(text, [answer]))
+            if running is not None:
+                # Said in the log, so a reader of it (and a test) can tell a queued prompt
+                # from one that came after the turn.
+                log.info("prompt queued behind the running turn (%d waiting)", len(self._queue))
             if self._runner is None or self._runner.done():
                 self._runner = self.loop.create_task(self._run_queue(), name="acp-turns")
         return await answer

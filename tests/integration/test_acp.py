@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import write_config
+from waits import wait_until
 
 from agent.scripted import Script
 
@@ -74,6 +75,18 @@ class RecordingClient:
                 await self.changed.wait()
 
         await asyncio.wait_for(waiting(), timeout)
+
+
+QUEUED = 30.0
+"""Bound on the agent taking in a prompt sent while its turn waits at a gate."""
+
+
+def _log_text(home: Path) -> str:
+    """The agent process's log file so far ('' before it exists)."""
+    try:
+        return (home / "logs" / "hermes-tui.log").read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def agent_env(home) -> dict[str, str]:
@@ -235,7 +248,14 @@ async def _session_checks(server, home, workspace):
         queued = asyncio.ensure_future(
             conn.prompt(session_id=sid, prompt=[text_block("queued one")])
         )
-        await asyncio.sleep(0)  # the queued prompt is on its way before the gate opens
+        # The gate opens only once the agent has queued the prompt behind the held turn
+        # (its log says so): a prompt that arrived after the turn would prove nothing (T1).
+        await asyncio.to_thread(
+            wait_until,
+            lambda: "prompt queued behind the running turn" in _log_text(home),
+            timeout=QUEUED,
+            what="the agent's log to say the prompt was queued",
+        )
         server.open_gate("slow")
         assert (await asyncio.wait_for(slow, STARTED)).stop_reason == "end_turn"
         assert (await asyncio.wait_for(queued, STARTED)).stop_reason == "end_turn"

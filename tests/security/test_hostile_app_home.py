@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
-import sys
 
 import pytest
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 from integration.conftest import Harness
 
@@ -142,14 +141,7 @@ def test_headless_without_yes_refuses_to_rewrite_projects_yaml(user_home):
     try:
         write_config(app_home, server, agent={"approval": "auto-edit"}, sandbox="off")
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        proc = subprocess.run(
-            [sys.executable, "-m", "hermes_tui", "run", "reset consents"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=user_home,
-            timeout=60,
-        )
+        proc = run_cli_in_process(["run", "reset consents"], env=env, cwd=user_home)
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr
         [told] = [m["content"] for m in server.requests[1].body["messages"] if m["role"] == "tool"]

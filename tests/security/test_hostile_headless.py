@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 
 from agent.scripted import Script, ScriptedServer
@@ -38,9 +39,24 @@ def control_characters(data: bytes) -> list[str]:
     ]
 
 
-def run_cli(home, workspace, *args):
+def _env(home):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HERMES_TUI_HOME"] = str(home)
+    return env
+
+
+def run_cli(home, workspace, *args):
+    """`hermes-tui ARGS` in this process (what it prints is the subject, not the process);
+    stdout and stderr as the UTF-8 bytes a terminal would get."""
+    proc = run_cli_in_process(list(args), env=_env(home), cwd=workspace)
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.encode(), proc.stderr.encode()
+    )
+
+
+def run_cli_process(home, workspace, *args):
+    """`hermes-tui ARGS` as a process of its own: what reaches its file descriptors."""
+    env = _env(home)
     return subprocess.run(
         [sys.executable, "-m", "hermes_tui", *args],
         capture_output=True,
@@ -83,7 +99,9 @@ def hostile(hermes_home, tmp_path):
 
 
 def test_human_output_carries_no_control_characters(hermes_home, hostile):
-    proc = run_cli(hermes_home, hostile, "run", "--yes", HOSTILE_TASK)
+    # A process of its own: the commands the run starts share its descriptors, so only the
+    # process's own stdout and stderr show everything a terminal would get (H1).
+    proc = run_cli_process(hermes_home, hostile, "run", "--yes", HOSTILE_TASK)
     assert proc.returncode == 0, proc.stderr.decode()
     assert control_characters(proc.stdout) == []
     assert control_characters(proc.stderr) == []

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 
 import pytest
+from headless_inprocess import run_cli_in_process
 from helpers import write_config
 from integration.conftest import Harness
 
@@ -160,16 +159,11 @@ def test_a_bare_repository_made_by_the_model_asks_for_its_head(hermes_home, work
 
 
 def run_cli(home, *args, cwd):
+    """`hermes-tui ARGS` in this process: the refusal's sentence and what was written are the
+    subject, not the process."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HERMES_TUI_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "hermes_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-    )
+    return run_cli_in_process(list(args), env=env, cwd=cwd)
 
 
 def tool_results(home) -> list[str]:

@@ -1,8 +1,9 @@
 """Storage trouble in headless runs (H7): one sentence, no traceback, nothing lost.
 
-Every run is a real `hermes-tui run` process against the scripted server, on a real SQLite
-file that another connection locks, that is read-only, or that is damaged. Lock windows and
-exit waits are made small in config.yaml, so no test waits for the real defaults.
+Every run is a real `hermes-tui` run against the scripted server (in this process where the
+process boundary is not the subject: see `run`), on a real SQLite file that another
+connection locks, that is read-only, or that is damaged. Lock windows and exit waits are
+made small in config.yaml, so no test waits for the real defaults.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from headless_inprocess import run_cli_in_process
 from helpers import held_write_lock, write_config
 from waits import wait_until
 
@@ -59,9 +61,12 @@ def env_for(home: Path) -> dict[str, str]:
 
 
 def run(home: Path, *args: str, cwd: Path | None = None, plain_user: bool = False):
-    command = cli(*args)
+    """`hermes-tui ARGS`: in this process (the sentence and the stored rows are the subject),
+    or as a process of its own with `plain_user` (it drops capabilities first)."""
+    if not plain_user:
+        return run_cli_in_process(list(args), env=env_for(home), cwd=cwd)
     return subprocess.run(
-        as_plain_user(command) if plain_user else command,
+        as_plain_user(cli(*args)),
         capture_output=True,
         text=True,
         env=env_for(home),
@@ -359,7 +364,15 @@ def test_log_records_go_to_a_private_file_and_never_to_the_terminal(hermes_home,
     serve([{"text": "never asked"}], lock_timeout_seconds=0.2)
     run(hermes_home, "sessions", "list")
     with held_write_lock(hermes_home / "state.db"):
-        proc = run(hermes_home, "run", "hello", cwd=workspace)
+        # A process of its own: a record on its real stderr is what this test is about.
+        proc = subprocess.run(
+            cli("run", "hello"),
+            capture_output=True,
+            text=True,
+            env=env_for(hermes_home),
+            cwd=workspace,
+            timeout=60,
+        )
     assert not [line for line in proc.stderr.splitlines() if any(w in line for w in LOG_LINES)]
     logs = hermes_home / "logs"
     log = logs / "hermes-tui.log"

@@ -49,6 +49,18 @@ def scripted(servers: Any) -> Any:
 
 
 @pytest.fixture
+def scripted_in_process(in_process_servers: Any) -> Any:
+    """`scripted` without a socket: the same script played in this process, through the real
+    SDKs and httpx2. For tests that are not about the wire (retries, stalls, drops, hostile
+    servers and TLS keep `scripted`)."""
+
+    def start(script: dict[str, Any]) -> ScriptedServer:
+        return in_process_servers.start(Script.from_dict(script))
+
+    return start
+
+
+@pytest.fixture
 def make_app(hermes_home: Path, workspace: Path, tmp_path: Path, monkeypatch: Any) -> Any:
     """Build a HermesApp on the scripted server (or the demo model with `server=None`).
 

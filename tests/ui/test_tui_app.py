@@ -1,4 +1,4 @@
-"""Pilot tests of HermesApp driving the real Agent over real HTTP against the scripted server."""
+"""Pilot tests of HermesApp driving the real Agent through the real SDKs and scripted model."""
 
 from __future__ import annotations
 
@@ -47,8 +47,10 @@ async def test_demo_turn_streams_reasoning_tool_and_answer(make_app):
         assert [s["title"] for s in app.sessions_panel.sessions] == ["hello"]
 
 
-async def test_tool_turn_approval_yes_writes_the_file(make_app, scripted, workspace: Path):
-    server = scripted(
+async def test_tool_turn_approval_yes_writes_the_file(
+    make_app, scripted_in_process, workspace: Path
+):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -77,8 +79,8 @@ async def test_tool_turn_approval_yes_writes_the_file(make_app, scripted, worksp
         assert app.transcript.query_one(ToolBlock).state == "ok"
 
 
-async def test_tool_turn_approval_no_declines(make_app, scripted, workspace: Path):
-    server = scripted(
+async def test_tool_turn_approval_no_declines(make_app, scripted_in_process, workspace: Path):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -110,8 +112,10 @@ async def test_tool_turn_approval_no_declines(make_app, scripted, workspace: Pat
         assert tool_result["role"] == "tool" and "declined" in tool_result["content"]
 
 
-async def test_resume_shows_exactly_the_persisted_rows_and_no_reasoning(make_app, scripted):
-    server = scripted(
+async def test_resume_shows_exactly_the_persisted_rows_and_no_reasoning(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -154,8 +158,8 @@ async def test_resume_shows_exactly_the_persisted_rows_and_no_reasoning(make_app
         assert app.sessions_panel.current_id == alpha_id
 
 
-async def test_new_starts_a_fresh_session(make_app, scripted):
-    server = scripted({"replies": [reply("one"), reply("two")]})
+async def test_new_starts_a_fresh_session(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -173,8 +177,10 @@ async def test_new_starts_a_fresh_session(make_app, scripted):
         assert [m["content"] for m in users] == ["second"]
 
 
-async def test_model_switch_writes_and_shows_a_marker_that_is_never_sent(make_app, scripted):
-    server = scripted({"replies": [reply("one"), reply("two")]})
+async def test_model_switch_writes_and_shows_a_marker_that_is_never_sent(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -196,9 +202,9 @@ async def test_model_switch_writes_and_shows_a_marker_that_is_never_sent(make_ap
         assert [r["display_kind"] for r in rows].count("model_switch") == 1
 
 
-async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted):
+async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted_in_process):
     """U2: an unknown command says so and is never sent to the model."""
-    server = scripted({"replies": [reply("never")]})
+    server = scripted_in_process({"replies": [reply("never")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"/frobnicate", "enter")
@@ -223,8 +229,8 @@ async def test_help_lists_every_command_and_key(make_app):
         await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
 
-async def test_title_renames_the_session(make_app, scripted):
-    server = scripted({"replies": [reply("ok")]})
+async def test_title_renames_the_session(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("ok")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -252,9 +258,9 @@ async def test_panels_toggle_from_the_keyboard(make_app):
         assert app.composer.has_focus
 
 
-async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, scripted):
+async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, scripted_in_process):
     """U1: the layout works at 80x24."""
-    server = scripted({"replies": [reply("A short answer.")]})
+    server = scripted_in_process({"replies": [reply("A short answer.")]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "hi")
@@ -269,9 +275,9 @@ async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, sc
         assert app.sessions_panel.display
 
 
-async def test_composer_newline_history_and_completion(make_app, scripted):
+async def test_composer_newline_history_and_completion(make_app, scripted_in_process):
     """U2, U3: slash commands complete; the composer takes newlines and keeps history."""
-    server = scripted({"replies": [reply("one"), reply("two")]})
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         composer = app.composer
@@ -323,8 +329,8 @@ async def test_large_paste_does_not_freeze(make_app):
         assert app.composer.region.height <= 11
 
 
-async def test_resume_at_startup_by_title(make_app, scripted):
-    server = scripted({"replies": [reply("stored answer")]})
+async def test_resume_at_startup_by_title(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("stored answer")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "remember this")
@@ -338,8 +344,8 @@ async def test_resume_at_startup_by_title(make_app, scripted):
         assert kinds(again) == ["UserMessage", "AnswerBlock"]
 
 
-async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scripted):
-    server = scripted(
+async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scripted_in_process):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -374,14 +380,14 @@ async def test_a_resumed_tool_block_keeps_its_outcome_and_duration(make_app, scr
 
 
 async def test_configured_prices_give_the_cost_in_the_status_panel_and_the_session(
-    make_app, scripted, hermes_home: Path
+    make_app, scripted_in_process, hermes_home: Path
 ):
     import yaml
 
     from agent.config import load_config
     from hermes_tui.app import HermesApp
 
-    server = scripted({"replies": [reply("priced answer")]})
+    server = scripted_in_process({"replies": [reply("priced answer")]})
     make_app(server)
     config = hermes_home / "config.yaml"
     data = yaml.safe_load(config.read_text())

@@ -42,9 +42,9 @@ def tool_messages(server) -> list[dict]:
 
 
 async def test_typed_ahead_text_answers_nothing_and_lands_in_the_composer(
-    make_app, scripted, workspace: Path
+    make_app, scripted_in_process, workspace: Path
 ):
-    server = scripted({"replies": [shell("touch made.txt"), reply("ok")]})
+    server = scripted_in_process({"replies": [shell("touch made.txt"), reply("ok")]})
     clock = FakeClock()
     app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -77,8 +77,10 @@ async def test_typed_ahead_text_answers_nothing_and_lands_in_the_composer(
         assert [b.state for b in blocks(app)] == ["declined"]
 
 
-async def test_every_key_in_the_quiet_period_starts_it_again(make_app, scripted, workspace: Path):
-    server = scripted({"replies": [shell("touch made.txt"), reply("done")]})
+async def test_every_key_in_the_quiet_period_starts_it_again(
+    make_app, scripted_in_process, workspace: Path
+):
+    server = scripted_in_process({"replies": [shell("touch made.txt"), reply("done")]})
     clock = FakeClock()
     app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -100,8 +102,10 @@ async def test_every_key_in_the_quiet_period_starts_it_again(make_app, scripted,
         assert block.state == "ok" and block.duration is not None
 
 
-async def test_typing_after_it_armed_disarms_it_again(make_app, scripted, workspace: Path):
-    server = scripted({"replies": [shell("touch made.txt"), reply("done")]})
+async def test_typing_after_it_armed_disarms_it_again(
+    make_app, scripted_in_process, workspace: Path
+):
+    server = scripted_in_process({"replies": [shell("touch made.txt"), reply("done")]})
     clock = FakeClock()
     app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -120,9 +124,11 @@ async def test_typing_after_it_armed_disarms_it_again(make_app, scripted, worksp
         assert (workspace / "made.txt").exists()
 
 
-async def test_always_for_ls_does_not_approve_rm_next(make_app, scripted, workspace: Path):
+async def test_always_for_ls_does_not_approve_rm_next(
+    make_app, scripted_in_process, workspace: Path
+):
     (workspace / "x").write_text("keep me\n")
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 shell("ls", "s1"),
@@ -150,9 +156,9 @@ async def test_always_for_ls_does_not_approve_rm_next(make_app, scripted, worksp
         assert [b.state for b in blocks(app)] == ["ok", "ok", "declined"]
 
 
-async def test_always_for_a_file_tool_says_it_covers_that_tool(make_app, scripted):
+async def test_always_for_a_file_tool_says_it_covers_that_tool(make_app, scripted_in_process):
     call = {"id": "w1", "name": "write_file", "arguments": {"path": "n.txt", "content": "x"}}
-    server = scripted({"replies": [reply(tool_calls=[call]), reply("ok")]})
+    server = scripted_in_process({"replies": [reply(tool_calls=[call]), reply("ok")]})
     app = make_app(server, approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("write")
@@ -163,8 +169,10 @@ async def test_always_for_a_file_tool_says_it_covers_that_tool(make_app, scripte
         await app.wait_for_turn()
 
 
-async def test_a_no_with_a_reason_reaches_the_model(make_app, scripted, workspace: Path):
-    server = scripted({"replies": [shell("rm -rf build"), reply("I'll use make clean.")]})
+async def test_a_no_with_a_reason_reaches_the_model(make_app, scripted_in_process, workspace: Path):
+    server = scripted_in_process(
+        {"replies": [shell("rm -rf build"), reply("I'll use make clean.")]}
+    )
     app = make_app(server, approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("clean up")
@@ -183,8 +191,8 @@ async def test_a_no_with_a_reason_reaches_the_model(make_app, scripted, workspac
         assert app.composer.text == ""
 
 
-async def test_escape_in_the_reason_step_is_a_plain_no(make_app, scripted):
-    server = scripted({"replies": [shell("rm -rf build"), reply("ok")]})
+async def test_escape_in_the_reason_step_is_a_plain_no(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [shell("rm -rf build"), reply("ok")]})
     app = make_app(server, approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("clean up")
@@ -195,8 +203,8 @@ async def test_escape_in_the_reason_step_is_a_plain_no(make_app, scripted):
         assert result["content"] == "The user declined to run this tool call."
 
 
-async def test_resume_shows_declined_and_ok_blocks(make_app, scripted):
-    server = scripted(
+async def test_resume_shows_declined_and_ok_blocks(make_app, scripted_in_process):
+    server = scripted_in_process(
         {"replies": [shell("rm x", "s1"), shell("true", "s2"), reply("fine"), reply("hi")]}
     )
     app = make_app(server, approval="ask")
@@ -216,8 +224,8 @@ async def test_resume_shows_declined_and_ok_blocks(make_app, scripted):
         assert resumed == live
 
 
-async def test_the_dialog_opens_unarmed_with_its_default_delay(make_app, scripted):
-    server = scripted({"replies": [shell("true"), reply("ok")]})
+async def test_the_dialog_opens_unarmed_with_its_default_delay(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [shell("true"), reply("ok")]})
     app = make_app(server, approval="ask", arm_seconds=None)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("go")
@@ -247,11 +255,11 @@ async def test_a_call_always_cannot_cover_offers_no_always():
 
 
 async def test_a_lone_answer_key_typed_too_early_is_asked_again_not_typed(
-    make_app, scripted, workspace: Path
+    make_app, scripted_in_process, workspace: Path
 ):
     """H2 (issue 29 item 9): a `y` alone during the wait is an early answer: it never lands in
     the composer, and the armed dialog says to press it again; a second key makes it text."""
-    server = scripted({"replies": [shell("touch made.txt"), reply("ok")]})
+    server = scripted_in_process({"replies": [shell("touch made.txt"), reply("ok")]})
     clock = FakeClock()
     app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -270,10 +278,12 @@ async def test_a_lone_answer_key_typed_too_early_is_asked_again_not_typed(
         assert (workspace / "made.txt").exists() and app.composer.text == ""
 
 
-async def test_an_answer_key_that_starts_a_word_stays_text(make_app, scripted, workspace: Path):
+async def test_an_answer_key_that_starts_a_word_stays_text(
+    make_app, scripted_in_process, workspace: Path
+):
     """Item 9: `ye` and `n` + paste are typing: every key goes to the composer, in order,
     and the armed hint asks for nothing again."""
-    server = scripted({"replies": [shell("touch made.txt"), reply("ok")]})
+    server = scripted_in_process({"replies": [shell("touch made.txt"), reply("ok")]})
     clock = FakeClock()
     app = make_app(server, approval="ask", approval_clock=clock, arm_seconds=ARM)
     async with app.run_test(size=(120, 40)) as pilot:

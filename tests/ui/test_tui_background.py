@@ -57,12 +57,12 @@ def sandboxed(app):
 
 
 async def test_g2_ps_lists_the_server_and_stops_it_and_quitting_ends_the_rest(
-    make_app, scripted, table
+    make_app, scripted_in_process, table
 ):
     """G2: the panel's line names the port and command, /ps lists the process and `s`
     stops its group; quitting ends the one still running and says which."""
     replies = [start_server("s1"), reply("started"), start_server("s2"), reply("again")]
-    app = sandboxed(make_app(scripted({"replies": replies}), approval="yolo"))
+    app = sandboxed(make_app(scripted_in_process({"replies": replies}), approval="yolo"))
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         await run_turn(pilot, "start the server")
@@ -85,11 +85,11 @@ async def test_g2_ps_lists_the_server_and_stops_it_and_quitting_ends_the_rest(
     assert app.stopped_background == f"Stopped 1 background process: bg2 ({SERVER})."
 
 
-def test_g2_the_ps_panel(snap_compare, make_app, scripted, table):
+def test_g2_the_ps_panel(snap_compare, make_app, scripted_in_process, table):
     """G2: /ps lists each process with its state, age, ports and command, the highlighted
     one's last output below, and the stop key."""
     replies = [start_server(), reply("The server runs in the background.")]
-    app = sandboxed(make_app(scripted({"replies": replies}), approval="yolo"))
+    app = sandboxed(make_app(scripted_in_process({"replies": replies}), approval="yolo"))
 
     async def opened(pilot):
         await app.ready()
@@ -105,7 +105,9 @@ def test_g2_the_ps_panel(snap_compare, make_app, scripted, table):
     assert snap_compare(app, terminal_size=SIZE, run_before=opened)
 
 
-async def test_g2_quitting_with_a_background_process_asks_first(make_app, scripted, table):
+async def test_g2_quitting_with_a_background_process_asks_first(
+    make_app, scripted_in_process, table
+):
     """G2: with a background process running, the quit key first says what quitting stops
     and quits only when pressed again within a few seconds; the process then ends."""
     from ui.tui_helpers import FakeClock
@@ -116,7 +118,7 @@ async def test_g2_quitting_with_a_background_process_asks_first(make_app, script
     arguments = {"command": "sleep 60", "background": True}
     call = {"id": "s1", "name": "run_shell", "arguments": arguments}
     replies = [reply(tool_calls=[call]), reply("started")]
-    app = make_app(scripted({"replies": replies}), approval="yolo")
+    app = make_app(scripted_in_process({"replies": replies}), approval="yolo")
     clock = FakeClock()
     warned = "1 background process will be stopped: bg1 (sleep 60): {key} again quits."
 

@@ -8,8 +8,10 @@ from ui.tui_helpers import reply, run_turn
 from hermes_tui.widgets.messages import UserMessage
 
 
-async def test_a_blockquote_has_its_own_rule_not_the_user_bar(make_app, scripted):
-    server = scripted({"replies": [reply("The docs say:\n\n> never edit main\n\nSo I won't.")]})
+async def test_a_blockquote_has_its_own_rule_not_the_user_bar(make_app, scripted_in_process):
+    server = scripted_in_process(
+        {"replies": [reply("The docs say:\n\n> never edit main\n\nSo I won't.")]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await run_turn(pilot, "what do the docs say?")

@@ -43,12 +43,12 @@ def errors(app: HermesApp) -> list[str]:
 
 
 async def test_the_session_cap_stops_the_call_and_budget_raises_it(
-    make_app, scripted, hermes_home, workspace
+    make_app, scripted_in_process, hermes_home, workspace
 ):
     """$2: the second call would pass the session cap: not sent, said, the text kept;
     `/budget session 5` raises it and the same message then goes through."""
     answers = [{"text": "first answer", "usage": DOLLAR}, {"text": "second answer"}]
-    server = scripted({"replies": answers})
+    server = scripted_in_process({"replies": answers})
     app = budget_app(make_app, server, hermes_home, workspace, session=1.05)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
@@ -77,12 +77,12 @@ async def test_the_session_cap_stops_the_call_and_budget_raises_it(
 
 
 async def test_the_day_cap_counts_what_other_sessions_spent_today(
-    make_app, scripted, hermes_home, workspace
+    make_app, scripted_in_process, hermes_home, workspace
 ):
     """$2: $3.00 spent today by another session leaves no room under a $3.00 day cap."""
     import sqlite3
 
-    server = scripted({"replies": [{"text": "never"}]})
+    server = scripted_in_process({"replies": [{"text": "never"}]})
     app = budget_app(make_app, server, hermes_home, workspace, day=3.0)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -99,11 +99,11 @@ async def test_the_day_cap_counts_what_other_sessions_spent_today(
 
 
 async def test_queued_messages_stay_queued_after_a_cap_stops_the_turn(
-    make_app, scripted, hermes_home, workspace
+    make_app, scripted_in_process, hermes_home, workspace
 ):
     """$2: a message queued behind the stopped turn waits (the queue pauses), not sent."""
     tool = {"tool_calls": [{"name": "list_files", "arguments": {"path": "."}}], "usage": DOLLAR}
-    server = scripted({"replies": [{**tool, "gate": "hold"}, {"text": "never"}]})
+    server = scripted_in_process({"replies": [{**tool, "gate": "hold"}, {"text": "never"}]})
     app = budget_app(make_app, server, hermes_home, workspace, turn=1.5)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("list them")
@@ -117,9 +117,11 @@ async def test_queued_messages_stay_queued_after_a_cap_stops_the_turn(
         assert "turn cap of $1.50 (spent $1.00)" in errors(app)[0]
 
 
-async def test_bad_budget_arguments_get_one_sentence(make_app, scripted, hermes_home, workspace):
+async def test_bad_budget_arguments_get_one_sentence(
+    make_app, scripted_in_process, hermes_home, workspace
+):
     """$2: `/budget week 5` or `/budget session lots` is refused with the usage."""
-    server = scripted({"replies": []})
+    server = scripted_in_process({"replies": []})
     app = budget_app(make_app, server, hermes_home, workspace, session=1.0)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -132,10 +134,12 @@ async def test_bad_budget_arguments_get_one_sentence(make_app, scripted, hermes_
         assert app.agent.usage_recorder.budget.cap("session") == 1.0
 
 
-async def test_a_large_request_asks_in_the_dialog(make_app, scripted, hermes_home, workspace):
+async def test_a_large_request_asks_in_the_dialog(
+    make_app, scripted_in_process, hermes_home, workspace
+):
     """$2: over `budget.ask_above_tokens` the dialog asks with the size and cost; n keeps
     the call unsent, y sends it."""
-    server = scripted({"replies": [{"text": "read it"}]})
+    server = scripted_in_process({"replies": [{"text": "read it"}]})
     app = budget_app(make_app, server, hermes_home, workspace, ask_above_tokens=1_000)
     big = "summarise " + "log line\n" * 1_000
     async with app.run_test(size=(120, 40)) as pilot:
@@ -176,12 +180,12 @@ def seed_usage(home: Path) -> None:
     conn.close()
 
 
-def test_the_usage_screen(snap_compare, make_app, scripted, hermes_home, workspace):
+def test_the_usage_screen(snap_compare, make_app, scripted_in_process, hermes_home, workspace):
     """$2: /usage lists the last 30 days by day, project and model, with the cache's
     saving (12,000 read tokens at $100 less $10 a million: $1.08) and a total."""
     from hermes_tui.screens.usage import UsageScreen
 
-    server = scripted({"replies": []})
+    server = scripted_in_process({"replies": []})
     app = budget_app(make_app, server, hermes_home, workspace, session=5.0)
     app.probes.now = lambda: 1_750_000_000.0  # 2025-06-15: the fixture's clock
 

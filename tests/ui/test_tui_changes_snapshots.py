@@ -44,8 +44,8 @@ async def _turn(pilot, text: str) -> None:
     await pilot.pause()
 
 
-def test_diff_tool_block_narrow(snap_compare, make_app, scripted, workspace):
-    app = make_app(scripted(_fix_sub(workspace)), approval="yolo")
+def test_diff_tool_block_narrow(snap_compare, make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(_fix_sub(workspace)), approval="yolo")
 
     async def turn(pilot):
         await _turn(pilot, "fix sub in ops.py")
@@ -53,8 +53,8 @@ def test_diff_tool_block_narrow(snap_compare, make_app, scripted, workspace):
     assert snap_compare(app, terminal_size=(100, 32), run_before=turn)
 
 
-def test_diff_tool_block_side_by_side(snap_compare, make_app, scripted, workspace):
-    app = make_app(scripted(_fix_sub(workspace)), approval="yolo")
+def test_diff_tool_block_side_by_side(snap_compare, make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(_fix_sub(workspace)), approval="yolo")
 
     async def turn(pilot):
         await _turn(pilot, "fix sub in ops.py")
@@ -72,12 +72,12 @@ def _two_turns(workspace: Path) -> dict:
     return script
 
 
-def test_rewind_picker(snap_compare, make_app, scripted, workspace):
+def test_rewind_picker(snap_compare, make_app, scripted_in_process, workspace):
     from waits import wait_until
 
     from hermes_tui.screens.rewind import RewindScreen
 
-    app = make_app(scripted(_two_turns(workspace)), approval="yolo")
+    app = make_app(scripted_in_process(_two_turns(workspace)), approval="yolo")
 
     async def picker(pilot):
         await _turn(pilot, "fix sub in ops.py")
@@ -90,8 +90,8 @@ def test_rewind_picker(snap_compare, make_app, scripted, workspace):
     assert snap_compare(app, terminal_size=(100, 44), run_before=picker)
 
 
-def test_sessions_panel_with_a_fork(snap_compare, make_app, scripted, workspace):
-    app = make_app(scripted(_two_turns(workspace)), approval="yolo")
+def test_sessions_panel_with_a_fork(snap_compare, make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(_two_turns(workspace)), approval="yolo")
 
     async def forked(pilot):
         await _turn(pilot, "fix sub in ops.py")

@@ -86,8 +86,8 @@ async def test_a_prefix_shows_every_match_with_its_origin_and_help(make_app, wit
         assert "user" in retro and "A short retrospective" in retro
 
 
-async def test_up_down_tab_and_enter_take_the_highlighted_command(make_app, scripted):
-    app = make_app(scripted({"replies": [reply("hi")]}))
+async def test_up_down_tab_and_enter_take_the_highlighted_command(make_app, scripted_in_process):
+    app = make_app(scripted_in_process({"replies": [reply("hi")]}))
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         composer = app.composer
@@ -125,10 +125,10 @@ async def test_escape_closes_the_list_and_typing_opens_it_again(make_app):
         await listed(pilot, app, "▸ /rewind")
 
 
-async def test_up_walks_the_history_past_a_recalled_command(make_app, scripted):
+async def test_up_walks_the_history_past_a_recalled_command(make_app, scripted_in_process):
     """A `/help` sent before comes back with Up; the next Up goes on to the older entry
     instead of moving in the command list the recalled text opened."""
-    app = make_app(scripted({"replies": [reply("one")]}))
+    app = make_app(scripted_in_process({"replies": [reply("one")]}))
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         composer = app.composer

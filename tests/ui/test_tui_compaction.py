@@ -79,9 +79,9 @@ async def seed(pilot: Any, turns: int) -> None:
 
 
 async def test_compact_marks_the_spot_reports_and_keeps_every_message(
-    scripted, hermes_home, workspace
+    scripted_in_process, hermes_home, workspace
 ):
-    server = scripted(echo_script(summary_reply()))
+    server = scripted_in_process(echo_script(summary_reply()))
     app = compacting_app(server, hermes_home, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await seed(pilot, 4)
@@ -117,9 +117,9 @@ async def test_compact_marks_the_spot_reports_and_keeps_every_message(
 
 
 async def test_compaction_in_progress_shows_its_summary_tokens_and_queues_input(
-    scripted, hermes_home, workspace
+    scripted_in_process, hermes_home, workspace
 ):
-    server = scripted(echo_script(summary_reply(gate="s", gate_after=2)))
+    server = scripted_in_process(echo_script(summary_reply(gate="s", gate_after=2)))
     app = compacting_app(server, hermes_home, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await seed(pilot, 4)
@@ -138,8 +138,10 @@ async def test_compaction_in_progress_shows_its_summary_tokens_and_queues_input(
         assert answers[-1] == "echo: after the compaction"
 
 
-async def test_compact_during_a_turn_says_the_agent_is_busy(scripted, hermes_home, workspace):
-    server = scripted(echo_script({"text": "slow", "gate": "g", "gate_after": 1}))
+async def test_compact_during_a_turn_says_the_agent_is_busy(
+    scripted_in_process, hermes_home, workspace
+):
+    server = scripted_in_process(echo_script({"text": "slow", "gate": "g", "gate_after": 1}))
     app = compacting_app(server, hermes_home, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("hello")
@@ -152,9 +154,9 @@ async def test_compact_during_a_turn_says_the_agent_is_busy(scripted, hermes_hom
 
 
 async def test_older_messages_stay_reachable_by_scrolling_after_compaction(
-    scripted, hermes_home, workspace
+    scripted_in_process, hermes_home, workspace
 ):
-    server = scripted(echo_script(summary_reply()))
+    server = scripted_in_process(echo_script(summary_reply()))
     app = compacting_app(server, hermes_home, workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.ready()
@@ -190,8 +192,10 @@ async def test_older_messages_stay_reachable_by_scrolling_after_compaction(
         assert users(app)[:2] == ["user 0", "user 2"]
 
 
-async def test_search_finds_a_message_in_another_session_and_resumes_it(make_app, scripted):
-    server = scripted(echo_script())
+async def test_search_finds_a_message_in_another_session_and_resumes_it(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process(echo_script())
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "where does the zebra live")
@@ -225,9 +229,9 @@ async def test_search_finds_a_message_in_another_session_and_resumes_it(make_app
 
 
 async def test_an_interrupted_session_offers_continue_and_shows_the_recovery_note(
-    make_app, scripted
+    make_app, scripted_in_process
 ):
-    server = scripted(echo_script())
+    server = scripted_in_process(echo_script())
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -261,9 +265,9 @@ async def test_a_write_failure_outside_a_turn_is_an_error_line_once(make_app):
 
 
 async def test_a_summary_merged_into_a_kept_answer_renders_as_a_summary_and_the_answer(
-    scripted, hermes_home, workspace
+    scripted_in_process, hermes_home, workspace
 ):
-    server = scripted(echo_script(summary_reply()))
+    server = scripted_in_process(echo_script(summary_reply()))
     app = compacting_app(server, hermes_home, workspace, keep_recent=3)
     async with app.run_test(size=(120, 40)) as pilot:
         await seed(pilot, 4)

@@ -15,8 +15,8 @@ async def seed(pilot) -> None:
         await run_turn(pilot, question)
 
 
-def test_compaction_in_progress(snap_compare, scripted, hermes_home, workspace):
-    server = scripted(echo_script(summary_reply(gate="s", gate_after=2)))
+def test_compaction_in_progress(snap_compare, scripted_in_process, hermes_home, workspace):
+    server = scripted_in_process(echo_script(summary_reply(gate="s", gate_after=2)))
     app = compacting_app(server, hermes_home, workspace)
 
     async def compacting(pilot):
@@ -30,8 +30,8 @@ def test_compaction_in_progress(snap_compare, scripted, hermes_home, workspace):
         server.open_gate("s")
 
 
-def test_compaction_marker_after_it(snap_compare, scripted, hermes_home, workspace):
-    server = scripted(echo_script(summary_reply()))
+def test_compaction_marker_after_it(snap_compare, scripted_in_process, hermes_home, workspace):
+    server = scripted_in_process(echo_script(summary_reply()))
     app = compacting_app(server, hermes_home, workspace)
 
     async def compacted(pilot):
@@ -43,8 +43,10 @@ def test_compaction_marker_after_it(snap_compare, scripted, hermes_home, workspa
     assert snap_compare(app, terminal_size=SIZE, run_before=compacted)
 
 
-def test_search_results_in_the_sessions_panel(snap_compare, scripted, hermes_home, workspace):
-    server = scripted(echo_script())
+def test_search_results_in_the_sessions_panel(
+    snap_compare, scripted_in_process, hermes_home, workspace
+):
+    server = scripted_in_process(echo_script())
     app = compacting_app(server, hermes_home, workspace)
 
     async def searched(pilot):

@@ -56,8 +56,10 @@ async def test_tab_completes_command_names_and_theme_arguments(make_app):
         assert composer.text.removeprefix("/theme ") in app.themes.names()
 
 
-async def test_tab_completes_models_from_the_config_and_session_titles(make_app, scripted):
-    server = scripted({"replies": [reply("one"), reply("two")]})
+async def test_tab_completes_models_from_the_config_and_session_titles(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await run_turn(pilot, "fix the flaky parser test")
@@ -97,9 +99,11 @@ def test_the_servers_model_lists_join_the_configured_models(hermes_home):
     assert "demo:served-a" in catalog.refs(None)
 
 
-async def test_the_picker_finds_a_file_and_enter_inserts_it(make_app, scripted, workspace):
+async def test_the_picker_finds_a_file_and_enter_inserts_it(
+    make_app, scripted_in_process, workspace
+):
     (workspace / "src" / "parser.py").write_text("def parse():\n    return 42\n")
-    server = scripted({"replies": [reply("It returns 42.")]})
+    server = scripted_in_process({"replies": [reply("It returns 42.")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -155,14 +159,16 @@ async def test_a_folder_pick_opens_the_next_level(make_app, workspace):
         await picker_shows(pilot, app, "src/deep/leaf.py")
 
 
-async def test_a_custom_command_completes_runs_and_shows_as_typed(make_app, scripted, workspace):
+async def test_a_custom_command_completes_runs_and_shows_as_typed(
+    make_app, scripted_in_process, workspace
+):
     commands = workspace / ".hermes-tui" / "commands"
     commands.mkdir(parents=True)
     (commands / "review.md").write_text(
         "---\ndescription: Review a file\nargument-hint: <file>\n---\n"
         "Review $1 carefully; focus: $ARGUMENTS. Here it is: @$1\n"
     )
-    server = scripted({"replies": [reply("Looks fine.")]})
+    server = scripted_in_process({"replies": [reply("Looks fine.")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()

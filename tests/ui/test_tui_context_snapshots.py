@@ -37,11 +37,11 @@ def test_the_file_picker(snap_compare, make_app, workspace):
     assert snap_compare(app, terminal_size=SIZE, run_before=typing)
 
 
-def test_a_message_with_attachments(snap_compare, make_app, scripted, workspace):
+def test_a_message_with_attachments(snap_compare, make_app, scripted_in_process, workspace):
     populate(workspace)
     (workspace / "src" / "AGENTS.md").write_text("Keep functions short.\n")
     read = {"id": "r1", "name": "read_file", "arguments": {"path": "src/scanner.py"}}
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply("Reading the scanner too.", tool_calls=[read]),

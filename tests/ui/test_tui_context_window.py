@@ -21,9 +21,9 @@ def windows(app: HermesApp) -> tuple[int | None, int]:
 
 
 async def test_context_bar_and_compaction_use_one_window(
-    scripted, hermes_home: Path, workspace: Path
+    scripted_in_process, hermes_home: Path, workspace: Path
 ):
-    server = scripted({"replies": [{"text": "ok"}]})
+    server = scripted_in_process({"replies": [{"text": "ok"}]})
     provider = {"kind": "openai", "base_url": server.openai_base_url, "api_key": "test"}
     config = {
         "model": "scripted:my-local-model",

@@ -28,10 +28,10 @@ def _app(hermes_home, workspace, provider: dict) -> HermesApp:
 
 
 async def test_the_status_panel_shows_the_prompt_caches_reads_and_writes(
-    scripted, hermes_home, workspace
+    scripted_in_process, hermes_home, workspace
 ):
     """$1: the anthropic persona bills the cache; the panel shows what was read and written."""
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [{"text": "one"}, {"text": "two"}],
             "server": {"persona": "anthropic", "extra": {"cache_min_tokens": 64}},
@@ -43,14 +43,23 @@ async def test_the_status_panel_shows_the_prompt_caches_reads_and_writes(
         assert "cache read" not in app.status_panel.text  # nothing reported yet
         await run_turn(pilot, "hello")
         await run_turn(pilot, "again")
-        status = app.status_panel.status
-        assert status.cache_read_tokens > 0 and status.cache_write_tokens > 0
+        # The second call's usage reaches the panel as an event of its own, after the turn.
+        await wait_until(
+            pilot,
+            lambda: (
+                app.status_panel.status.cache_read_tokens > 0
+                and app.status_panel.status.cache_write_tokens > 0
+            ),
+            what=lambda: f"the cache's reads and writes ({app.status_panel.status})",
+        )
         assert "cache read " in app.status_panel.text and " write " in app.status_panel.text
 
 
-async def test_a_cost_from_the_price_table_is_marked_estimated(scripted, hermes_home, workspace):
+async def test_a_cost_from_the_price_table_is_marked_estimated(
+    scripted_in_process, hermes_home, workspace
+):
     """$2: a list price from the table shows `~`; a configured or reported one does not."""
-    server = scripted({"replies": []})
+    server = scripted_in_process({"replies": []})
     app = _app(hermes_home, workspace, {"kind": "openai", "base_url": server.openai_base_url})
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.status_panel.status.model, what="the model shown")

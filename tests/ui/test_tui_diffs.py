@@ -24,8 +24,10 @@ def diff_blocks(app) -> list[ToolBlock]:
 
 
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
-async def test_an_edit_shows_its_diff_in_every_mode(make_app, scripted, workspace: Path, mode):
-    server = scripted({"replies": [edit("app.py", "hello", "goodbye"), reply("Done.")]})
+async def test_an_edit_shows_its_diff_in_every_mode(
+    make_app, scripted_in_process, workspace: Path, mode
+):
+    server = scripted_in_process({"replies": [edit("app.py", "hello", "goodbye"), reply("Done.")]})
     app = make_app(server, approval=mode)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("say goodbye")
@@ -45,8 +47,10 @@ async def test_an_edit_shows_its_diff_in_every_mode(make_app, scripted, workspac
         assert tool[0]["content"] == "Edited app.py: replaced 1 occurrence."
 
 
-async def test_a_resumed_session_shows_the_stored_diff(make_app, scripted, workspace: Path):
-    server = scripted(
+async def test_a_resumed_session_shows_the_stored_diff(
+    make_app, scripted_in_process, workspace: Path
+):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -79,8 +83,8 @@ async def test_a_resumed_session_shows_the_stored_diff(make_app, scripted, works
         assert tool["display_metadata"]["diff"]["added"] == 2
 
 
-async def test_the_diff_folds_to_its_counts(make_app, scripted, workspace: Path):
-    server = scripted({"replies": [edit("app.py", "hello", "hi"), reply("Done.")]})
+async def test_the_diff_folds_to_its_counts(make_app, scripted_in_process, workspace: Path):
+    server = scripted_in_process({"replies": [edit("app.py", "hello", "hi"), reply("Done.")]})
     app = make_app(server, approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "shorter")
@@ -91,8 +95,10 @@ async def test_the_diff_folds_to_its_counts(make_app, scripted, workspace: Path)
         assert block.header_content().plain.startswith("▸ edit_file")
 
 
-async def test_a_wide_transcript_shows_the_diff_side_by_side(make_app, scripted, workspace):
-    server = scripted({"replies": [edit("app.py", "hello", "hi"), reply("Done.")]})
+async def test_a_wide_transcript_shows_the_diff_side_by_side(
+    make_app, scripted_in_process, workspace
+):
+    server = scripted_in_process({"replies": [edit("app.py", "hello", "hi"), reply("Done.")]})
     app = make_app(server, approval="yolo")
     # Side panels take 70 columns there (the sessions panel at its widest, 44): the
     # transcript is 160 wide at 230.

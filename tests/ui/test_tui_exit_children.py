@@ -44,10 +44,10 @@ def shell_call(command: str) -> dict:
 
 
 async def test_quitting_kills_a_background_job_a_finished_command_left(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     command = "sleep 100 >/dev/null 2>&1 & echo $! > bg.pid"
-    server = scripted({"replies": [shell_call(command), reply("started it")]})
+    server = scripted_in_process({"replies": [shell_call(command), reply("started it")]})
     app = make_app(server, approval="yolo")
     async with app.run_test(size=(100, 30)) as pilot:
         await run_turn(pilot, "start a server")
@@ -60,8 +60,12 @@ async def test_quitting_kills_a_background_job_a_finished_command_left(
             os.kill(pid, signal.SIGKILL)
 
 
-async def test_quitting_during_a_command_kills_its_whole_group(make_app, scripted, workspace):
-    server = scripted({"replies": [shell_call("sleep 100 & sleep 100; wait"), reply("done")]})
+async def test_quitting_during_a_command_kills_its_whole_group(
+    make_app, scripted_in_process, workspace
+):
+    server = scripted_in_process(
+        {"replies": [shell_call("sleep 100 & sleep 100; wait"), reply("done")]}
+    )
     app = make_app(server, approval="yolo")
     before = set(CHILDREN.live())
     async with app.run_test(size=(100, 30)) as pilot:

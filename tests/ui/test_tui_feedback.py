@@ -12,8 +12,10 @@ from hermes_tui.widgets.tool_block import ToolBlock
 HELD = {"chunk_size": 6, "gate_after": 2}
 
 
-async def test_queued_input_shows_in_the_status_line_with_the_panel_hidden(make_app, scripted):
-    server = scripted(
+async def test_queued_input_shows_in_the_status_line_with_the_panel_hidden(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process(
         {"replies": [reply("First answer.", gate="first", **HELD), reply("Second answer.")]}
     )
     app = make_app(server)
@@ -33,8 +35,8 @@ async def test_queued_input_shows_in_the_status_line_with_the_panel_hidden(make_
         assert "queue" not in app.status_line.text and "idle" in app.status_line.text
 
 
-async def test_a_spinner_runs_under_the_transcript_while_a_turn_runs(make_app, scripted):
-    server = scripted({"replies": [reply("Streaming now.", gate="g", **HELD)]})
+async def test_a_spinner_runs_under_the_transcript_while_a_turn_runs(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("Streaming now.", gate="g", **HELD)]})
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
@@ -50,9 +52,11 @@ async def test_a_spinner_runs_under_the_transcript_while_a_turn_runs(make_app, s
         assert not spinner.display
 
 
-async def test_a_failed_tool_block_is_open_with_its_error(make_app, scripted):
+async def test_a_failed_tool_block_is_open_with_its_error(make_app, scripted_in_process):
     call = {"id": "r1", "name": "read_file", "arguments": {"path": "no-such-file.txt"}}
-    server = scripted({"replies": [reply("Reading.", tool_calls=[call]), reply("It is missing.")]})
+    server = scripted_in_process(
+        {"replies": [reply("Reading.", tool_calls=[call]), reply("It is missing.")]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await run_turn(pilot, "read it")
@@ -61,8 +65,10 @@ async def test_a_failed_tool_block_is_open_with_its_error(make_app, scripted):
         assert "no-such-file.txt" in str(block.body.content)
 
 
-async def test_ctrl_c_stops_a_running_turn(make_app, scripted):
-    server = scripted({"replies": [reply("KEPT and the rest never comes", gate="never", **HELD)]})
+async def test_ctrl_c_stops_a_running_turn(make_app, scripted_in_process):
+    server = scripted_in_process(
+        {"replies": [reply("KEPT and the rest never comes", gate="never", **HELD)]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
@@ -100,9 +106,13 @@ async def test_ctrl_q_quits(make_app):
         assert app.return_code == 0
 
 
-async def test_a_tool_block_says_awaiting_approval_while_the_dialog_waits(make_app, scripted):
+async def test_a_tool_block_says_awaiting_approval_while_the_dialog_waits(
+    make_app, scripted_in_process
+):
     call = {"id": "s1", "name": "run_shell", "arguments": {"command": "true"}}
-    server = scripted({"replies": [reply("Running.", tool_calls=[call]), reply("Done.")]})
+    server = scripted_in_process(
+        {"replies": [reply("Running.", tool_calls=[call]), reply("Done.")]}
+    )
     app = make_app(server, approval="ask")
     async with app.run_test(size=(120, 36)) as pilot:
         await app.submit("run it")

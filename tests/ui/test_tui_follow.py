@@ -23,8 +23,8 @@ def visible(app, widget) -> bool:
     return region.y >= top and region.bottom <= bottom
 
 
-async def test_a_command_reply_below_a_long_answer_is_in_view(make_app, scripted):
-    server = scripted({"replies": [reply(LONG)]})
+async def test_a_command_reply_below_a_long_answer_is_in_view(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply(LONG)]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "write a lot")
@@ -42,8 +42,10 @@ async def test_a_command_reply_below_a_long_answer_is_in_view(make_app, scripted
         await wait_until(pilot, lambda: visible(app, unknown), what="the unknown-command reply")
 
 
-async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(make_app, scripted):
-    server = scripted({"replies": [reply(LONG)]})
+async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [reply(LONG)]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "write a lot")
@@ -58,8 +60,10 @@ async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(make
         assert app.transcript.following
 
 
-async def test_new_content_out_of_sight_is_announced_and_a_click_follows_it(make_app, scripted):
-    server = scripted(
+async def test_new_content_out_of_sight_is_announced_and_a_click_follows_it(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process(
         {"replies": [reply(LONG), reply("The second answer. SECOND", gate="later", gate_after=1)]}
     )
     app = make_app(server)
@@ -82,8 +86,8 @@ async def test_new_content_out_of_sight_is_announced_and_a_click_follows_it(make
         await wait_until(pilot, lambda: visible(app, answer), what="the new answer in view")
 
 
-async def test_scrolling_back_down_clears_the_line(make_app, scripted):
-    server = scripted({"replies": [reply(LONG), reply("Short.")]})
+async def test_scrolling_back_down_clears_the_line(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply(LONG), reply("Short.")]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "write a lot")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ui.tui_helpers import reply, run_turn
 
 
-async def test_paging_in_above_keeps_following_the_end(make_app, scripted):
-    server = scripted({"replies": [reply("\n\n".join(f"line {i}" for i in range(40)))]})
+async def test_paging_in_above_keeps_following_the_end(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("\n\n".join(f"line {i}" for i in range(40)))]})
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
         await run_turn(pilot, "write a lot")

@@ -64,8 +64,8 @@ async def test_at_80_columns_a_long_help_wraps_within_its_column(make_app):
         assert all(len(line) <= width for line in lines()), "no line wraps on the screen"
 
 
-async def test_tab_after_an_unknown_provider_offers_nothing(make_app, scripted):
-    app = make_app(scripted({"replies": [reply("hi")]}))
+async def test_tab_after_an_unknown_provider_offers_nothing(make_app, scripted_in_process):
+    app = make_app(scripted_in_process({"replies": [reply("hi")]}))
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
         # What a server listed: an id that holds `bad:` (Ollama tags have colons); the

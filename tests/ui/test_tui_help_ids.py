@@ -9,8 +9,8 @@ from hermes_tui.keys import KEY_BINDINGS
 from hermes_tui.screens.help import HelpScreen
 
 
-async def test_help_lists_every_binding_id_on_its_key_s_line(make_app, scripted):
-    app = make_app(scripted({"replies": [reply("hi")]}))
+async def test_help_lists_every_binding_id_on_its_key_s_line(make_app, scripted_in_process):
+    app = make_app(scripted_in_process({"replies": [reply("hi")]}))
     async with app.run_test(size=(140, 40)) as pilot:
         await app.ready()
         await app.submit("/help")

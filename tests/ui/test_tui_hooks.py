@@ -55,11 +55,11 @@ def markers(app: HermesApp) -> list[str]:
 
 
 async def test_n4_each_hook_run_is_a_row_live_and_after_a_resume(
-    scripted, hermes_home, workspace, tmp_path
+    scripted_in_process, hermes_home, workspace, tmp_path
 ):
     """N4: `◈ hook ruff: Found 2 problems…` after the write and the crashed turn_end hook
     named, in the live transcript; the same rows come back when the session is resumed."""
-    server = scripted({"replies": [write_reply(), reply("Done.")]})
+    server = scripted_in_process({"replies": [write_reply(), reply("Done.")]})
     app = hooked_app(hermes_home, workspace, server, lint_hooks(tmp_path))
     expected = [
         "◈ hook ruff: Found 2 problems in app.py (after_tool)",
@@ -77,7 +77,7 @@ async def test_n4_each_hook_run_is_a_row_live_and_after_a_resume(
 
 
 async def test_n4_a_turn_end_hooks_feedback_shows_as_its_row_not_as_a_user_message(
-    scripted, hermes_home, workspace, tmp_path
+    scripted_in_process, hermes_home, workspace, tmp_path
 ):
     """N4: the agent sent back by a turn_end hook: live and on resume the transcript shows
     the hook's row and the user's own message only (the feedback is the app's note)."""
@@ -89,7 +89,7 @@ async def test_n4_a_turn_end_hooks_feedback_shows_as_its_row_not_as_a_user_messa
         "if not p.exists():\n    p.touch(); sys.stderr.write('FAILED test_x'); sys.exit(2)\n"
     )
     hooks = {"turn_end": [{"command": f"{sys.executable} {tests}", "name": "pytest"}]}
-    server = scripted({"replies": [reply("Done."), reply("Fixed test_x.")]})
+    server = scripted_in_process({"replies": [reply("Done."), reply("Fixed test_x.")]})
     app = hooked_app(hermes_home, workspace, server, hooks)
     users = lambda: [m.text for m in app.transcript.query(UserMessage)]  # noqa: E731
     async with app.run_test(size=SIZE) as pilot:
@@ -110,13 +110,13 @@ async def test_n4_a_turn_end_hooks_feedback_shows_as_its_row_not_as_a_user_messa
 
 
 async def test_n4_hooks_lists_the_hooks_and_a_project_hook_waits_for_allow(
-    scripted, hermes_home, workspace, tmp_path
+    scripted_in_process, hermes_home, workspace, tmp_path
 ):
     """N4: /hooks names each hook, where it is from and that the project's waits; /hooks
     allow gives the consent."""
     (workspace / ".hermes-tui").mkdir()
     (workspace / ".hermes-tui" / "hooks.yaml").write_text("prompt: [{command: echo project}]\n")
-    server = scripted({"replies": [reply("ok")]})
+    server = scripted_in_process({"replies": [reply("ok")]})
     app = hooked_app(hermes_home, workspace, server, lint_hooks(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -132,10 +132,10 @@ async def test_n4_hooks_lists_the_hooks_and_a_project_hook_waits_for_allow(
 
 
 def test_n4_the_hook_rows_in_the_transcript(
-    snap_compare, scripted, hermes_home, workspace, tmp_path
+    snap_compare, scripted_in_process, hermes_home, workspace, tmp_path
 ):
     """N4: a linter's row under the write's tool block, and a crashed hook named."""
-    server = scripted({"replies": [write_reply(), reply("Done: app.py prints hi.")]})
+    server = scripted_in_process({"replies": [write_reply(), reply("Done: app.py prints hi.")]})
     app = hooked_app(hermes_home, workspace, server, lint_hooks(tmp_path))
 
     async def ran(pilot):

@@ -24,11 +24,11 @@ def write_png(path, width: int, height: int) -> int:
 
 
 async def test_an_image_chip_names_its_shape_and_size_live_and_on_resume(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """G4: `@shot.png` shows `▣ shot.png · 1280x720 · N KB`, and the same chip on resume."""
     size = write_png(workspace / "shot.png", 1280, 720)
-    server = scripted({"replies": [reply("A blue screen.")]})
+    server = scripted_in_process({"replies": [reply("A blue screen.")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await run_turn(pilot, "what is on @shot.png")
@@ -44,10 +44,10 @@ async def test_an_image_chip_names_its_shape_and_size_live_and_on_resume(
         assert [chip_label(a)[0] for a in stored.attachments] == [expected]
 
 
-def test_image_chip_snapshot(snap_compare, make_app, scripted, workspace):
+def test_image_chip_snapshot(snap_compare, make_app, scripted_in_process, workspace):
     """G4: the image chip beside a file chip, as the screen shows them."""
     write_png(workspace / "shot.png", 1280, 720)
-    server = scripted({"replies": [reply("The dialog is cut off at the right edge.")]})
+    server = scripted_in_process({"replies": [reply("The dialog is cut off at the right edge.")]})
     app = make_app(server)
 
     async def sent(pilot):
@@ -58,7 +58,7 @@ def test_image_chip_snapshot(snap_compare, make_app, scripted, workspace):
 
 
 async def test_a_dropped_image_outside_the_workspace_attaches_as_a_kept_copy(
-    make_app, scripted, tmp_path
+    make_app, scripted_in_process, tmp_path
 ):
     """G4: a terminal's drop (a pasted, quoted path) of an image outside the workspace puts
     its `@pasted:` mention in the composer; sent, the model gets the image."""
@@ -68,7 +68,7 @@ async def test_a_dropped_image_outside_the_workspace_attaches_as_a_kept_copy(
     outside = tmp_path / "Pictures" / "my shot.png"
     outside.parent.mkdir()
     size = write_png(outside, 40, 30)
-    server = scripted({"replies": [reply("A small blue box.")]})
+    server = scripted_in_process({"replies": [reply("A small blue box.")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -86,7 +86,7 @@ async def test_a_dropped_image_outside_the_workspace_attaches_as_a_kept_copy(
 
 
 async def test_ctrl_v_without_a_clipboard_tool_says_so_in_one_sentence(
-    make_app, scripted, monkeypatch
+    make_app, scripted_in_process, monkeypatch
 ):
     """G4: with neither wl-paste nor xclip, ctrl+v tells which tool to install."""
     from waits import wait_until
@@ -95,7 +95,7 @@ async def test_ctrl_v_without_a_clipboard_tool_says_so_in_one_sentence(
 
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     monkeypatch.delenv("DISPLAY", raising=False)
-    server = scripted({"replies": [reply("ok")]})
+    server = scripted_in_process({"replies": [reply("ok")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -107,7 +107,7 @@ async def test_ctrl_v_without_a_clipboard_tool_says_so_in_one_sentence(
 
 
 async def test_g4_an_mcp_image_result_shows_a_chip_in_its_tool_block(
-    make_app, scripted, hermes_home
+    make_app, scripted_in_process, hermes_home
 ):
     """G4: an MCP tool's image result shows as a chip under its block's header, folded or
     not (not only as the text note), live and in a resumed transcript."""
@@ -120,7 +120,7 @@ async def test_g4_an_mcp_image_result_shows_a_chip_in_its_tool_block(
     size = len(base64.b64decode(SCREENSHOT_PNG))
     expected = f"▣ mcp__s__screenshot image 1 · 8x6 · {size} B"
     call = {"id": "c1", "name": "mcp__s__screenshot", "arguments": {}}
-    server = scripted({"replies": [reply(tool_calls=[call]), reply("I see it.")]})
+    server = scripted_in_process({"replies": [reply(tool_calls=[call]), reply("I see it.")]})
     app = with_servers(make_app(server, approval="yolo"), hermes_home, {"s": stdio_entry("normal")})
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()

@@ -40,8 +40,8 @@ def clipboard_payloads(written: list[str]) -> list[str]:
     return [base64.b64decode(m).decode() for m in OSC52.findall("".join(written))]
 
 
-async def test_copy_sends_the_answer_source_over_osc52(make_app, scripted):
-    server = scripted({"replies": [reply(ANSWER)]})
+async def test_copy_sends_the_answer_source_over_osc52(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply(ANSWER)]})
     app = make_app(server)
     async with app.run_test(size=(80, 30)) as pilot:
         await run_turn(pilot, "explain")
@@ -52,8 +52,8 @@ async def test_copy_sends_the_answer_source_over_osc52(make_app, scripted):
         assert any("Copied the last answer" in n.message for n in app._notifications)
 
 
-async def test_copy_takes_the_code_block_under_the_mouse(make_app, scripted):
-    server = scripted({"replies": [reply(ANSWER)]})
+async def test_copy_takes_the_code_block_under_the_mouse(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply(ANSWER)]})
     app = make_app(server)
     async with app.run_test(size=(80, 30)) as pilot:
         await run_turn(pilot, "explain")
@@ -67,8 +67,8 @@ async def test_copy_takes_the_code_block_under_the_mouse(make_app, scripted):
         assert any("Copied the code block" in n.message for n in app._notifications)
 
 
-async def test_jump_keys_select_messages_and_copy_the_selected_one(make_app, scripted):
-    server = scripted({"replies": [reply("first answer"), reply("second answer")]})
+async def test_jump_keys_select_messages_and_copy_the_selected_one(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("first answer"), reply("second answer")]})
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
         await run_turn(pilot, "one")
@@ -88,9 +88,9 @@ async def test_jump_keys_select_messages_and_copy_the_selected_one(make_app, scr
         assert app.transcript.selected.source == "first answer"
 
 
-async def test_page_keys_scroll_the_transcript_from_the_composer(make_app, scripted):
+async def test_page_keys_scroll_the_transcript_from_the_composer(make_app, scripted_in_process):
     tall = "\n\n".join(f"paragraph {i}" for i in range(60))
-    server = scripted({"replies": [reply(tall)]})
+    server = scripted_in_process({"replies": [reply(tall)]})
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
         await run_turn(pilot, "write a lot")
@@ -121,8 +121,10 @@ async def test_focus_keys(make_app):
         assert app.focused is app.sessions_panel.option_list
 
 
-async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, hermes_home: Path):
-    server = scripted({"replies": [reply("remapped answer")]})
+async def test_remapped_keys_drive_actions_help_and_footer(
+    make_app, scripted_in_process, hermes_home: Path
+):
+    server = scripted_in_process({"replies": [reply("remapped answer")]})
     app = make_app(server)
     config = hermes_home / "config.yaml"
     data = yaml.safe_load(config.read_text())
@@ -148,8 +150,10 @@ async def test_remapped_keys_drive_actions_help_and_footer(make_app, scripted, h
         assert "f8" in footer_keys and "f4" not in footer_keys
 
 
-async def test_the_key_bar_lists_what_can_act_and_a_click_presses_the_key(make_app, scripted):
-    server = scripted({"replies": [reply("done", delay=0.02, chunk_size=1)]})
+async def test_the_key_bar_lists_what_can_act_and_a_click_presses_the_key(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [reply("done", delay=0.02, chunk_size=1)]})
     app = make_app(server)
     async with app.run_test(size=(120, 30)) as pilot:
         bar = app.query_one(KeyBar)

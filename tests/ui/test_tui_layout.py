@@ -24,9 +24,9 @@ def turn_script():
 
 @pytest.mark.parametrize(("start", "end"), SIZES, ids=["140x40-to-80x24", "80x24-to-140x40"])
 async def test_a_resize_lays_out_exactly_as_a_fresh_start(
-    make_app, scripted, hermes_home, start, end
+    make_app, scripted_in_process, hermes_home, start, end
 ):
-    server = scripted({**turn_script(), "loop": True})
+    server = scripted_in_process({**turn_script(), "loop": True})
     fresh = make_app(server)
     async with fresh.run_test(size=end) as pilot:
         await run_turn(pilot, "show me")
@@ -75,8 +75,8 @@ def test_which_panels_show_at_which_width(width, sessions, status):
     assert panels_for(width) == {"sessions": sessions, "status": status}
 
 
-async def test_prose_keeps_a_readable_measure_on_a_wide_screen(make_app, scripted):
-    app = make_app(scripted(turn_script()))
+async def test_prose_keeps_a_readable_measure_on_a_wide_screen(make_app, scripted_in_process):
+    app = make_app(scripted_in_process(turn_script()))
     async with app.run_test(size=(220, 50)) as pilot:
         await run_turn(pilot, "show me")
         answer = app.transcript.query_one(AnswerBlock)
@@ -84,10 +84,10 @@ async def test_prose_keeps_a_readable_measure_on_a_wide_screen(make_app, scripte
         assert answer.region.width <= 100
 
 
-async def test_a_clipped_code_block_shows_its_scrollbar(make_app, scripted):
+async def test_a_clipped_code_block_shows_its_scrollbar(make_app, scripted_in_process):
     from textual.widgets._markdown import MarkdownFence
 
-    app = make_app(scripted(turn_script()))
+    app = make_app(scripted_in_process(turn_script()))
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "show me")
         fence = app.transcript.query_one(MarkdownFence)

@@ -19,9 +19,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_layout_after_a_turn(snap_compare, make_app, scripted, case):
+def test_layout_after_a_turn(snap_compare, make_app, scripted_in_process, case):
     start, end = CASES[case]
-    app = make_app(scripted({"replies": [reply(ANSWER)]}))
+    app = make_app(scripted_in_process({"replies": [reply(ANSWER)]}))
 
     async def turn(pilot):
         await run_turn(pilot, "show me a table and some code")

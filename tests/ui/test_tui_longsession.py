@@ -69,8 +69,10 @@ async def test_scrolling_up_pages_in_older_rows_and_the_window_stays_bounded(mak
         assert "user 0" not in texts(app)
 
 
-async def test_a_new_turn_below_a_trimmed_window_reloads_the_newest_rows(make_app, scripted):
-    server = scripted({"replies": [reply("fresh answer")]})
+async def test_a_new_turn_below_a_trimmed_window_reloads_the_newest_rows(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [reply("fresh answer")]})
     app = make_app(server)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.ready()

@@ -38,10 +38,10 @@ def notices(app):
     return " ".join(line.text for line in app.transcript.query(NoticeLine))
 
 
-async def test_start_up_never_waits_for_a_hung_server(make_app, scripted, hermes_home):
+async def test_start_up_never_waits_for_a_hung_server(make_app, scripted_in_process, hermes_home):
     """M1: the app is up (store, agent, composer) while a server still hangs in initialize;
     the status panel says so."""
-    server = scripted({"replies": [reply("hi")]})
+    server = scripted_in_process({"replies": [reply("hi")]})
     app = with_servers(make_app(server), hermes_home, {"hung": stdio_entry("hang_init")})
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -51,13 +51,15 @@ async def test_start_up_never_waits_for_a_hung_server(make_app, scripted, hermes
         await wait_until(pilot, lambda: "MCP 0/1 ready · 1 starting" in app.status_panel.text)
 
 
-async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(make_app, scripted, hermes_home):
+async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: the first turn waits for a server still starting, and the status panel names it
     meanwhile; once that server stops starting (here: turned off) the turn runs without
     its tools. (The wait's own bound, `mcp.turn_wait_seconds`: tests/integration.)"""
     import asyncio
 
-    server = scripted({"replies": [reply("answered anyway")]})
+    server = scripted_in_process({"replies": [reply("answered anyway")]})
     servers = {"hung": stdio_entry("hang_init")}
     app = with_servers(make_app(server), hermes_home, servers, {"turn_wait_seconds": 60})
     async with app.run_test(size=SIZE) as pilot:
@@ -74,10 +76,12 @@ async def test_a_turn_shows_the_servers_it_waits_for_then_goes_on(make_app, scri
         assert not any(name.startswith("mcp__hung__") for name in tools)
 
 
-async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scripted, hermes_home):
+async def test_the_status_panel_and_the_mcp_panel_show_each_server(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: `MCP 1/2 ready · 1 failed`; /mcp lists the servers with state, transport, tools
     and schema tokens; the detail shows the last error, `s` the stderr; Esc closes."""
-    server = scripted({"replies": [reply("hi")]})
+    server = scripted_in_process({"replies": [reply("hi")]})
     servers = {"calc": stdio_entry("normal"), "gone": stdio_entry("exit_at_start")}
     app = with_servers(make_app(server), hermes_home, servers)
     async with app.run_test(size=SIZE) as pilot:
@@ -100,9 +104,11 @@ async def test_the_status_panel_and_the_mcp_panel_show_each_server(make_app, scr
         await wait_until(pilot, lambda: not isinstance(app.screen, McpScreen))
 
 
-async def test_restart_from_the_panel_brings_a_server_back(make_app, scripted, hermes_home):
+async def test_restart_from_the_panel_brings_a_server_back(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: `r` in the panel restarts the highlighted server, off the UI thread."""
-    server = scripted({"replies": [reply("hi")]})
+    server = scripted_in_process({"replies": [reply("hi")]})
     app = with_servers(make_app(server), hermes_home, {"calc": stdio_entry("normal")})
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -116,18 +122,20 @@ async def test_restart_from_the_panel_brings_a_server_back(make_app, scripted, h
         await wait_until(pilot, lambda: calc.state == State.READY, timeout=20)
 
 
-async def test_mcp_without_servers_says_how_to_add_them(make_app, scripted):
+async def test_mcp_without_servers_says_how_to_add_them(make_app, scripted_in_process):
     """M1: /mcp with nothing configured is one sentence pointing at the config."""
-    app = make_app(scripted({"replies": [reply("hi")]}))
+    app = make_app(scripted_in_process({"replies": [reply("hi")]}))
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         await app.submit("/mcp")
         await wait_until(pilot, lambda: "No MCP servers" in notices(app))
 
 
-async def test_a_prompt_is_a_slash_command_whose_text_is_sent(make_app, scripted, hermes_home):
+async def test_a_prompt_is_a_slash_command_whose_text_is_sent(
+    make_app, scripted_in_process, hermes_home
+):
     """M1: `/mcp:<server>:<prompt> args` fills the prompt's arguments and sends its text."""
-    server = scripted({"replies": [reply("reviewed")]})
+    server = scripted_in_process({"replies": [reply("reviewed")]})
     app = with_servers(make_app(server), hermes_home, {"calc": stdio_entry("normal")})
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -143,13 +151,15 @@ async def test_a_prompt_is_a_slash_command_whose_text_is_sent(make_app, scripted
 
 
 async def test_the_dialog_names_the_server_and_remembers_for_the_project(
-    make_app, scripted, hermes_home
+    make_app, scripted_in_process, hermes_home
 ):
     """M2: the approval dialog shows the server and its read-only claim, offers
     "always for this project" (p), and that answer is stored: the next call runs unasked."""
     call = {"tool_calls": [{"id": "e1", "name": "mcp__calc__echo", "arguments": {"text": "x"}}]}
     again = {"tool_calls": [{"id": "e2", "name": "mcp__calc__echo", "arguments": {"text": "y"}}]}
-    server = scripted({"replies": [reply(**call), reply("one"), reply(**again), reply("two")]})
+    server = scripted_in_process(
+        {"replies": [reply(**call), reply("one"), reply(**again), reply("two")]}
+    )
     app = with_servers(
         make_app(server, approval="ask"), hermes_home, {"calc": stdio_entry("normal")}
     )
@@ -171,9 +181,9 @@ async def test_the_dialog_names_the_server_and_remembers_for_the_project(
         assert results[-1]["content"] == "echo: y"
 
 
-def test_mcp_panel_snapshot(snap_compare, make_app, scripted, hermes_home):
+def test_mcp_panel_snapshot(snap_compare, make_app, scripted_in_process, hermes_home):
     """M1: the /mcp panel, a failed server and one turned off (no machine paths shown)."""
-    server = scripted({"replies": [reply("hi")]})
+    server = scripted_in_process({"replies": [reply("hi")]})
     servers = {
         "missing": {"command": "hermes-no-such-command"},
         "off": {"command": "unused", "enabled": False},
@@ -190,7 +200,7 @@ def test_mcp_panel_snapshot(snap_compare, make_app, scripted, hermes_home):
 
 
 async def test_attaching_the_servers_runs_off_the_ui_thread(
-    make_app, scripted, hermes_home, monkeypatch
+    make_app, scripted_in_process, hermes_home, monkeypatch
 ):
     """M1: reading .mcp.json and importing the SDK happen on a worker thread, never on the
     thread that draws the app."""
@@ -206,18 +216,20 @@ async def test_attaching_the_servers_runs_off_the_ui_thread(
         return real(agent, workspace)
 
     monkeypatch.setattr(attach, "attach_mcp", recording)
-    server = scripted({"replies": [reply("hi")]})
+    server = scripted_in_process({"replies": [reply("hi")]})
     app = with_servers(make_app(server), hermes_home, {"calc": stdio_entry("normal")})
     async with app.run_test(size=SIZE):
         await app.ready()
         assert seen == [False] and manager(app) is not None
 
 
-async def test_the_panel_shows_a_tool_allowed_for_this_session(make_app, scripted, hermes_home):
+async def test_the_panel_shows_a_tool_allowed_for_this_session(
+    make_app, scripted_in_process, hermes_home
+):
     """M2: after "always" (a) in the dialog, the /mcp panel shows that tool as allowed for
     this session; the other tools still ask."""
     call = {"tool_calls": [{"id": "e1", "name": "mcp__calc__echo", "arguments": {"text": "x"}}]}
-    server = scripted({"replies": [reply(**call), reply("one")]})
+    server = scripted_in_process({"replies": [reply(**call), reply("one")]})
     app = with_servers(
         make_app(server, approval="ask"), hermes_home, {"calc": stdio_entry("normal")}
     )

@@ -8,7 +8,7 @@ from waits import wait_until
 from hermes_tui.screens.approval import ApprovalScreen
 
 
-async def test_shift_tab_over_the_approval_dialog_keeps_the_mode(make_app, scripted):
+async def test_shift_tab_over_the_approval_dialog_keeps_the_mode(make_app, scripted_in_process):
     """N1: with the approval dialog open, shift+Tab does not switch ask to auto-edit (which
     would change what the dialog is asking about); once it is answered, shift+Tab switches."""
     write = reply(
@@ -17,7 +17,7 @@ async def test_shift_tab_over_the_approval_dialog_keeps_the_mode(make_app, scrip
             {"id": "w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "x\n"}}
         ],
     )
-    app = make_app(scripted({"replies": [write, reply("done")]}), approval="ask")
+    app = make_app(scripted_in_process({"replies": [write, reply("done")]}), approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
         await app.submit("write a file")

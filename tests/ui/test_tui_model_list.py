@@ -32,9 +32,9 @@ def _notices(app) -> list[str]:
 
 
 async def test_model_lists_what_each_provider_serves_off_the_ui_thread(
-    make_app, scripted, hermes_home
+    make_app, scripted_in_process, hermes_home
 ):
-    server = scripted({"replies": [], "server": {"models": ["test-model", "coder-7b"]}})
+    server = scripted_in_process({"replies": [], "server": {"models": ["test-model", "coder-7b"]}})
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         dead_url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"

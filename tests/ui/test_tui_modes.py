@@ -35,10 +35,12 @@ async def stored_mode(app) -> str | None:
     return (session.get("metadata") or {}).get(MODE_KEY)
 
 
-async def test_shift_tab_cycles_and_plan_refuses_a_write(make_app, scripted, workspace: Path):
+async def test_shift_tab_cycles_and_plan_refuses_a_write(
+    make_app, scripted_in_process, workspace: Path
+):
     """N1: shift+Tab steps ask -> auto-edit -> plan; in plan a write is refused with a
     sentence the model reads, no dialog opens, and the session keeps the mode."""
-    server = scripted({"replies": [write_call(), reply("Planned instead.")]})
+    server = scripted_in_process({"replies": [write_call(), reply("Planned instead.")]})
     app = make_app(server, approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -64,10 +66,10 @@ async def test_shift_tab_cycles_and_plan_refuses_a_write(make_app, scripted, wor
         assert await stored_mode(app) == "plan"
 
 
-async def test_mode_command_and_yolo_confirmation(make_app, scripted):
+async def test_mode_command_and_yolo_confirmation(make_app, scripted_in_process):
     """N1: `/mode auto-edit` switches at once; `/mode yolo` asks first (n keeps the mode,
     y switches); an unknown mode is one sentence."""
-    app = make_app(scripted({"replies": [reply("ok")]}), approval="ask")
+    app = make_app(scripted_in_process({"replies": [reply("ok")]}), approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
         await app.submit("/mode auto-edit")
@@ -91,10 +93,10 @@ async def test_mode_command_and_yolo_confirmation(make_app, scripted):
         await wait_until(pilot, lambda: app.agent.approval_mode == "ask", what="back to ask")
 
 
-async def test_a_resumed_session_comes_back_in_its_mode(make_app, scripted):
+async def test_a_resumed_session_comes_back_in_its_mode(make_app, scripted_in_process):
     """N1: the mode is stored with the session: resuming it restores plan; one kept in yolo
     resumes in the config's mode and says so."""
-    server = scripted({"replies": [reply("one"), reply("two")]})
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server, approval="ask")
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()

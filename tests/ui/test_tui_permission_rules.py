@@ -29,10 +29,10 @@ def notices(app) -> list[str]:
 
 
 async def test_always_for_echo_in_this_project_writes_a_rule_that_a_compound_misses(
-    make_app, scripted, workspace, hermes_home
+    make_app, scripted_in_process, workspace, hermes_home
 ):
     """N3: p writes `run_shell(echo *)` under the home; `echo b` runs unasked, a compound asks."""
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 shell("echo a", "s1"),
@@ -65,12 +65,12 @@ async def test_always_for_echo_in_this_project_writes_a_rule_that_a_compound_mis
 
 
 async def test_permissions_lists_config_rules_with_their_origin(
-    make_app, scripted, workspace, hermes_home
+    make_app, scripted_in_process, workspace, hermes_home
 ):
     from agent.config import load_config
     from hermes_tui.app import HermesApp
 
-    server = scripted({"replies": [reply("ok")]})
+    server = scripted_in_process({"replies": [reply("ok")]})
     built = make_app(server)
     config = hermes_home / "config.yaml"
     config.write_text(
@@ -86,9 +86,9 @@ async def test_permissions_lists_config_rules_with_their_origin(
         assert "allow  mcp__git__*  (config)" in listing
 
 
-def test_the_dialog_offers_a_project_rule(snap_compare, make_app, scripted):
+def test_the_dialog_offers_a_project_rule(snap_compare, make_app, scripted_in_process):
     """N3: the dialog's rule offer for a simple command, as the user sees it."""
-    server = scripted({"replies": [shell("pytest -q tests", "s1"), reply("ok")]})
+    server = scripted_in_process({"replies": [shell("pytest -q tests", "s1"), reply("ok")]})
     app = make_app(server, approval="ask")
 
     async def asked(pilot):
@@ -99,13 +99,13 @@ def test_the_dialog_offers_a_project_rule(snap_compare, make_app, scripted):
 
 
 async def test_g3_the_project_offer_for_a_web_fetch_names_the_domain_not_a_command(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """G3: "always for this project" on a web fetch speaks of the page's domain; the shell's
     wording ("a compound command never matches it") is not reused. A no fetches nothing."""
     url = "https://docs.python.org/3/library/"
     call = {"id": "w1", "name": "web_fetch", "arguments": {"url": url}}
-    server = scripted({"replies": [reply(tool_calls=[call]), reply("fine")]})
+    server = scripted_in_process({"replies": [reply(tool_calls=[call]), reply("fine")]})
     app = make_app(server, approval="ask")
     async with app.run_test(size=SIZE) as pilot:
         await app.submit("read the docs")

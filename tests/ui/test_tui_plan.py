@@ -38,10 +38,10 @@ async def open_plan(app, pilot, text: str) -> PlanScreen:
 
 
 async def test_approving_switches_to_auto_edit_and_the_turn_writes(
-    make_app, scripted, workspace: Path
+    make_app, scripted_in_process, workspace: Path
 ):
     """N1: `e` approves into auto-edit: the status says so and the write that follows runs."""
-    server = scripted({"replies": [propose(), write(), reply("Done.")]})
+    server = scripted_in_process({"replies": [propose(), write(), reply("Done.")]})
     app = make_app(server, approval="plan")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
@@ -51,9 +51,9 @@ async def test_approving_switches_to_auto_edit_and_the_turn_writes(
         assert app.agent.approval_mode == "auto-edit"
 
 
-async def test_keep_planning_sends_the_note(make_app, scripted, workspace: Path):
+async def test_keep_planning_sends_the_note(make_app, scripted_in_process, workspace: Path):
     """N1: `k`, a note and Enter: the model reads the note; the session stays in plan mode."""
-    server = scripted({"replies": [propose(), reply("Revising.")]})
+    server = scripted_in_process({"replies": [propose(), reply("Revising.")]})
     app = make_app(server, approval="plan")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
@@ -65,9 +65,9 @@ async def test_keep_planning_sends_the_note(make_app, scripted, workspace: Path)
         assert app.agent.approval_mode == "plan"
 
 
-def test_plan_dialog_snapshot(snap_compare, make_app, scripted):
+def test_plan_dialog_snapshot(snap_compare, make_app, scripted_in_process):
     """N1: what the plan dialog looks like, armed."""
-    app = make_app(scripted({"replies": [propose(), reply("ok")]}), approval="plan")
+    app = make_app(scripted_in_process({"replies": [propose(), reply("ok")]}), approval="plan")
 
     async def before(pilot):
         await open_plan(app, pilot, "add notes")

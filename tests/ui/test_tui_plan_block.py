@@ -25,9 +25,11 @@ def rendered(block: ToolBlock) -> bool:
     return any(type(child).__name__ == "MarkdownH2" for child in view.children)
 
 
-async def test_n1_the_plan_shows_as_markdown_on_the_turn_and_on_resume(make_app, scripted):
+async def test_n1_the_plan_shows_as_markdown_on_the_turn_and_on_resume(
+    make_app, scripted_in_process
+):
     """N1: after the answer to the plan, its block holds the plan rendered; a resume too."""
-    server = scripted({"replies": [propose(), reply("Revising.")]})
+    server = scripted_in_process({"replies": [propose(), reply("Revising.")]})
     app = make_app(server, approval="plan")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
@@ -45,9 +47,9 @@ async def test_n1_the_plan_shows_as_markdown_on_the_turn_and_on_resume(make_app,
         )
 
 
-def test_n1_the_plan_block_in_the_transcript(snap_compare, make_app, scripted):
+def test_n1_the_plan_block_in_the_transcript(snap_compare, make_app, scripted_in_process):
     """N1: the plan under its tool block, as Markdown (heading, numbered list, code)."""
-    server = scripted({"replies": [propose(), reply("Revising.")]})
+    server = scripted_in_process({"replies": [propose(), reply("Revising.")]})
     app = make_app(server, approval="plan")
 
     async def before(pilot):

@@ -18,10 +18,10 @@ def notices(app) -> list[str]:
 
 
 async def test_the_status_panel_lists_the_files_and_context_costs_each_part(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     (workspace / "AGENTS.md").write_text("Run `make test` first.\n" * 20)
-    server = scripted({"replies": [reply("ok")]})
+    server = scripted_in_process({"replies": [reply("ok")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -47,14 +47,14 @@ async def test_context_without_files_points_at_init(make_app):
 
 
 async def test_init_writes_agents_md_through_the_approval_and_the_next_turn_reads_it(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     write = {
         "id": "w1",
         "name": "write_file",
         "arguments": {"path": "AGENTS.md", "content": "# Agents\n\nTest with `pytest -q`.\n"},
     }
-    server = scripted(
+    server = scripted_in_process(
         {"replies": [reply("Writing it.", tool_calls=[write]), reply("Done."), reply("ok")]}
     )
     app = make_app(server, approval="ask")
@@ -76,7 +76,7 @@ async def test_init_writes_agents_md_through_the_approval_and_the_next_turn_read
 
 
 async def test_init_builds_on_claude_md_which_stays_in_effect_beside_agents_md(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """P1 (issue 29): /init with only CLAUDE.md asks the agent to build on it and says so;
     afterwards both files are in effect, listed, and only AGENTS.md is named as new."""
@@ -86,7 +86,7 @@ async def test_init_builds_on_claude_md_which_stays_in_effect_beside_agents_md(
         "name": "write_file",
         "arguments": {"path": "AGENTS.md", "content": "# Agents\n\nLint with `make lint`.\n"},
     }
-    server = scripted(
+    server = scripted_in_process(
         {"replies": [reply("Writing.", tool_calls=[write]), reply("Kept: make lint."), reply("ok")]}
     )
     app = make_app(server, approval="yolo")
@@ -116,12 +116,12 @@ async def test_init_builds_on_claude_md_which_stays_in_effect_beside_agents_md(
 
 
 async def test_a_subdirectory_file_joins_as_a_row_and_chips_come_back_on_resume(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     (workspace / "src" / "AGENTS.md").write_text("SRC RULES\n")
     (workspace / "src" / "a.py").write_text("a = 1\n")
     read = {"id": "r1", "name": "read_file", "arguments": {"path": "src/a.py"}}
-    server = scripted(
+    server = scripted_in_process(
         {"replies": [reply("Reading.", tool_calls=[read]), reply("It sets a."), reply("again")]}
     )
     app = make_app(server)
@@ -172,12 +172,14 @@ async def test_command_files_a_broken_one_named_and_a_shadowing_one_qualified(
 
 
 async def test_a_custom_command_sent_during_a_turn_waits_in_the_queue(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     commands = workspace / ".hermes-tui" / "commands"
     commands.mkdir(parents=True)
     (commands / "review.md").write_text("Review $ARGUMENTS for bugs.\n")
-    server = scripted({"replies": [reply("first", gate="g", gate_after=1), reply("second")]})
+    server = scripted_in_process(
+        {"replies": [reply("first", gate="g", gate_after=1), reply("second")]}
+    )
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -195,12 +197,12 @@ async def test_a_custom_command_sent_during_a_turn_waits_in_the_queue(
 
 
 async def test_a_mention_of_a_missing_file_says_at_send_time_that_nothing_was_attached(
-    make_app, scripted
+    make_app, scripted_in_process
 ):
     """P2 (issue 29 item 10): `@nosuchfile.py` shows a ✗ chip with the sent message."""
     from hermes_tui.widgets.messages import chip_label
 
-    server = scripted({"replies": [reply("I see no file.")]})
+    server = scripted_in_process({"replies": [reply("I see no file.")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await run_turn(pilot, "explain @nosuchfile.py please")

@@ -18,8 +18,10 @@ def write(call_id: str, path: str, content: str) -> dict:
     )
 
 
-async def test_always_for_writes_still_asks_for_a_git_hook(make_app, scripted, workspace: Path):
-    server = scripted(
+async def test_always_for_writes_still_asks_for_a_git_hook(
+    make_app, scripted_in_process, workspace: Path
+):
+    server = scripted_in_process(
         {
             "replies": [
                 write("w1", "notes.txt", "hi\n"),

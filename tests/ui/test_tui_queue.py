@@ -59,8 +59,8 @@ async def type_and_send(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
-async def test_text_typed_during_a_turn_is_queued_and_runs_after_it(make_app, scripted):
-    server = scripted({"replies": [gated(), reply("Second answer.")]})
+async def test_text_typed_during_a_turn_is_queued_and_runs_after_it(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated(), reply("Second answer.")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -79,8 +79,8 @@ async def test_text_typed_during_a_turn_is_queued_and_runs_after_it(make_app, sc
         assert queued(app) == [] and not view.display
 
 
-async def test_busy_input_mode_steer_delivers_into_the_running_turn(make_app, scripted):
-    server = scripted({"replies": [gated_tool(), reply("Done, with tests first.")]})
+async def test_busy_input_mode_steer_delivers_into_the_running_turn(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated_tool(), reply("Done, with tests first.")]})
     app = make_app(server, busy_input_mode="steer")
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -95,8 +95,8 @@ async def test_busy_input_mode_steer_delivers_into_the_running_turn(make_app, sc
         assert markers == ["◈ steered: run the tests first"]
 
 
-async def test_the_steer_key_sends_the_composer_text_as_a_steer(make_app, scripted):
-    server = scripted({"replies": [gated_tool(), reply("ok")]})
+async def test_the_steer_key_sends_the_composer_text_as_a_steer(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated_tool(), reply("ok")]})
     app = make_app(server)  # Enter queues; the key steers
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -108,8 +108,8 @@ async def test_the_steer_key_sends_the_composer_text_as_a_steer(make_app, script
         assert user_texts(server.requests[1]) == ["one", "use pytest"]
 
 
-async def test_command_shaped_steer_text_is_delivered_as_text(make_app, scripted):
-    server = scripted({"replies": [gated_tool(), reply("ok")]})
+async def test_command_shaped_steer_text_is_delivered_as_text(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated_tool(), reply("ok")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -121,8 +121,10 @@ async def test_command_shaped_steer_text_is_delivered_as_text(make_app, scripted
 
 
 @pytest.mark.parametrize("when", ["refused after the seal", "pending at the seal"])
-async def test_a_late_steer_goes_behind_older_queued_input_exactly_once(make_app, scripted, when):
-    server = scripted({"replies": [gated(), reply("second"), reply("third")]})
+async def test_a_late_steer_goes_behind_older_queued_input_exactly_once(
+    make_app, scripted_in_process, when
+):
+    server = scripted_in_process({"replies": [gated(), reply("second"), reply("third")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -163,8 +165,8 @@ async def test_a_late_steer_goes_behind_older_queued_input_exactly_once(make_app
         assert queued(app) == []
 
 
-async def test_stop_pauses_the_queue_and_resume_runs_it(make_app, scripted):
-    server = scripted({"replies": [gated(), reply("second"), reply("third")]})
+async def test_stop_pauses_the_queue_and_resume_runs_it(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated(), reply("second"), reply("third")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -185,8 +187,8 @@ async def test_stop_pauses_the_queue_and_resume_runs_it(make_app, scripted):
         assert not app.input_queue.paused and queued(app) == []
 
 
-async def test_sending_after_a_stop_runs_first_then_the_paused_queue(make_app, scripted):
-    server = scripted({"replies": [gated(), reply("a"), reply("b")]})
+async def test_sending_after_a_stop_runs_first_then_the_paused_queue(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated(), reply("a"), reply("b")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -200,8 +202,10 @@ async def test_sending_after_a_stop_runs_first_then_the_paused_queue(make_app, s
         assert [last_user(r) for r in server.requests] == ["one", "fresh", "two"]
 
 
-async def test_queued_items_can_be_removed_and_pulled_back_for_editing(make_app, scripted):
-    server = scripted({"replies": [gated(), reply("done")]})
+async def test_queued_items_can_be_removed_and_pulled_back_for_editing(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [gated(), reply("done")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
@@ -224,8 +228,8 @@ async def test_queued_items_can_be_removed_and_pulled_back_for_editing(make_app,
         assert app.composer.text == "gamma\nalpha"
 
 
-async def test_text_a_turn_refused_goes_back_into_the_composer(make_app, scripted):
-    server = scripted({"replies": [reply("never sent")]})
+async def test_text_a_turn_refused_goes_back_into_the_composer(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("never sent")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -238,10 +242,12 @@ async def test_text_a_turn_refused_goes_back_into_the_composer(make_app, scripte
         assert server.requests == []
 
 
-async def test_keys_typed_just_before_enter_or_the_steer_key_are_never_cut(make_app, scripted):
+async def test_keys_typed_just_before_enter_or_the_steer_key_are_never_cut(
+    make_app, scripted_in_process
+):
     # A burst, as a terminal delivers fast typing or tmux send-keys: the Enter and ctrl+s
     # bindings must read the composer after every character queued before them.
-    server = scripted({"replies": [gated_tool(), reply("ok")]})
+    server = scripted_in_process({"replies": [gated_tool(), reply("ok")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -261,11 +267,13 @@ async def test_keys_typed_just_before_enter_or_the_steer_key_are_never_cut(make_
         assert user_texts(server.requests[1]) == ["task one", "use pytest"]
 
 
-async def test_a_steer_during_a_plain_answer_says_truly_where_it_went(make_app, scripted):
+async def test_a_steer_during_a_plain_answer_says_truly_where_it_went(
+    make_app, scripted_in_process
+):
     """T3 (issue 29 item 10): a steer the model cannot take before a plain answer ends is
     never promised "after the current step" alone, and its end notice names its place in
     the queue: behind the item queued before it."""
-    server = scripted({"replies": [gated(), reply("second"), reply("third")]})
+    server = scripted_in_process({"replies": [gated(), reply("second"), reply("third")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)

@@ -36,8 +36,8 @@ async def queue_three(pilot) -> None:
     await pilot.pause()
 
 
-def test_queue_with_items_in_the_status_panel(snap_compare, make_app, scripted):
-    server = scripted({"replies": [gated()]})
+def test_queue_with_items_in_the_status_panel(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated()]})
     app = make_app(server)
 
     async def queued(pilot):
@@ -50,8 +50,8 @@ def test_queue_with_items_in_the_status_panel(snap_compare, make_app, scripted):
         server.open_gate("g")
 
 
-def test_paused_queue_after_stop(snap_compare, make_app, scripted):
-    server = scripted({"replies": [gated()]})
+def test_paused_queue_after_stop(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated()]})
     app = make_app(server)
 
     async def stopped(pilot):
@@ -67,9 +67,9 @@ def test_paused_queue_after_stop(snap_compare, make_app, scripted):
         server.open_gate("g")
 
 
-def test_steer_marker_in_the_transcript(snap_compare, make_app, scripted):
+def test_steer_marker_in_the_transcript(snap_compare, make_app, scripted_in_process):
     calls = [{"id": "l1", "name": "list_dir", "arguments": {"path": "."}}]
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply("Looking around.", tool_calls=calls, chunk_size=4, gate="g", gate_after=2),
@@ -89,8 +89,8 @@ def test_steer_marker_in_the_transcript(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=steered)
 
 
-def test_stall_banner(snap_compare, make_app, scripted):
-    server = scripted({"replies": [gated()]})
+def test_stall_banner(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated()]})
     app = make_app(server)
 
     async def stalled(pilot):
@@ -107,9 +107,11 @@ def test_stall_banner(snap_compare, make_app, scripted):
         server.open_gate("g")
 
 
-def test_status_panel_running_tool(snap_compare, make_app, scripted):
+def test_status_panel_running_tool(snap_compare, make_app, scripted_in_process):
     calls = [{"id": "t1", "name": "run_shell", "arguments": {"command": "sleep 30"}}]
-    server = scripted({"replies": [reply("Running the tests.", tool_calls=calls), reply("ok")]})
+    server = scripted_in_process(
+        {"replies": [reply("Running the tests.", tool_calls=calls), reply("ok")]}
+    )
     app = make_app(server, approval="yolo")
 
     async def running(pilot):
@@ -123,8 +125,8 @@ def test_status_panel_running_tool(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=running)
 
 
-def test_status_panel_stream_silent(snap_compare, make_app, scripted):
-    server = scripted({"replies": [gated()]})
+def test_status_panel_stream_silent(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [gated()]})
     app = make_app(server)
 
     async def silent(pilot):

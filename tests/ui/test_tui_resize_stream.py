@@ -24,12 +24,14 @@ def paragraphs(count: int) -> str:
     )
 
 
-async def test_a_long_streamed_answer_stops_growing_one_markdown_widget(make_app, scripted):
+async def test_a_long_streamed_answer_stops_growing_one_markdown_widget(
+    make_app, scripted_in_process
+):
     """Z2: 520 lines of short paragraphs (under the old 2000-line mark, so once one growing
     Markdown widget of 260 blocks) go lazy mid-stream: the mounted blocks stay bounded, and a
     resize then lays out what is near the view."""
     text = paragraphs(PARAGRAPHS)
-    server = scripted({"replies": [{"text": text, "chunk_size": 200, "delay": 0.005}]})
+    server = scripted_in_process({"replies": [{"text": text, "chunk_size": 200, "delay": 0.005}]})
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()

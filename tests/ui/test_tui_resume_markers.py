@@ -26,8 +26,10 @@ async def resume_it(app, pilot) -> None:
     await pilot.pause()
 
 
-async def test_a_stopped_turn_shows_stopped_after_a_resume(make_app, scripted):
-    server = scripted({"replies": [reply("Half of an answer", gate="g", **HELD), reply("Next.")]})
+async def test_a_stopped_turn_shows_stopped_after_a_resume(make_app, scripted_in_process):
+    server = scripted_in_process(
+        {"replies": [reply("Half of an answer", gate="g", **HELD), reply("Next.")]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
@@ -43,8 +45,10 @@ async def test_a_stopped_turn_shows_stopped_after_a_resume(make_app, scripted):
         assert not [m for m in sent if "stopped" in str(m.get("content"))], sent
 
 
-async def test_a_request_that_failed_shows_its_error_after_a_resume(make_app, scripted):
-    server = scripted({"replies": [{"status": 400, "error_message": "bad things happened"}]})
+async def test_a_request_that_failed_shows_its_error_after_a_resume(make_app, scripted_in_process):
+    server = scripted_in_process(
+        {"replies": [{"status": 400, "error_message": "bad things happened"}]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await run_turn(pilot, "hello")
@@ -53,9 +57,11 @@ async def test_a_request_that_failed_shows_its_error_after_a_resume(make_app, sc
         assert markers(app) == ["◈ request failed: the message above is kept, not sent again"]
 
 
-async def test_a_turn_that_failed_after_an_answer_began_shows_it_after_a_resume(make_app, scripted):
+async def test_a_turn_that_failed_after_an_answer_began_shows_it_after_a_resume(
+    make_app, scripted_in_process
+):
     call = {"id": "r1", "name": "read_file", "arguments": {"path": "README.md"}}
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply("Reading.", tool_calls=[call]),
@@ -71,8 +77,10 @@ async def test_a_turn_that_failed_after_an_answer_began_shows_it_after_a_resume(
         assert line.startswith("◈ turn failed: ") and "the model fell over" in line, line
 
 
-async def test_a_resumed_session_s_context_bar_starts_from_its_last_request(make_app, scripted):
-    server = scripted({"replies": [reply("First."), reply("Second.")]})
+async def test_a_resumed_session_s_context_bar_starts_from_its_last_request(
+    make_app, scripted_in_process
+):
+    server = scripted_in_process({"replies": [reply("First."), reply("Second.")]})
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await run_turn(pilot, "hello")
@@ -84,10 +92,12 @@ async def test_a_resumed_session_s_context_bar_starts_from_its_last_request(make
         assert "4%" in app.status_panel.text, app.status_panel.text
 
 
-async def test_after_compact_a_resume_shows_the_compacted_context(scripted, hermes_home, workspace):
+async def test_after_compact_a_resume_shows_the_compacted_context(
+    scripted_in_process, hermes_home, workspace
+):
     from ui.test_tui_compaction import compacting_app, echo_script, seed, summary_reply
 
-    server = scripted(echo_script(summary_reply()))
+    server = scripted_in_process(echo_script(summary_reply()))
     app = compacting_app(server, hermes_home, workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await seed(pilot, 4)

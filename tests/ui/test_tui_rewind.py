@@ -45,8 +45,10 @@ def markers(app) -> list[str]:
     return [m.text for m in app.transcript.query(Marker)]
 
 
-async def test_undo_reverts_the_last_turn_and_leaves_a_marker(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_undo_reverts_the_last_turn_and_leaves_a_marker(
+    make_app, scripted_in_process, workspace
+):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -65,7 +67,7 @@ def notice_text(app) -> str:
 
 
 async def test_undo_steps_back_over_a_read_only_turn_and_redo_steps_forward(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """X2 (issue 29): each /undo takes back one turn that changed files, however many
     read-only turns came after it, and says what it restored; /redo steps forward again;
@@ -79,7 +81,7 @@ async def test_undo_steps_back_over_a_read_only_turn_and_redo_steps_forward(
         reply("", tool_calls=[read]),
         reply("read"),
     ]
-    app = make_app(scripted(script), approval="yolo")
+    app = make_app(scripted_in_process(script), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         for text in ("first", "second", "list the files", "read app.py"):
             await run_turn(pilot, text)
@@ -105,13 +107,13 @@ async def test_undo_steps_back_over_a_read_only_turn_and_redo_steps_forward(
 
 
 async def test_redo_is_gone_once_a_turn_changes_files_and_keeps_outside_edits(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """X2 (issue 29): after /undo, the user's own edit is a conflict /redo asks about (kept
     unless confirmed); a new turn that changes files drops what /redo could bring back."""
     script = two_turns()
     script["replies"] += [write("three.txt", "3\n", "w3"), reply("third done")]
-    app = make_app(scripted(script), approval="yolo")
+    app = make_app(scripted_in_process(script), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -132,8 +134,10 @@ async def test_redo_is_gone_once_a_turn_changes_files_and_keeps_outside_edits(
         assert (workspace / "app.py").read_text() == "print('hello')\n"
 
 
-async def test_undo_keeps_an_outside_edit_unless_confirmed(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_undo_keeps_an_outside_edit_unless_confirmed(
+    make_app, scripted_in_process, workspace
+):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -154,8 +158,8 @@ async def test_undo_keeps_an_outside_edit_unless_confirmed(make_app, scripted, w
         assert "kept as changed outside (app.py)" in markers(app)[-1]
 
 
-async def test_rewind_both_restores_code_and_conversation(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_rewind_both_restores_code_and_conversation(make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -185,8 +189,8 @@ async def test_rewind_both_restores_code_and_conversation(make_app, scripted, wo
         assert [m.content for m in app.agent.messages if m.role == "user"] == ["first"]
 
 
-async def test_rewind_conversation_only_keeps_the_code(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_rewind_conversation_only_keeps_the_code(make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -202,10 +206,10 @@ async def test_rewind_conversation_only_keeps_the_code(make_app, scripted, works
 
 
 async def test_a_rewind_of_the_conversation_drops_what_redo_could_bring_back(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """X2 (issue 29): a /rewind is a change of its own: the /undo before it is not redone."""
-    app = make_app(scripted(two_turns()), approval="yolo")
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -221,8 +225,8 @@ async def test_a_rewind_of_the_conversation_drops_what_redo_could_bring_back(
         assert (workspace / "app.py").read_text() == "print('hello')\n"
 
 
-async def test_rewind_code_only_keeps_the_conversation(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_rewind_code_only_keeps_the_conversation(make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -239,8 +243,10 @@ async def test_rewind_code_only_keeps_the_conversation(make_app, scripted, works
         assert [m.text for m in app.transcript.query(UserMessage)] == ["first", "second"]
 
 
-async def test_escape_twice_on_an_empty_composer_opens_the_picker(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_escape_twice_on_an_empty_composer_opens_the_picker(
+    make_app, scripted_in_process, workspace
+):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await pilot.press("escape")
@@ -257,8 +263,12 @@ async def test_escape_twice_on_an_empty_composer_opens_the_picker(make_app, scri
         assert not isinstance(app.screen, RewindScreen)
 
 
-async def test_escape_that_stops_a_turn_does_not_open_the_picker(make_app, scripted, workspace):
-    server = scripted({"replies": [reply("slow " * 50, chunk_size=4, gate="g", gate_after=1)]})
+async def test_escape_that_stops_a_turn_does_not_open_the_picker(
+    make_app, scripted_in_process, workspace
+):
+    server = scripted_in_process(
+        {"replies": [reply("slow " * 50, chunk_size=4, gate="g", gate_after=1)]}
+    )
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("talk")
@@ -271,8 +281,8 @@ async def test_escape_that_stops_a_turn_does_not_open_the_picker(make_app, scrip
         assert not isinstance(app.screen, RewindScreen)
 
 
-async def test_diff_shows_every_file_the_session_changed(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_diff_shows_every_file_the_session_changed(make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
@@ -282,8 +292,8 @@ async def test_diff_shows_every_file_the_session_changed(make_app, scripted, wor
         assert files == {"app.py": (1, 1), "one.txt": (1, 0)}
 
 
-async def test_fork_starts_a_new_session_with_the_history(make_app, scripted, workspace):
-    app = make_app(scripted(two_turns()), approval="yolo")
+async def test_fork_starts_a_new_session_with_the_history(make_app, scripted_in_process, workspace):
+    app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         parent = app.agent.session_id
@@ -302,9 +312,9 @@ async def test_fork_starts_a_new_session_with_the_history(make_app, scripted, wo
 
 
 async def test_export_writes_markdown_and_json_without_reasoning(
-    make_app, scripted, workspace, hermes_home
+    make_app, scripted_in_process, workspace, hermes_home
 ):
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply(

@@ -48,10 +48,10 @@ def keys_for(text: str) -> list[str]:
     return ["space" if char == " " else char for char in text]
 
 
-async def test_text_typed_during_a_held_send_stays_in_the_composer(make_app, scripted):
+async def test_text_typed_during_a_held_send_stays_in_the_composer(make_app, scripted_in_process):
     """Z1: the send took "bigping 1" at Enter; "lost1" typed while it is held stays typed,
     and the model gets the first message once, whole."""
-    server = scripted({"replies": [reply("PONG")]})
+    server = scripted_in_process({"replies": [reply("PONG")]})
     app = make_app(server)
     hold = HeldSends()
     async with app.run_test() as pilot:
@@ -69,10 +69,12 @@ async def test_text_typed_during_a_held_send_stays_in_the_composer(make_app, scr
         assert app.composer.sent == ["bigping 1"]  # the sent text is in the history
 
 
-async def test_escape_during_a_held_send_stops_the_turn_before_the_model(make_app, scripted):
+async def test_escape_during_a_held_send_stops_the_turn_before_the_model(
+    make_app, scripted_in_process
+):
     """Z1, T6: Esc while the send is held acts at once: the turn never starts, no request
     is made, the app is idle after it and the message is back in the empty composer."""
-    server = scripted({"replies": [reply("never asked")]})
+    server = scripted_in_process({"replies": [reply("never asked")]})
     app = make_app(server)
     hold = HeldSends()
     async with app.run_test() as pilot:
@@ -95,10 +97,10 @@ async def test_escape_during_a_held_send_stops_the_turn_before_the_model(make_ap
         assert "back in the input" in shown[1], shown
 
 
-async def test_a_stopped_send_never_overwrites_a_newer_draft(make_app, scripted):
+async def test_a_stopped_send_never_overwrites_a_newer_draft(make_app, scripted_in_process):
     """Z1, H7: a message stopped on its way goes to the head of the queue, paused, when
     the composer already holds newer typing; the draft stays exactly as typed."""
-    server = scripted({"replies": [reply("unused")]})
+    server = scripted_in_process({"replies": [reply("unused")]})
     app = make_app(server)
     hold = HeldSends()
     async with app.run_test() as pilot:
@@ -114,10 +116,10 @@ async def test_a_stopped_send_never_overwrites_a_newer_draft(make_app, scripted)
         assert app.input_queue.paused and server.requests == []
 
 
-async def test_a_line_sent_behind_a_stopped_send_waits_in_the_queue(make_app, scripted):
+async def test_a_line_sent_behind_a_stopped_send_waits_in_the_queue(make_app, scripted_in_process):
     """Z1, T6: Enter, Enter again, Esc, all while the first send is held: neither runs;
     the first comes back into the composer, the second waits in the paused queue."""
-    server = scripted({"replies": [reply("never asked")], "loop": True})
+    server = scripted_in_process({"replies": [reply("never asked")], "loop": True})
     app = make_app(server)
     hold = HeldSends()
     async with app.run_test() as pilot:
@@ -134,10 +136,12 @@ async def test_a_line_sent_behind_a_stopped_send_waits_in_the_queue(make_app, sc
         assert app.input_queue.paused
 
 
-async def test_escape_after_the_send_reaches_the_worker_still_stops_it(make_app, scripted):
+async def test_escape_after_the_send_reaches_the_worker_still_stops_it(
+    make_app, scripted_in_process
+):
     """Z1: a stop that lands after the worker was asked for, before it ran the turn, is
     not lost: the turn stops before any request (the Esc that used to be dropped)."""
-    server = scripted({"replies": [reply("never asked")]})
+    server = scripted_in_process({"replies": [reply("never asked")]})
     app = make_app(server)
     async with app.run_test() as pilot:
         await app.ready()
@@ -156,12 +160,14 @@ async def test_escape_after_the_send_reaches_the_worker_still_stops_it(make_app,
         assert not app.busy and app.composer.text == "go"
 
 
-async def test_random_keys_enters_and_turn_ends_lose_and_repeat_nothing(make_app, scripted):
+async def test_random_keys_enters_and_turn_ends_lose_and_repeat_nothing(
+    make_app, scripted_in_process
+):
     """Z1 (seeded stress): typing, Enter, held and released sends and turn ends in random
     order; every sent line reaches the model exactly once, whole and in order, and the
     composer ends with exactly what was typed after the last Enter."""
     rng = random.Random(27)
-    server = scripted({"replies": [reply("ok {n}")], "loop": True})
+    server = scripted_in_process({"replies": [reply("ok {n}")], "loop": True})
     app = make_app(server)
     hold = HeldSends()
     sent: list[str] = []

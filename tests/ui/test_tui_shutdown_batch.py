@@ -16,8 +16,8 @@ from hermes_tui.bridge import AgentEvents
 from hermes_tui.widgets.status_panel import StatusPanel
 
 
-async def test_a_batch_that_outlives_the_screens_raises_nothing(make_app, scripted):
-    server = scripted({"replies": [reply("hi")]})
+async def test_a_batch_that_outlives_the_screens_raises_nothing(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("hi")]})
     app = make_app(server)
     shown = []
     started, pruned = asyncio.Event(), asyncio.Event()

@@ -30,9 +30,9 @@ def test_finished_demo_turn(snap_compare, make_app):
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)
 
 
-def test_reasoning_live(snap_compare, make_app, scripted):
+def test_reasoning_live(snap_compare, make_app, scripted_in_process):
     thinking = "The user wants a haiku. I should count syllables: five, seven, five."
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -57,9 +57,9 @@ def test_reasoning_live(snap_compare, make_app, scripted):
         server.open_gate("g")
 
 
-def test_reasoning_collapsed_after_the_answer(snap_compare, make_app, scripted):
+def test_reasoning_collapsed_after_the_answer(snap_compare, make_app, scripted_in_process):
     answer = "An old silent pond\nA frog jumps into the pond\nSplash! Silence again."
-    server = scripted(
+    server = scripted_in_process(
         {"replies": [reply(answer, reasoning="Five, seven, five syllables; classic imagery.")]}
     )
     app = make_app(server)
@@ -70,8 +70,8 @@ def test_reasoning_collapsed_after_the_answer(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)
 
 
-def test_tool_block_running(snap_compare, make_app, scripted):
-    server = scripted(
+def test_tool_block_running(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -93,8 +93,8 @@ def test_tool_block_running(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=running)
 
 
-def test_tool_blocks_ok_and_error_expanded(snap_compare, make_app, scripted):
-    server = scripted(
+def test_tool_blocks_ok_and_error_expanded(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -119,8 +119,8 @@ def test_tool_blocks_ok_and_error_expanded(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)
 
 
-def test_approval_modal_shows_the_diff(snap_compare, make_app, scripted):
-    server = scripted(
+def test_approval_modal_shows_the_diff(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(
@@ -153,10 +153,12 @@ def test_approval_modal_shows_the_diff(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=modal)
 
 
-def test_approval_modal_before_it_arms(snap_compare, make_app, scripted):
+def test_approval_modal_before_it_arms(snap_compare, make_app, scripted_in_process):
     """Keys typed as it opens are ignored and go to the composer; the buttons wait."""
     call = {"id": "w1", "name": "write_file", "arguments": {"path": "TODO", "content": "tests\n"}}
-    server = scripted({"replies": [reply("Noting it.", tool_calls=[call]), reply("Noted.")]})
+    server = scripted_in_process(
+        {"replies": [reply("Noting it.", tool_calls=[call]), reply("Noted.")]}
+    )
     app = make_app(server, approval="ask", approval_clock=FakeClock())
 
     async def modal(pilot):
@@ -197,8 +199,8 @@ def test_sessions_panel_with_several_sessions(snap_compare, make_app):
     assert snap_compare(app, terminal_size=SIZE, run_before=seeded)
 
 
-def test_error_block(snap_compare, make_app, scripted):
-    server = scripted(
+def test_error_block(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process(
         {"replies": [{"status": 401, "error_message": "Incorrect API key provided: test."}]}
     )
     app = make_app(server)
@@ -209,8 +211,8 @@ def test_error_block(snap_compare, make_app, scripted):
     assert snap_compare(app, terminal_size=SIZE, run_before=turn)
 
 
-def test_layout_at_80x24(snap_compare, make_app, scripted):
-    server = scripted(
+def test_layout_at_80x24(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(

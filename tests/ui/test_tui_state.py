@@ -24,9 +24,9 @@ def rewrite_config(home: Path, **top: object) -> None:
 
 
 async def test_a_resumed_session_counts_on_from_its_stored_totals(
-    make_app, scripted, hermes_home: Path
+    make_app, scripted_in_process, hermes_home: Path
 ):
-    server = scripted({"replies": [reply("one"), reply("two")]})
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     config = yaml.safe_load((hermes_home / "config.yaml").read_text())
     config["providers"]["scripted"]["pricing"] = {"test-model": {"input": 2.0, "output": 8.0}}
@@ -55,9 +55,11 @@ async def test_a_resumed_session_counts_on_from_its_stored_totals(
 
 
 async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
-    make_app, scripted, hermes_home: Path
+    make_app, scripted_in_process, hermes_home: Path
 ):
-    server = scripted({"replies": [reply("The answer.", reasoning="private chain of thought")]})
+    server = scripted_in_process(
+        {"replies": [reply("The answer.", reasoning="private chain of thought")]}
+    )
     app = make_app(server)
     rewrite_config(hermes_home, ui={"show_reasoning": False})
     app = HermesApp(
@@ -71,8 +73,8 @@ async def test_show_reasoning_false_keeps_reasoning_off_the_screen(
         assert [a.source for a in app.transcript.query(AnswerBlock)] == ["The answer."]
 
 
-async def test_show_reasoning_true_is_the_default_and_shows_it(make_app, scripted):
-    server = scripted({"replies": [reply("The answer.", reasoning="visible thinking")]})
+async def test_show_reasoning_true_is_the_default_and_shows_it(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("The answer.", reasoning="visible thinking")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "think about it")

@@ -12,9 +12,9 @@ from waits import wait_until
 from agent.config import StorageSettings
 
 
-async def test_the_working_line_names_the_locked_database(make_app, scripted):
+async def test_the_working_line_names_the_locked_database(make_app, scripted_in_process):
     """L3: "waiting for the session database", never "stream silent", while a write waits."""
-    server = scripted({"replies": [reply("saved at last")]})
+    server = scripted_in_process({"replies": [reply("saved at last")]})
     app = make_app(server)
     storage = StorageSettings(lock_timeout_seconds=30.0, exit_wait_seconds=20.0)
     app.config = dataclasses.replace(app.config, storage=storage)

@@ -37,13 +37,13 @@ def task_block(app) -> ToolBlock | None:
 
 
 async def test_g1_the_block_shows_the_subagent_live_then_folds_with_its_answer(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """G1: while the subagent's last call is held its block names the tool it ran and
     counts calls and tokens; when done it is folded, ok, its answer inside; the panel
     shows the subagents' part of the tokens."""
     (workspace / "README.md").write_text("# sample\n")
-    server = scripted(script(gate="answer"))
+    server = scripted_in_process(script(gate="answer"))
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
@@ -67,11 +67,11 @@ async def test_g1_the_block_shows_the_subagent_live_then_folds_with_its_answer(
         assert "subagents 2.6k" in app.status_panel.text
 
 
-def test_g1_the_finished_subagent_block(snap_compare, make_app, scripted, workspace):
+def test_g1_the_finished_subagent_block(snap_compare, make_app, scripted_in_process, workspace):
     """G1: the finished `task` block, folded, with its calls and tokens, and the panel's
     subagents line."""
     (workspace / "README.md").write_text("# sample\n")
-    app = make_app(scripted(script()))
+    app = make_app(scripted_in_process(script()))
 
     async def finished(pilot):
         await app.ready()
@@ -83,7 +83,7 @@ def test_g1_the_finished_subagent_block(snap_compare, make_app, scripted, worksp
 
 
 async def test_g1_a_subagents_approval_goes_to_the_same_dialog_naming_it(
-    make_app, scripted, workspace
+    make_app, scripted_in_process, workspace
 ):
     """G1: a writing subagent's call asks in the app's approval dialog, which names the
     subagent and its job; the yes lets the write happen."""
@@ -94,7 +94,7 @@ async def test_g1_a_subagents_approval_goes_to_the_same_dialog_naming_it(
     (folder / "writer.md").write_text("---\ntools: [write_file]\n---\nWrite what you are asked.\n")
     write = {"id": "w1", "name": "write_file", "arguments": {"path": "out.txt", "content": "hi\n"}}
     job = {"prompt": "Write out.txt.", "agent_type": "writer", "description": "write the note"}
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply(match={**CHILD, "last_role": "user"}, tool_calls=[write]),
@@ -116,12 +116,14 @@ async def test_g1_a_subagents_approval_goes_to_the_same_dialog_naming_it(
         assert (workspace / "out.txt").read_text() == "hi\n"
 
 
-async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(make_app, scripted, workspace):
+async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(
+    make_app, scripted_in_process, workspace
+):
     """G1: Esc in the TUI while the subagent's model call is held at the server's gate stops
     both: the subagent's call is cancelled, its block ends with the stop, the turn ends
     stopped and the parent asks the model nothing more."""
     (workspace / "README.md").write_text("# sample\n")
-    server = scripted(
+    server = scripted_in_process(
         {
             "replies": [
                 reply("never seen " * 20, match=CHILD, gate="held", gate_after=1),

@@ -34,8 +34,8 @@ def test_demo_turn_in_gruvbox(snap_compare, make_app):
     assert themed_demo_turn(snap_compare, make_app, "hermes-gruvbox")
 
 
-def test_light_theme_with_a_tool_block_and_reasoning(snap_compare, make_app, scripted):
-    server = scripted(
+def test_light_theme_with_a_tool_block_and_reasoning(snap_compare, make_app, scripted_in_process):
+    server = scripted_in_process(
         {
             "replies": [
                 reply(

@@ -20,11 +20,11 @@ def todo_reply(todos, call_id: str = "t1") -> dict:
 
 
 async def test_n2_the_panel_and_the_line_show_the_list_and_a_resume_brings_it_back(
-    make_app, scripted
+    make_app, scripted_in_process
 ):
     """N2: `Todo 1/3` and the items with ☑/▶/☐; f3's one-line status keeps the progress and
     the item in progress; /new shows none; resuming the session shows its list again."""
-    server = scripted({"replies": [todo_reply(PLAN), reply("On it."), reply("Hi.")]})
+    server = scripted_in_process({"replies": [todo_reply(PLAN), reply("On it."), reply("Hi.")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.ready()
@@ -47,14 +47,14 @@ async def test_n2_the_panel_and_the_line_show_the_list_and_a_resume_brings_it_ba
 
 
 async def test_n2_a_long_list_shows_what_is_left_and_hidden_characters_are_shown(
-    make_app, scripted
+    make_app, scripted_in_process
 ):
     """N2, H1: of a long list the items not done yet show, the rest counted; an escape
     sequence in an item is shown, never sent to the terminal."""
     todos = [{"text": f"step {n}", "status": "done"} for n in range(6)]
     todos += [{"text": f"later {n}", "status": "pending"} for n in range(9)]
     todos[6] = {"text": "\x1b[2Jwipe", "status": "in_progress"}
-    server = scripted({"replies": [todo_reply(todos), reply("On it.")]})
+    server = scripted_in_process({"replies": [todo_reply(todos), reply("On it.")]})
     app = make_app(server)
     async with app.run_test(size=(120, 50)) as pilot:
         await app.ready()

@@ -10,10 +10,10 @@ from waits import wait_until
 SIZE = (120, 36)
 
 
-def test_n2_the_todo_list_in_the_panel(snap_compare, make_app, scripted):
+def test_n2_the_todo_list_in_the_panel(snap_compare, make_app, scripted_in_process):
     """N2: `Todo 1/3` over the items, each with its mark (☑ done, ▶ in progress, ☐ pending)."""
     long_item = {"text": "write the migration notes for the lexer split", "status": "pending"}
-    server = scripted({"replies": [todo_reply([*PLAN, long_item]), reply("On it.")]})
+    server = scripted_in_process({"replies": [todo_reply([*PLAN, long_item]), reply("On it.")]})
     app = make_app(server)
 
     async def listed(pilot):

@@ -57,9 +57,11 @@ async def test_the_demo_welcome_says_where_you_are_at_80_columns(make_app):
             assert words in shown  # whole at 80 columns, wrapped where needed, never cut
 
 
-async def test_the_welcome_goes_with_the_first_message_and_comes_back_with_new(make_app, scripted):
+async def test_the_welcome_goes_with_the_first_message_and_comes_back_with_new(
+    make_app, scripted_in_process
+):
     """U1: gone with the first message, back for /new, never over a resumed history."""
-    server = scripted({"replies": [reply("one"), reply("two")]})
+    server = scripted_in_process({"replies": [reply("one"), reply("two")]})
     app = make_app(server)
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
@@ -76,11 +78,13 @@ async def test_the_welcome_goes_with_the_first_message_and_comes_back_with_new(m
         assert [type(w).__name__ for w in app.transcript.children][:1] == ["UserMessage"]
 
 
-async def test_an_app_started_on_a_session_never_shows_the_welcome(make_app, scripted, monkeypatch):
+async def test_an_app_started_on_a_session_never_shows_the_welcome(
+    make_app, scripted_in_process, monkeypatch
+):
     """U1: `--resume` / `-c` opens the history; the welcome is never made, not even at first."""
     from hermes_tui.widgets.transcript import view
 
-    server = scripted({"replies": [reply("one")]})
+    server = scripted_in_process({"replies": [reply("one")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await run_turn(pilot, "first")
@@ -112,10 +116,12 @@ def test_a_hostile_folder_or_model_name_is_shown_not_obeyed():
     assert all(len(line) <= 76 for line in plain.splitlines() if "Demo" not in line)
 
 
-async def test_a_message_sent_before_the_welcome_arrives_keeps_it_away(make_app, scripted):
+async def test_a_message_sent_before_the_welcome_arrives_keeps_it_away(
+    make_app, scripted_in_process
+):
     """U1: a quick typist sends before start-up reaches the welcome: it never shows above
     the message, even when it comes while the message is still being mounted."""
-    server = scripted({"replies": [reply("one")]})
+    server = scripted_in_process({"replies": [reply("one")]})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()

@@ -129,8 +129,8 @@ def test_completion_reads_the_command_table():
     assert commands.parse("/nope").command is None
 
 
-async def test_escape_stops_a_running_turn(make_app, scripted):
-    server = scripted(
+async def test_escape_stops_a_running_turn(make_app, scripted_in_process):
+    server = scripted_in_process(
         {"replies": [reply("never finished", reasoning="hmm", gate="g", gate_after=2)]}
     )
     app = make_app(server)

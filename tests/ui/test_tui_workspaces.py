@@ -44,9 +44,9 @@ def elsewhere(make_app, server, tmp_path):
 
 
 async def test_the_panel_names_another_workspace_and_lists_this_one_first(
-    make_app, scripted, tmp_path
+    make_app, scripted_in_process, tmp_path
 ):
-    server = scripted({"replies": [reply("One."), reply("Two.")]})
+    server = scripted_in_process({"replies": [reply("One."), reply("Two.")]})
     first = await a_session_in(make_app, server, "from the sample project")
     app, _other = elsewhere(make_app, server, tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -58,8 +58,10 @@ async def test_the_panel_names_another_workspace_and_lists_this_one_first(
         assert "in " not in labels[0].split("\n")[1], labels
 
 
-async def test_resuming_from_another_folder_can_switch_to_it(make_app, scripted, tmp_path):
-    server = scripted({"replies": [reply("One."), reply("Reading.", tool_calls=[READ]),
+async def test_resuming_from_another_folder_can_switch_to_it(
+    make_app, scripted_in_process, tmp_path
+):
+    server = scripted_in_process({"replies": [reply("One."), reply("Reading.", tool_calls=[READ]),
                                    reply("Done.")]})  # fmt: skip
     session_id = await a_session_in(make_app, server, "hello")
     app, other = elsewhere(make_app, server, tmp_path)
@@ -77,8 +79,8 @@ async def test_resuming_from_another_folder_can_switch_to_it(make_app, scripted,
         assert stored_workspace(app, session_id) == str(app.agent.workspace)
 
 
-async def test_continuing_here_records_this_folder(make_app, scripted, tmp_path):
-    server = scripted({"replies": [reply("One."), reply("Reading.", tool_calls=[READ]),
+async def test_continuing_here_records_this_folder(make_app, scripted_in_process, tmp_path):
+    server = scripted_in_process({"replies": [reply("One."), reply("Reading.", tool_calls=[READ]),
                                    reply("Done.")]})  # fmt: skip
     session_id = await a_session_in(make_app, server, "hello")
     app, other = elsewhere(make_app, server, tmp_path)
@@ -102,9 +104,9 @@ async def test_continuing_here_records_this_folder(make_app, scripted, tmp_path)
 
 
 async def test_a_session_whose_folder_is_gone_continues_here_and_says_so(
-    make_app, scripted, tmp_path, workspace
+    make_app, scripted_in_process, tmp_path, workspace
 ):
-    server = scripted({"replies": [reply("One.")]})
+    server = scripted_in_process({"replies": [reply("One.")]})
     session_id = await a_session_in(make_app, server, "hello")
     app, other = elsewhere(make_app, server, tmp_path)
     conn = sqlite3.connect(app.config.db_path)
@@ -120,8 +122,8 @@ async def test_a_session_whose_folder_is_gone_continues_here_and_says_so(
         assert stored_workspace(app, session_id) == str(other)
 
 
-async def test_resume_alone_opens_the_sessions_list(make_app, scripted):
-    server = scripted({"replies": [reply("One.")]})
+async def test_resume_alone_opens_the_sessions_list(make_app, scripted_in_process):
+    server = scripted_in_process({"replies": [reply("One.")]})
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "hello")
