@@ -60,7 +60,7 @@ case "$module" in
            tests/security/test_hostile_names.py)
     ;;
   secrets)
-    sources=(agent/secrets.py agent/providers/secret_forms.py)
+    sources=(agent/secrets.py agent/providers/secret_forms.py agent/credentials.py)
     tests=(tests/unit/agent/test_secrets.py tests/unit/agent/providers/test_secret_forms.py
            tests/unit/agent/tools/test_tools_shell_env.py tests/security/test_hostile_secrets.py)
     ;;
