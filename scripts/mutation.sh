@@ -68,7 +68,8 @@ case "$module" in
     sources=(agent/tools/sandbox.py agent/tools/hiding.py)
     tests=(tests/unit/agent/tools/test_sandbox_decisions.py
            tests/unit/agent/tools/test_hiding_mounts.py tests/unit/test_security_tables.py
-           tests/security/test_hostile_sandbox.py tests/security/test_hostile_sandbox_secrets.py)
+           tests/security/test_hostile_sandbox.py tests/security/test_hostile_sandbox_secrets.py
+           tests/unit/agent/tools/test_plan_mode.py)  # plan mode's read-only workspace
     ;;
   restore)
     sources=(agent/checkpoints/restore.py agent/checkpoints/session.py)
