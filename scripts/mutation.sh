@@ -12,6 +12,8 @@
 # MUTATION_JOBS (default 1) is how many mutants run at once; the run is niced.
 # MUTATION_SHOW=1 prints each survivor's diff to stderr.
 # MUTATION_KEEP=1 keeps the temporary folder (for `mutmut show NAME` there) and prints its path.
+# MUTATION_TESTS="a.py b.py" runs those test files instead of the module's (a quicker, narrower
+# run: what they miss survives).
 set -euo pipefail
 # One brace group: bash reads it whole before it runs, so an edit of this file while a
 # measurement runs cannot change what that run does next.
@@ -82,6 +84,10 @@ case "$module" in
     exit 2
     ;;
 esac
+
+if [[ -n "${MUTATION_TESTS:-}" ]]; then
+  read -r -a tests <<< "$MUTATION_TESTS"
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command -v mutmut >/dev/null || { echo "mutmut is not installed: pip install 'mutmut>=3,<4'" >&2; exit 2; }
