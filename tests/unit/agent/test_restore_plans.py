@@ -391,3 +391,12 @@ def test_a_rewind_marks_undone_only_the_turns_not_undone_yet(repo):
     changes.apply(_Snapshots(repo), rewind, plan, overwrite=False, record=lambda _row: None,
                   mark_undone=undone.append)  # fmt: skip
     assert undone == [one["key"], three["key"]]
+
+
+def test_any_undone_counts_turns_only():
+    """X2: a turn row (its kind given, or none, as older rows have) that is undone counts; a
+    restore's row never does."""
+    assert changes.any_undone([{"key": "a", "undone": True}])
+    assert changes.any_undone([{"key": "a", "kind": "turn", "undone": True}])
+    assert not changes.any_undone([{"key": "r", "kind": "restore", "undone": True}])
+    assert not changes.any_undone([{"key": "a", "kind": "turn"}])
