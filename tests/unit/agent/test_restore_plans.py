@@ -400,3 +400,13 @@ def test_any_undone_counts_turns_only():
     assert changes.any_undone([{"key": "a", "kind": "turn", "undone": True}])
     assert not changes.any_undone([{"key": "r", "kind": "restore", "undone": True}])
     assert not changes.any_undone([{"key": "a", "kind": "turn"}])
+
+
+def test_a_rewind_limited_to_paths_plans_those_alone(repo):
+    """X2: a restore planned for `only` some paths (an /undo's) leaves the turn's others."""
+    row = file_turn(repo, {"a.txt": "agent\n", "b.txt": "agent too\n"})
+    plan = changes.plan(_Snapshots(repo), changes.Rewind([row], ("a.txt",)))
+    assert [c.path for c in plan.restore] == ["a.txt"]
+    assert sorted(
+        c.path for c in changes.plan(_Snapshots(repo), changes.Rewind([row])).restore
+    ) == ["a.txt", "b.txt"]
