@@ -410,3 +410,15 @@ def test_a_rewind_limited_to_paths_plans_those_alone(repo):
     assert sorted(
         c.path for c in changes.plan(_Snapshots(repo), changes.Rewind([row])).restore
     ) == ["a.txt", "b.txt"]
+
+
+def test_a_write_back_the_system_refuses_is_named_without_the_machine_path(repo):
+    """X2: a file whose place is now a folder is not written back; why is said in words."""
+    put(repo, "a.txt", "the agent's\n")
+    with_file = snap(repo)
+    (repo.workspace / "a.txt").unlink()
+    (repo.workspace / "a.txt").mkdir()
+    (repo.workspace / "a.txt" / "inside").write_text("the user's\n")
+    changed = [c for c in repo.changes(snap(repo), with_file) if c.path == "a.txt"]
+    result = apply_changes(repo, repo.workspace, changed)
+    assert result.failed == [("a.txt", "Is a directory")] and result.restored == []
