@@ -66,9 +66,10 @@ def safe_url(url: str | None) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
-        return redact(url, url_secrets(url))
+        # url_secrets cannot split it either: only redact's key-shaped patterns apply.
+        return redact(url)
     host = parts.netloc.rpartition("@")[2]
-    query = "&".join(_masked(item) for item in parts.query.split("&")) if parts.query else ""
+    query = "&".join(_masked(item) for item in parts.query.split("&"))  # "" stays ""
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
 
 

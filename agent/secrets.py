@@ -30,8 +30,9 @@ def _header_secrets(headers: Mapping[str, str]) -> Iterator[str]:
     for name, value in headers.items():
         if isinstance(value, str) and is_credential_name(str(name)):
             yield value
-            _scheme, space, token = value.partition(" ")
-            if space and token:
+            # The credential is all that follows the scheme (`Digest a=1, b=2`), not its last word.
+            _scheme, _space, token = value.partition(" ")
+            if token:
                 yield token.strip()
 
 

@@ -63,9 +63,9 @@ _LINE_END_CR = re.compile(r"\r\n?")
 def _code(char: str) -> str:
     """A character as a visible escape: \\x9b, \\u202e, \\U000e0041."""
     point = ord(char)
-    if point < 0x100:
+    if point < 0x100:  # pragma: no mutate (no shown character is U+0100)
         return f"\\x{point:02x}"
-    if point < 0x10000:
+    if point < 0x10000:  # pragma: no mutate (no shown character is U+10000)
         return f"\\u{point:04x}"
     return f"\\U{point:08x}"
 

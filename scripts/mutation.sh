@@ -12,6 +12,8 @@
 # MUTATION_JOBS (default 1) is how many mutants run at once; the run is niced.
 # MUTATION_SHOW=1 prints each survivor's diff to stderr.
 # MUTATION_KEEP=1 keeps the temporary folder (for `mutmut show NAME` there) and prints its path.
+# MUTATION_TESTS="a.py b.py" runs those test files instead of the module's (a quicker, narrower
+# run: what they miss survives).
 set -euo pipefail
 # One brace group: bash reads it whole before it runs, so an edit of this file while a
 # measurement runs cannot change what that run does next.
@@ -60,7 +62,7 @@ case "$module" in
            tests/security/test_hostile_names.py)
     ;;
   secrets)
-    sources=(agent/secrets.py agent/providers/secret_forms.py)
+    sources=(agent/secrets.py agent/providers/secret_forms.py agent/credentials.py)
     tests=(tests/unit/agent/test_secrets.py tests/unit/agent/providers/test_secret_forms.py
            tests/unit/agent/tools/test_tools_shell_env.py tests/security/test_hostile_secrets.py)
     ;;
@@ -68,7 +70,8 @@ case "$module" in
     sources=(agent/tools/sandbox.py agent/tools/hiding.py)
     tests=(tests/unit/agent/tools/test_sandbox_decisions.py
            tests/unit/agent/tools/test_hiding_mounts.py tests/unit/test_security_tables.py
-           tests/security/test_hostile_sandbox.py tests/security/test_hostile_sandbox_secrets.py)
+           tests/security/test_hostile_sandbox.py tests/security/test_hostile_sandbox_secrets.py
+           tests/unit/agent/tools/test_plan_mode.py)  # plan mode's read-only workspace
     ;;
   restore)
     sources=(agent/checkpoints/restore.py agent/checkpoints/session.py)
@@ -81,6 +84,10 @@ case "$module" in
     exit 2
     ;;
 esac
+
+if [[ -n "${MUTATION_TESTS:-}" ]]; then
+  read -r -a tests <<< "$MUTATION_TESTS"
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command -v mutmut >/dev/null || { echo "mutmut is not installed: pip install 'mutmut>=3,<4'" >&2; exit 2; }

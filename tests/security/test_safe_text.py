@@ -137,6 +137,22 @@ def test_hidden_warning_names_what_it_found():
     assert "3 control characters (␛, ␇)" in both and "1 invisible character (\\u202e)" in both
 
 
+def test_hidden_warning_is_one_exact_sentence_that_lists_at_most_four():
+    """H1: the warning names up to four distinct characters as shown, then an ellipsis; the
+    count is of every one found, plural from two."""
+    tail = ", which a terminal would hide or act on; here they are shown as symbols."
+    assert hidden_warning("a\x01\x02\x03\x04b") == (
+        f"Hidden characters: this contains 4 control characters (␁, ␂, ␃, ␄){tail}"
+    )
+    assert hidden_warning("a\x01\x02\x03\x04\x05\x01b") == (
+        f"Hidden characters: this contains 6 control characters (␁, ␂, ␃, ␄, …){tail}"
+    )
+    assert hidden_warning("a\x01\x01\u200b") == (
+        "Hidden characters: this contains 2 control characters (␁) and 1 invisible character "
+        f"(\\u200b){tail}"
+    )
+
+
 def test_hostile_strings_take_linear_time():
     # An unterminated string start per two characters: a naive pattern rescans to the end
     # from each one (quadratic: hours); this must stay well under a second or so.

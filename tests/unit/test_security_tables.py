@@ -2,7 +2,8 @@
 
 Mutation testing cannot reach module constants, so a character dropped from the sanitiser's
 bidi set, a variable from the sandbox's stripped list or a name from the protected files
-would break no behaviour test. These tables name every entry (H1, H3, H5, X3).
+would break no behaviour test. These tables name every entry (H1, H3, H5, X3): a name
+dropped from its constant fails here.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agent.tools import sandbox as sandbox_module
+from agent.tools.hiding import Hiding
 from agent.tools.protected import protected_reason
-from agent.tools.sandbox import confined_env
+from agent.tools.sandbox import confined_env, guarded_paths
 from hermes_tui.safe_text import has_hidden, safe_line, safe_text
 
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
@@ -21,8 +24,8 @@ BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
 INVISIBLE = [
     "\u00ad", "\u061c", "\u115f", "\u1160", "\u180e", "\u200b", "\u200c", "\u200d", "\u200e",
     "\u200f", "\u2028", "\u2029", "\u2060", "\u2061", "\u2062", "\u2063", "\u2064", "\u206a",
-    "\u206f", "\u3164", "\ufeff", "\uffa0", "\ufff9", "\ufffb", "\U000e0001", "\U000e0041",
-    "\U000e007f",
+    "\u206b", "\u206e", "\u206f", "\u3164", "\ufeff", "\uffa0", "\ufff9", "\ufffa", "\ufffb",
+    "\U000e0000", "\U000e0001", "\U000e0041", "\U000e007f",
 ]  # fmt: skip
 
 
@@ -74,3 +77,65 @@ def test_every_protected_name_asks(rel, tmp_path: Path):
 def test_ordinary_project_files_are_not_protected(rel, tmp_path: Path):
     """H3: build files, data and ordinary code are the project's own, written as usual."""
     assert protected_reason(tmp_path, rel.split("/")) == ""
+
+
+IGNORABLE = [chr(c) for c in (*range(0x200C, 0x2010), *range(0x202A, 0x202F),
+                              *range(0x206A, 0x2070), 0xFEFF)]  # fmt: skip
+"""The code points HFS+ drops from names (git's list): `.g<char>it` is `.git` there."""
+
+
+@pytest.mark.parametrize("char", IGNORABLE, ids=[f"U+{ord(c):04X}" for c in IGNORABLE])
+def test_every_name_hfs_ignores_a_character_of_is_protected(char, tmp_path: Path):
+    """H3: a `.git` spelled with an ignorable code point inside is `.git` on macOS."""
+    assert protected_reason(tmp_path, [f".g{char}it", "config"]) != ""
+
+
+READ_ONLY = [".git", ".husky", ".githooks", ".vscode", ".idea", ".devcontainer", ".envrc",
+             ".pre-commit-config.yaml", ".devcontainer.json", ".exrc", ".nvimrc", ".nvim.lua",
+             ".dir-locals.el", ".dir-locals-2.el"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", READ_ONLY)
+def test_every_guarded_name_is_read_only_in_the_sandbox_at_any_depth(name, tmp_path: Path):
+    """X3, H3: each protected name the sandbox keeps read-only is found by its walk, nested
+    too, and is one the file tools protect."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / name).mkdir()
+    assert guarded_paths(tmp_path) == {f"sub/{name}"}
+    assert protected_reason(tmp_path, ["sub", name]) != ""
+
+
+@pytest.mark.parametrize("folder", ["node_modules", ".venv", "venv", "__pycache__", ".tox",
+                                    ".mypy_cache"])  # fmt: skip
+def test_every_skipped_folder_is_not_searched(folder, tmp_path: Path):
+    """X3: installed packages and caches are not walked (their size would use up the limit)."""
+    (tmp_path / folder / ".git").mkdir(parents=True)
+    (tmp_path / "src" / ".git").mkdir(parents=True)
+    assert guarded_paths(tmp_path) == {"src/.git"}
+
+
+def test_both_socket_folders_are_hidden(monkeypatch):
+    """X3: `/run` and `/var/run` (where it is a folder of its own) are empty inside."""
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    with monkeypatch.context() as patched:
+        patched.setattr(sandbox_module.os.path, "isdir", lambda _path: True)
+        patched.setattr(sandbox_module.os.path, "islink", lambda _path: False)
+        args = sandbox_module._hidden_sockets(network=False)
+    assert args == ["--tmpfs", "/run", "--tmpfs", "/var/run"]
+
+
+CREDENTIALS = [
+    "~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.config/gh",
+    "~/.config/hub", "~/.docker", "~/.kube", "~/.netrc", "~/.git-credentials",
+    "~/.config/git/credentials", "~/.pypirc", "~/.npmrc", "~/.yarnrc.yml",
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.pgpass",
+    "~/.vault-token", "~/.terraform.d", "~/.local/share/keyrings", "~/.password-store",
+    "~/.mozilla", "~/.thunderbird", "~/snap/firefox", "~/.config/google-chrome",
+    "~/.config/chromium", "~/.config/BraveSoftware", "~/.config/microsoft-edge",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("place", CREDENTIALS)
+def test_every_credential_place_is_hidden_from_a_sandboxed_command(place, tmp_path: Path):
+    """X3, H5: each usual place of keys and browser profiles is hidden by default."""
+    assert place in Hiding().places(tmp_path)

@@ -349,12 +349,19 @@ def test_redo_puts_back_what_the_undo_took_back_until_files_change(repo):
         return changes.redo_step(cp, rows, one, undo_row["key"], {undo_row["key"]})
 
     redo = redo_after(rows)
-    assert redo is not None and redo.turn is one and not redo.rewind.marks_undone
+    assert redo is not None and redo.turn is one
+    assert redo.rewind == changes.Rewind([undo_row, reading], ("a.txt",), marks_undone=False)
     assert [c.path for c in redo.plan.restore] == ["a.txt"] and not redo.plan.conflicts
     put(repo, "mine.txt", "the user's, not the redo's\n")
-    assert [c.path for c in redo_after(rows).plan.restore] == ["a.txt"]
+    mine = redo_after(rows).plan  # only the undo's paths: the user's new file is not asked about
+    assert [c.path for c in mine.restore] == ["a.txt"] and not mine.conflicts
+    # Its own undos and redos since are stepped over; a restore's row names its kind.
+    again = {**reading, "key": "again", "kind": "restore"}
+    own = {undo_row["key"], "again"}
+    assert changes.redo_step(cp, [*rows, again], one, undo_row["key"], own) is not None
     later = file_turn(repo, {"z.txt": "a new turn\n"})
     assert redo_after([*rows, later]) is None
+    assert redo_after([one, undo_row, later]) is None  # the very next row counts too
     assert redo_after([*rows, {**reading, "key": "rw", "kind": "restore"}]) is None
     assert changes.redo_step(cp, rows, one, "unknown", set()) is None
 
@@ -365,8 +372,13 @@ def test_redo_of_an_undo_that_wrote_nothing_plans_nothing(repo):
     now = snap(repo)
     put(repo, "keep.txt", "the user's\n")
     undo_row = {"key": "u", "kind": "restore", "before_ref": now, "after_ref": now, "paths": {}}
-    redo = changes.redo_step(cp, [undo_row], {"key": "t"}, "u", {"u"})
-    assert redo is not None and redo.plan.empty
+    turn = {"key": "t"}
+    redo = changes.redo_step(cp, [undo_row], turn, "u", {"u"})
+    assert redo is not None and redo.plan.empty and redo.turn is turn
+    assert redo.rewind == changes.Rewind([undo_row], (), marks_undone=False)
+    assert redo.plan.target == now and "keep.txt" in {
+        c.path for c in repo.changes(now, redo.plan.now)
+    }
 
 
 def test_a_rewind_marks_undone_only_the_turns_not_undone_yet(repo):
@@ -379,3 +391,34 @@ def test_a_rewind_marks_undone_only_the_turns_not_undone_yet(repo):
     changes.apply(_Snapshots(repo), rewind, plan, overwrite=False, record=lambda _row: None,
                   mark_undone=undone.append)  # fmt: skip
     assert undone == [one["key"], three["key"]]
+
+
+def test_any_undone_counts_turns_only():
+    """X2: a turn row (its kind given, or none, as older rows have) that is undone counts; a
+    restore's row never does."""
+    assert changes.any_undone([{"key": "a", "undone": True}])
+    assert changes.any_undone([{"key": "a", "kind": "turn", "undone": True}])
+    assert not changes.any_undone([{"key": "r", "kind": "restore", "undone": True}])
+    assert not changes.any_undone([{"key": "a", "kind": "turn"}])
+
+
+def test_a_rewind_limited_to_paths_plans_those_alone(repo):
+    """X2: a restore planned for `only` some paths (an /undo's) leaves the turn's others."""
+    row = file_turn(repo, {"a.txt": "agent\n", "b.txt": "agent too\n"})
+    plan = changes.plan(_Snapshots(repo), changes.Rewind([row], ("a.txt",)))
+    assert [c.path for c in plan.restore] == ["a.txt"]
+    assert sorted(
+        c.path for c in changes.plan(_Snapshots(repo), changes.Rewind([row])).restore
+    ) == ["a.txt", "b.txt"]
+
+
+def test_a_write_back_the_system_refuses_is_named_without_the_machine_path(repo):
+    """X2: a file whose place is now a folder is not written back; why is said in words."""
+    put(repo, "a.txt", "the agent's\n")
+    with_file = snap(repo)
+    (repo.workspace / "a.txt").unlink()
+    (repo.workspace / "a.txt").mkdir()
+    (repo.workspace / "a.txt" / "inside").write_text("the user's\n")
+    changed = [c for c in repo.changes(snap(repo), with_file) if c.path == "a.txt"]
+    result = apply_changes(repo, repo.workspace, changed)
+    assert result.failed == [("a.txt", "Is a directory")] and result.restored == []

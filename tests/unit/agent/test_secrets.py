@@ -242,3 +242,52 @@ def test_a_bad_key_of_a_provider_not_in_use_does_not_stop_the_start(tmp_path, mo
     data = {"model": "spare:m", "providers": {"spare": PROVIDERS["spare"]}}
     config = config_with(tmp_path, monkeypatch, data, OPENAI_API_KEY="sk-bad\n-0123456789")
     assert config.model == "spare:m"  # reported when (if) the openai provider is built
+
+
+# -- the edges mutation testing found untested ----------------------------------------------------
+
+
+def test_only_credential_headers_are_secrets_and_their_whole_token_is(tmp_path, monkeypatch):
+    """H5, K3: a header's credential is all that follows its scheme; other headers are not keys."""
+    headers = {
+        "Authorization": "Digest user-cred-1, realm-cred-2",
+        "User-Agent": "hermes-client-1.0",
+    }
+    data = {"providers": {"p": {"base_url": "https://h/v1", "headers": headers}}}
+    secrets = Secrets.of(config_with(tmp_path, monkeypatch, data), environ={})
+    assert "user-cred-1, realm-cred-2" in secrets.values  # not just its last word
+    assert "hermes-client-1.0" not in secrets.values
+
+
+def test_secrets_read_the_environment_they_are_given(tmp_path, monkeypatch):
+    """H5: `Secrets.of(config, environ)` and `hidden_env(environ)` read that mapping, else the
+    process's environment; the values are longest first."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = load_config(tmp_path / "nowhere")
+    secrets = Secrets.of(config, {"OPENAI_API_KEY": "zz-given-1", "XAI_API_KEY": "aa-given-key-2"})
+    assert secrets.values == ("aa-given-key-2", "zz-given-1")
+    monkeypatch.setenv("OPENAI_API_KEY", "from-the-process-1")
+    monkeypatch.setenv("COPY_OF_IT", "zz-given-1")
+    assert {"OPENAI_API_KEY", "COPY_OF_IT"} <= secrets.hidden_env()
+    assert "from-the-process-1" in Secrets.of(config).values
+
+
+def test_an_unsplittable_url_is_still_redacted():
+    """K3: a base_url that urlsplit refuses keeps no password in what is stored or shown."""
+    assert safe_url("http://u:pw-secret-1@[::1/v1") == "http://u:[redacted]@[::1/v1"
+
+
+def test_a_tilde_is_sendable_in_a_header():
+    """K3: `~` is the last printable ASCII character, not a non-ASCII one."""
+    assert header_problem("sk-a~b") is None
+    assert header_problem("sk-a\x80b") == "a non-ASCII character"
+
+
+def test_unsendable_key_reads_the_environment_it_is_given():
+    """K3: the sentence names the variable of the mapping passed in, and what to do, exactly."""
+    provider = ProviderConfig(name="p", api_key_env="GIVEN_KEY")
+    assert unsendable_key(provider, {"GIVEN_KEY": "sk-ok-12345678"}) is None
+    assert unsendable_key(provider, {"GIVEN_KEY": "sk-bad\n12345678"}) == (
+        "The API key in the environment variable GIVEN_KEY contains a line break, which cannot "
+        "be sent in an HTTP header: set it again without it."
+    )
