@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,15 +35,38 @@ def two_turns() -> dict:
     }
 
 
-async def command(pilot, app, text: str) -> None:
+async def command(pilot, app, text: str, until: Callable[[], object] | None = None) -> None:
+    """Run a slash command and wait for its worker, then for `until` when it is given.
+
+    Files, notices and the /diff report are done when the worker is; a ◈ marker is not: the
+    agent's display row reaches the transcript through the event bridge, a frame (a timer)
+    and a message later, which on a loaded machine is more than one pause. So a caller that
+    reads the marker passes `until` (e.g. `one_more_marker(app)`) for it.
+    """
     await app.submit(text)
     await pilot.pause()
     await app.changes.wait()
-    await pilot.pause()
+    if until is None:
+        await pilot.pause()
+    else:
+        await wait_until(pilot, until, what=f"the marker of {text}")
 
 
 def markers(app) -> list[str]:
     return [m.text for m in app.transcript.query(Marker)]
+
+
+def one_more_marker(app) -> Callable[[], bool]:
+    """True once the transcript has one more ◈ marker than it has now (call it before the
+    command: the marker comes after the command's worker is done)."""
+    before = len(markers(app))
+    return lambda: len(markers(app)) > before
+
+
+def last_marker_starts(app, start: str) -> Callable[[], bool]:
+    """True once the newest ◈ marker starts with `start` (for a command that rebuilds the
+    transcript, where counting markers says nothing)."""
+    return lambda: markers(app)[-1:] != [] and markers(app)[-1].startswith(start)
 
 
 async def test_undo_reverts_the_last_turn_and_leaves_a_marker(
@@ -52,11 +76,11 @@ async def test_undo_reverts_the_last_turn_and_leaves_a_marker(
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
-        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo", until=one_more_marker(app))
         assert (workspace / "app.py").read_text() == "print('hello')\n"
         assert (workspace / "one.txt").exists()
         assert markers(app)[-1] == "◈ undid the turn “second”: 1 file restored (app.py)"
-        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo", until=one_more_marker(app))
         assert not (workspace / "one.txt").exists()
         await command(pilot, app, "/undo")
         assert "Nothing left to undo" in app.transcript.children[-1].render().plain
@@ -85,19 +109,20 @@ async def test_undo_steps_back_over_a_read_only_turn_and_redo_steps_forward(
     async with app.run_test(size=(120, 40)) as pilot:
         for text in ("first", "second", "list the files", "read app.py"):
             await run_turn(pilot, text)
-        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo", until=one_more_marker(app))
         assert (workspace / "app.py").read_text() == "print('hello')\n"
         assert markers(app)[-1] == "◈ undid the turn “second”: 1 file restored (app.py)"
-        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo", until=one_more_marker(app))
         assert not (workspace / "one.txt").exists()
         assert markers(app)[-1] == "◈ undid the turn “first”: 1 file restored (one.txt)"
         await command(pilot, app, "/undo")
         assert notice_text(app).startswith("Nothing left to undo")
         assert "/rewind goes back to any message" in notice_text(app)
-        await command(pilot, app, "/redo")
+        # Nothing-left notices are shown by the command's worker: no marker to wait for.
+        await command(pilot, app, "/redo", until=one_more_marker(app))
         assert (workspace / "one.txt").read_text() == "1\n"
         assert markers(app)[-1] == "◈ redid the turn “first”: 1 file restored (one.txt)"
-        await command(pilot, app, "/redo")
+        await command(pilot, app, "/redo", until=one_more_marker(app))
         assert (workspace / "app.py").read_text() == "print('two')\n"
         assert markers(app)[-1] == "◈ redid the turn “second”: 1 file restored (app.py)"
         await command(pilot, app, "/redo")
@@ -117,15 +142,16 @@ async def test_redo_is_gone_once_a_turn_changes_files_and_keeps_outside_edits(
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
-        await command(pilot, app, "/undo")
-        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo", until=one_more_marker(app))
+        await command(pilot, app, "/undo", until=one_more_marker(app))
         (workspace / "one.txt").write_text("mine\n")
+        marked = one_more_marker(app)
         await app.submit("/redo")
         await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), what="conflicts")
         assert app.screen.paths == ["one.txt"]
         await pilot.press("enter")
         await app.changes.wait()
-        await pilot.pause()
+        await wait_until(pilot, marked, what="the redo's marker")
         assert (workspace / "one.txt").read_text() == "mine\n"
         assert "kept as changed outside (one.txt)" in markers(app)[-1]
         await run_turn(pilot, "third")
@@ -173,6 +199,8 @@ async def test_rewind_both_restores_code_and_conversation(make_app, scripted_in_
         await pilot.press("enter")  # restore code and conversation
         await app.changes.wait()
         await wait_until(pilot, lambda: app.composer.text, what="the rewound message back")
+        # The composer is filled before the marker is sent: wait for the marker too.
+        await wait_until(pilot, last_marker_starts(app, "◈ rewound"), what="the rewind's marker")
         assert (workspace / "app.py").read_text() == "print('hello')\n"
         assert (workspace / "one.txt").exists()
         assert app.agent.session_id == session_id
@@ -213,13 +241,14 @@ async def test_a_rewind_of_the_conversation_drops_what_redo_could_bring_back(
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         await run_turn(pilot, "second")
-        await command(pilot, app, "/undo")
+        await command(pilot, app, "/undo", until=one_more_marker(app))
         await app.submit("/rewind")
         await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
         await pilot.press("enter")  # "second"
         await pilot.press("down", "enter")  # conversation only
         await app.changes.wait()
-        await pilot.pause()
+        # The rewind's marker first, or it lands after /redo's notice, which is read below.
+        await wait_until(pilot, last_marker_starts(app, "◈ rewound"), what="the rewind's marker")
         await command(pilot, app, "/redo")
         assert notice_text(app).startswith("Nothing to redo")
         assert (workspace / "app.py").read_text() == "print('hello')\n"
@@ -297,7 +326,8 @@ async def test_fork_starts_a_new_session_with_the_history(make_app, scripted_in_
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
         parent = app.agent.session_id
-        await command(pilot, app, "/fork")
+        # A fork keeps the history's markers and adds its own: one more than before.
+        await command(pilot, app, "/fork", until=one_more_marker(app))
         assert app.agent.session_id != parent
         fork = await app.db.get_session(app.agent.session_id)
         assert (fork["parent_id"], fork["branch_kind"]) == (parent, "fork")
