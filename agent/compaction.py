@@ -514,7 +514,7 @@ class ContextCompressor:
         self.helper = helper
         helper.start()
         try:
-            result = _wait(host, job.progress, job.fence, job.abort, self.settings)
+            result = _wait(host, job.progress, job.fence, job.abort, self.settings, self.clock)
         finally:
             with self._active_lock:
                 self._active = None
@@ -702,22 +702,25 @@ def _wait(
     fence: CommitFence,
     abort: Abort,
     settings: CompressionSettings,
+    clock: Callable[[], float] = time.monotonic,
 ) -> CompactionResult:
     """Caller thread: wait on progress; every chunk resets the idle timer (C2)."""
     idle = settings.idle_timeout_seconds
-    start = last = time.monotonic()
+    start = last = clock()
     ceiling = start + settings.total_ceiling_seconds
     seen = 0
     while True:
         with progress.cond:
-            now = time.monotonic()
+            now = clock()
             wait = min(last + idle, ceiling) - now
             quiet = not (progress.done or progress.cancel_reason or progress.chunks != seen)
             if quiet and wait > 0:
                 progress.cond.wait(wait)
             done, chunks, chars = progress.done, progress.chunks, progress.chars
             cancel = progress.cancel_reason
-        now = time.monotonic()
+            # Read under the lock: the time and the chunk count are one snapshot, so a
+            # chunk that lands meanwhile cannot age the count this pass acts on.
+            now = clock()
         if done:
             if progress.committed:
                 return CompactionResult(True, "ok")
