@@ -304,6 +304,9 @@ class ContextCompressor:
     ) -> None:
         self.settings = settings
         self.clock = clock
+        self.progress_clock: Callable[[], float] = time.monotonic
+        """What the summary's idle timeout and ceiling are timed with (C2); apart from `clock`
+        (the cooldown's), so a test can pace one without moving the other."""
         self.on_change = on_change
         self.window_assumed = False  # the last measure assumed DEFAULT_CONTEXT_WINDOW
         self.told_assumed = False
@@ -514,7 +517,9 @@ class ContextCompressor:
         self.helper = helper
         helper.start()
         try:
-            result = _wait(host, job.progress, job.fence, job.abort, self.settings, self.clock)
+            result = _wait(
+                host, job.progress, job.fence, job.abort, self.settings, self.progress_clock
+            )
         finally:
             with self._active_lock:
                 self._active = None

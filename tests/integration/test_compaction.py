@@ -208,7 +208,7 @@ def test_slow_but_progressing_summary_is_allowed_up_to_the_ceiling(harness, monk
         compression={"idle_timeout_seconds": 0.4, "total_ceiling_seconds": 20},
     )
     seed(agent, 4)
-    clock = agent.compressor.clock = ChunkClock(monkeypatch, step=0.3)  # each gap < idle
+    clock = agent.compressor.progress_clock = ChunkClock(monkeypatch, step=0.3)  # each gap < idle
     result = agent.compact()
     assert result.ok, result.message
     assert clock.chunks > 5
@@ -227,16 +227,24 @@ def test_progressing_summary_is_still_cut_at_the_total_ceiling(harness, monkeypa
     )
     sid = seed(agent, 4)
     before = view(agent.messages)
-    agent.compressor.clock = ChunkClock(monkeypatch, step=0.3)
+    clock = agent.compressor.progress_clock = ChunkClock(monkeypatch, step=0.3)
     # Bound the wait: without the ceiling the held summary would wait forever; released, it
-    # commits and the assertion below says so.
-    release = threading.Timer(10, harness.server.open_gate, ("held",))
-    release.start()
+    # commits and the assertions below say so.
+    released = threading.Event()
+
+    def release() -> None:
+        released.set()
+        harness.server.open_gate("held")
+
+    timer = threading.Timer(10, release)
+    timer.start()
     try:
         result = agent.compact()
     finally:
-        release.cancel()
+        timer.cancel()
+    assert not released.is_set(), "the cut waited for the gate, not the ceiling"
     assert not result.ok and result.reason == "ceiling", result.message
+    assert clock() >= 1.0
     harness.server.open_gate("held")
     agent.compressor.helper.join(5)
     assert not agent.compressor.helper.is_alive()
