@@ -304,6 +304,9 @@ class ContextCompressor:
     ) -> None:
         self.settings = settings
         self.clock = clock
+        self.progress_clock: Callable[[], float] = time.monotonic
+        """What the summary's idle timeout and ceiling are timed with (C2); apart from `clock`
+        (the cooldown's), so a test can pace one without moving the other."""
         self.on_change = on_change
         self.window_assumed = False  # the last measure assumed DEFAULT_CONTEXT_WINDOW
         self.told_assumed = False
@@ -514,7 +517,9 @@ class ContextCompressor:
         self.helper = helper
         helper.start()
         try:
-            result = _wait(host, job.progress, job.fence, job.abort, self.settings)
+            result = _wait(
+                host, job.progress, job.fence, job.abort, self.settings, self.progress_clock
+            )
         finally:
             with self._active_lock:
                 self._active = None
@@ -702,22 +707,25 @@ def _wait(
     fence: CommitFence,
     abort: Abort,
     settings: CompressionSettings,
+    clock: Callable[[], float] = time.monotonic,
 ) -> CompactionResult:
     """Caller thread: wait on progress; every chunk resets the idle timer (C2)."""
     idle = settings.idle_timeout_seconds
-    start = last = time.monotonic()
+    start = last = clock()
     ceiling = start + settings.total_ceiling_seconds
     seen = 0
     while True:
         with progress.cond:
-            now = time.monotonic()
+            now = clock()
             wait = min(last + idle, ceiling) - now
             quiet = not (progress.done or progress.cancel_reason or progress.chunks != seen)
             if quiet and wait > 0:
                 progress.cond.wait(wait)
             done, chunks, chars = progress.done, progress.chunks, progress.chars
             cancel = progress.cancel_reason
-        now = time.monotonic()
+            # Read under the lock: the time and the chunk count are one snapshot, so a
+            # chunk that lands meanwhile cannot age the count this pass acts on.
+            now = clock()
         if done:
             if progress.committed:
                 return CompactionResult(True, "ok")

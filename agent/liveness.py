@@ -28,7 +28,8 @@ class ActivityClock:
         interval: float = HEARTBEAT_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._clock = clock
+        self.clock = clock
+        """Read on every use, so a test may swap it mid-run."""
         self._heartbeat = heartbeat
         self.interval = interval
         self.last = clock()
@@ -36,7 +37,7 @@ class ActivityClock:
 
     def touch(self) -> None:
         """Record activity now; stamp the heartbeat when the last stamp is old enough."""
-        now = self._clock()
+        now = self.clock()
         self.last = now
         if now - self._stamped >= self.interval and self._heartbeat is not None:
             self._stamped = now
@@ -44,11 +45,11 @@ class ActivityClock:
 
     def idle_for(self) -> float:
         """Seconds since the last activity."""
-        return self._clock() - self.last
+        return self.clock() - self.last
 
     def reset(self) -> None:
         """Start a new turn: activity now, and the next touch stamps at once."""
-        self.last = self._clock()
+        self.last = self.clock()
         self._stamped = float("-inf")
 
 

@@ -36,6 +36,11 @@ stream mounts blocks several times a second, so past this a resize mid-stream wa
 seconds (issue 29; bench/tmux_resize.py measures it)."""
 BUILT_FINISHED = 2
 """Chunks finished by one update that are built at once (the ones just above the tail)."""
+INLINE_CUT_CHARS = 16 * 1024
+"""An unfinished rest up to this long is cut on the UI thread; a longer one on a thread (Z2).
+A frame's delta is usually a few kilobytes, but on a loaded machine the bridge coalesces what
+arrived while the UI was busy, and one update then brought megabytes whose cut took the UI
+thread for seconds (the longer it lagged, the bigger the next delta)."""
 
 Swap = Callable[[Widget, Widget], Awaitable[None]]
 
@@ -98,18 +103,22 @@ class LiveLazyAnswer(LazyAnswer):
         """Finish the chunks of the rest that more text cannot change; re-mount the rest."""
         async with self.lock:
             rest = self.source[self._done :]
-            chunks = split(rest, first_line=self._done_line) if rest else []
+            width = self.content_region.width or self._width
+            if len(rest) > INLINE_CUT_CHARS:
+                chunks, heights = await asyncio.to_thread(_cut, rest, self._done_line, width)
+                if not self.is_attached:
+                    return  # removed while it was cut (the transcript moved on)
+            else:
+                chunks, heights = _cut(rest, self._done_line, width)
             finished, tail = (chunks, []) if final else (chunks[:-1], chunks[-1:])
             if finished and tail and not tail[0].plain and _partial_line_alone(rest, tail[0]):
                 # A block starting on a line still being written may yet join the one above.
                 tail.insert(0, finished.pop())
-            width = self.content_region.width or self._width
             built_from = len(finished) - BUILT_FINISHED
             widgets: list[Widget] = []
             blank = finished[: max(0, built_from)]
             if blank:  # one blank run, however many chunks it holds (lazy_answer.py)
-                heights = [chunk.estimated_height(width) for chunk in blank]
-                widgets.append(PendingChunk(blank, heights))
+                widgets.append(PendingChunk(blank, heights[: len(blank)]))
             for chunk in finished[len(blank) :]:
                 widgets.extend(self._blocks(chunk, chunk_tokens(chunk)))
             live = [widget for chunk in tail for widget in self._live_blocks(chunk)]
@@ -135,6 +144,12 @@ class LiveLazyAnswer(LazyAnswer):
             start, end = block.source_range
             block.source_range = (start + chunk.first_line, end + chunk.first_line)
         return blocks
+
+
+def _cut(rest: str, first_line: int, width: int) -> tuple[list[Chunk], list[int]]:
+    """The chunks of the unfinished rest and their estimated heights: pure text work."""
+    chunks = split(rest, first_line=first_line) if rest else []
+    return chunks, [chunk.estimated_height(width) for chunk in chunks]
 
 
 def _partial_line_alone(rest: str, tail: Chunk) -> bool:

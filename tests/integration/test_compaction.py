@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import threading
 import time
 
 import pytest
@@ -175,32 +176,78 @@ def test_stalled_summary_is_cancelled_and_the_turn_continues_with_every_message(
     assert not agent.compressor.helper.is_alive()
 
 
-def test_slow_but_progressing_summary_is_allowed_up_to_the_ceiling(harness):
+class ChunkClock:
+    """A clock that moves only when a summary chunk lands, `step` seconds per chunk.
+
+    C2's idle timer and ceiling then read the summary's pace, not the machine's: a loaded
+    machine can hold a thread for longer than any idle timeout, but it cannot change how
+    many chunks arrived. The tick happens under the progress lock, with the count.
+    """
+
+    def __init__(self, monkeypatch, step: float) -> None:
+        self.now, self.step, self.chunks = 0.0, step, 0
+        advance = compaction._Progress.advance
+
+        def ticking(progress, chars: int) -> None:
+            with progress.cond:
+                self.now += self.step
+                self.chunks += 1
+                advance(progress, chars)
+
+        monkeypatch.setattr(compaction._Progress, "advance", ticking)
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_slow_but_progressing_summary_is_allowed_up_to_the_ceiling(harness, monkeypatch):
+    """C2: every chunk resets the idle timer, so a slow summary that keeps coming runs on."""
     agent = start(
         harness,
-        [summary_reply(delay=0.06, chunk_size=4), *turns(5)],
+        [summary_reply(delay=0.02, chunk_size=4), *turns(5)],
         compression={"idle_timeout_seconds": 0.4, "total_ceiling_seconds": 20},
     )
     seed(agent, 4)
-    started = time.monotonic()
+    clock = agent.compressor.progress_clock = ChunkClock(monkeypatch, step=0.3)  # each gap < idle
     result = agent.compact()
-    elapsed = time.monotonic() - started
     assert result.ok, result.message
-    assert elapsed > 0.4 * 2  # well past one idle period: progress kept it alive
+    assert clock.chunks > 5
+    assert clock() > 0.4 * 2  # well past one idle period: progress kept it alive
     progress = [e.summary_tokens for e in of(harness, ev.CompactionProgress)]
-    assert len(progress) > 5 and progress == sorted(progress)
+    assert progress == sorted(progress)
 
 
-def test_progressing_summary_is_still_cut_at_the_total_ceiling(harness):
+def test_progressing_summary_is_still_cut_at_the_total_ceiling(harness, monkeypatch):
+    """C2: progress resets the idle timer but not the total ceiling."""
     agent = start(
         harness,
-        [summary_reply(delay=0.06, chunk_size=4), *turns(5)],
-        compression={"idle_timeout_seconds": 0.4, "total_ceiling_seconds": 0.5},
+        # Held after 6 chunks (1.8 s on the chunk clock): the cut must be the ceiling's.
+        [summary_reply(chunk_size=4, gate="held", gate_after=6), *turns(5)],
+        compression={"idle_timeout_seconds": 0.4, "total_ceiling_seconds": 1.0},
     )
     sid = seed(agent, 4)
     before = view(agent.messages)
-    result = agent.compact()
-    assert not result.ok and result.reason == "ceiling"
+    clock = agent.compressor.progress_clock = ChunkClock(monkeypatch, step=0.3)
+    # Bound the wait: without the ceiling the held summary would wait forever; released, it
+    # commits and the assertions below say so.
+    released = threading.Event()
+
+    def release() -> None:
+        released.set()
+        harness.server.open_gate("held")
+
+    timer = threading.Timer(10, release)
+    timer.start()
+    try:
+        result = agent.compact()
+    finally:
+        timer.cancel()
+    assert not released.is_set(), "the cut waited for the gate, not the ceiling"
+    assert not result.ok and result.reason == "ceiling", result.message
+    assert clock() >= 1.0
+    harness.server.open_gate("held")
+    agent.compressor.helper.join(5)
+    assert not agent.compressor.helper.is_alive()
     assert view(agent.messages) == before
     assert not any(r["compacted"] for r in harness.rows(sid))
 

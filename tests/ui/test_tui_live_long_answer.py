@@ -4,11 +4,15 @@ while it streams and after, and it ends as the chunked answer a resumed session 
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 from textual.widgets._markdown import MarkdownBlock
 from waits import wait_until
 
 from bench._long_answers import long_answer
 from hermes_tui.clipboard import clip_for
+from hermes_tui.widgets import live_answer
 from hermes_tui.widgets.answer_chunks import split
 from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk, PlainChunk
 from hermes_tui.widgets.live_answer import LiveLazyAnswer
@@ -173,7 +177,8 @@ async def test_a_streamed_2_mb_markdown_answer_keeps_few_blocks_and_builds_on_sc
         await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
         answer = the_answer(app)
         assert isinstance(answer, LazyAnswer) and answer.source == text
-        assert answer.chunks == split(text)
+        # The test's own cut of 2 MB runs off the app's loop too, not to stall the app.
+        assert answer.chunks == await asyncio.to_thread(split, text)
         bounded(app)
         shown = [b for b in app.transcript.query(MarkdownBlock) if in_view(app, b)]
         assert shown and shown[-1].source.rstrip().endswith("The last line.")
@@ -184,6 +189,32 @@ async def test_a_streamed_2_mb_markdown_answer_keeps_few_blocks_and_builds_on_sc
         shown = [b for b in app.transcript.query(MarkdownBlock) if in_view(app, b)]
         assert shown and shown[0].source.startswith("## Part 1 of answer 0")
         bounded(app)
+
+
+async def test_a_big_coalesced_delta_is_cut_off_the_ui_thread(make_app, scripted, monkeypatch):
+    """Z2: when one update brings a long unfinished rest (a loaded machine's UI lags and the
+    bridge coalesces what arrived meanwhile), the live answer cuts it on a thread, not on the
+    UI thread: the cut of megabytes took the UI thread for seconds, and the lag grew."""
+    text = "".join(long_answer(i) + "\n\n" for i in range(20)) + "The last line."
+    assert len(text) > 10 * live_answer.INLINE_CUT_CHARS
+    cuts: list[tuple[int, bool]] = []
+    split_ = live_answer.split
+
+    def spied(rest: str, *args, **kwargs):
+        cuts.append((len(rest), threading.current_thread() is threading.main_thread()))
+        return split_(rest, *args, **kwargs)
+
+    monkeypatch.setattr(live_answer, "split", spied)
+    server = scripted({"replies": [{"text": text, "chunk_size": len(text)}]})  # one delta
+    app = make_app(server)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        await app.submit("go")
+        await app.wait_for_turn(timeout=60)
+        await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
+        assert isinstance(the_answer(app), LazyAnswer) and the_answer(app).source == text
+    big = [on_ui for size, on_ui in cuts if size > live_answer.INLINE_CUT_CHARS]
+    assert big and not any(big), cuts
 
 
 async def test_a_small_streamed_answer_is_one_markdown_block_as_before(make_app, scripted):
