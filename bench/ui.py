@@ -1,4 +1,5 @@
-"""Streaming through the whole app: 20,000 chunks into the TUI (headless) vs. a bare SDK loop."""
+"""Streaming through the whole app: 20,000 chunks into the TUI (headless) vs. a bare SDK loop,
+and how soon a key typed during that stream shows in the composer."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ from pathlib import Path
 
 import yaml
 
-from bench._common import figure, isolated_home, median
+from bench._common import figure, isolated_home, median, p95
 
 CHUNK = 5
+KEY_GAP = 0.05
+"""Seconds between two keys typed during a stream (a fast typist's pace)."""
+ECHO_DEADLINE = 30.0
+"""How long one key may take to echo before the bench fails (a stuck app, not a slow one)."""
 
 
 def make_text(chunks: int) -> str:
@@ -80,9 +85,47 @@ async def app_stream(config, workspace: Path) -> tuple[float, float, str]:
     return (*result, shown)
 
 
+async def key_echo_during_stream(config, workspace: Path) -> list[float]:
+    """Seconds from each key event to its echo painted in the composer, for the keys typed
+    (one per KEY_GAP) while the answer streams; a separate turn, so the timed one is untouched."""
+    from textual import events
+
+    from hermes_tui.app import HermesApp
+    from hermes_tui.probes import Probes
+    from hermes_tui.widgets.messages import AnswerBlock
+
+    async def until(condition, what: str) -> None:
+        deadline = time.monotonic() + ECHO_DEADLINE
+        while not condition():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"bench ui: {what} took over {ECHO_DEADLINE:.0f} s")
+            await asyncio.sleep(0)
+
+    app = HermesApp(config, workspace=workspace, probes=Probes(cursor_blink=False))
+    echoes: list[float] = []
+    async with app.run_test(headless=True, size=(120, 40)) as pilot:
+        await pilot.pause()
+        await app.submit("go")
+        streaming = lambda: any(a.source for a in app.query(AnswerBlock))  # noqa: E731
+        await until(streaming, "the first streamed text")
+        composer = app.composer
+        composer.focus()
+        while app.busy:
+            typed = len(composer.text)
+            started = time.perf_counter()
+            app.post_message(events.Key("a", "a"))
+            await until(lambda typed=typed: len(composer.text) > typed, "a key's echo")
+            await app.screen.wait_for_refresh()
+            if app.busy:  # only keys echoed while the answer still streams count
+                echoes.append(time.perf_counter() - started)
+            await asyncio.sleep(KEY_GAP)
+        await app.wait_for_turn(timeout=300)
+    return echoes
+
+
 def main(argv: list[str]) -> int:
-    """Print ui.stream_ratio (app wall time / bare SDK loop, median of paired rounds) and
-    ui.cpu_ms_per_1k_chunks."""
+    """Print ui.stream_ratio (app wall time / bare SDK loop, median of paired rounds),
+    ui.cpu_ms_per_1k_chunks and the key-to-echo during a stream."""
     parser = argparse.ArgumentParser(prog="python3 -m bench ui")
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
@@ -103,7 +146,7 @@ def main(argv: list[str]) -> int:
     from agent.config import load_config
 
     config = load_config()
-    bare_wall, app_wall, app_cpu, bare_cpu = [], [], [], []
+    bare_wall, app_wall, app_cpu, bare_cpu, echoes = [], [], [], [], []
     try:
         for _ in range(args.rounds):  # interleaved, so machine noise hits both alike
             wall, cpu, streamed = bare_stream(f"{url}/v1")
@@ -114,6 +157,7 @@ def main(argv: list[str]) -> int:
             assert shown == text, "the app's final text differs from the streamed text"
             app_wall.append(wall)
             app_cpu.append(cpu)
+            echoes += asyncio.run(key_echo_during_stream(config, workspace))
     finally:
         proc.terminate()
         proc.wait(5)
@@ -125,4 +169,8 @@ def main(argv: list[str]) -> int:
     print("ui.paired_ratios:", " ".join(f"{ratio:.3f}" for ratio in paired), flush=True)
     figure("ui.stream_ratio_of_medians", median(app_wall) / median(bare_wall))
     figure("ui.stream_ratio", median(paired))
+    figure("ui.keys_echoed_during_stream", len(echoes))
+    if echoes:
+        figure("ui.key_echo_during_stream_ms", median(echoes) * 1000)
+        figure("ui.key_echo_during_stream_p95_ms", p95(echoes) * 1000)
     return 0

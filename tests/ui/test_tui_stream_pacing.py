@@ -8,6 +8,7 @@ import itertools
 import random
 import time
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from waits import wait_until
@@ -55,10 +56,12 @@ async def test_text_arriving_while_an_update_rests_goes_into_the_next_update():
 
 
 def test_the_rest_matches_the_update_cost_up_to_a_cap():
+    # The duty is the benchmarked one (bench tmux_stream and ui, Z2's typing while streaming):
+    # an update's cost and its rest share the UI thread 3 : 7.
     stream = AnswerStream.__new__(AnswerStream)  # no event loop needed for the arithmetic
     assert stream.rest_after(0.0) == 0.0  # a cheap update never holds the next one back
-    assert stream.rest_after(0.004) == 0.004  # half the UI thread at most (DUTY 0.5)
-    assert stream.rest_after(0.040) == 0.040
+    assert stream.rest_after(0.003) == pytest.approx(0.007)  # 30 % of the UI thread at most
+    assert stream.rest_after(0.030) == pytest.approx(0.070)
     assert stream.rest_after(3.0) == AnswerStream.MAX_PAUSE
     assert stream.rest_after(-1.0) == 0.0  # a clock that went backwards
 
