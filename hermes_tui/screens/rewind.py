@@ -73,15 +73,7 @@ def short_name(name: str, width: int) -> str:
     return shown if len(shown) <= width else shown[: width - 1] + "…"
 
 
-class RewindScreen(ModalScreen[RewindChoice | None]):
-    """Picks a message of the session and what to restore to before it."""
-
-    # Its rules load with it, not with the first frame (Z2, `bench startup`).
-    DEFAULT_CSS = """
-    RewindScreen {
-        align: center middle;
-    }
-
+_DIALOG_CSS = """
     #rewind-dialog {
         width: 90%;
         max-width: 90;
@@ -98,6 +90,19 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         border: none;
         margin: 1 0;
     }
+"""
+"""The dialog box both screens here draw: the rewind picker and the conflict question."""
+
+
+class RewindScreen(ModalScreen[RewindChoice | None]):
+    """Picks a message of the session and what to restore to before it."""
+
+    # Its rules load with it, not with the first frame (Z2, `bench startup`).
+    DEFAULT_CSS = f"""
+    RewindScreen {{
+        align: center middle;
+    }}
+    {_DIALOG_CSS}
     """
 
     BINDINGS = [Binding("escape", "back", "back", id="rewind.back")]
@@ -156,27 +161,11 @@ class ConflictScreen(ModalScreen[bool]):
     """Files changed outside the agent since the checkpoint: keep them (default) or not."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
-    DEFAULT_CSS = """
-    ConflictScreen {
+    DEFAULT_CSS = f"""
+    ConflictScreen {{
         align: center middle;
-    }
-
-    #rewind-dialog {
-        width: 90%;
-        max-width: 90;
-        height: auto;
-        max-height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
-    }
-
-    #rewind-list {
-        height: auto;
-        max-height: 20;
-        border: none;
-        margin: 1 0;
-    }
+    }}
+    {_DIALOG_CSS}
     """
 
     BINDINGS = [
