@@ -301,7 +301,12 @@ class TurnController:
         """Post the end of agent work behind the batches the bridge posted before it."""
         if event.worker.group == WORK_GROUP and event.state in _ENDED:
             # A batch may still wait in the app's queue: a message posted now is handled
-            # after it, so the work ends after its events.
+            # after it, so the work ends after its events. Events the worker emitted last may
+            # still wait in the bridge for their frame's timer: posted now, they go ahead of
+            # the end too. Left to the timer, they could land behind it, while `ended` (a
+            # send job, off the message loop) shows the turn's notices: a failed turn's
+            # marker row came after "your message is back in the input" on a loaded machine.
+            self.app.bridge.flush()
             self.app.post_message(WorkEnded(event.worker, event.state))
 
     async def ended(self, message: WorkEnded) -> None:

@@ -14,6 +14,7 @@ from agent.config import load_config
 from agent.kinds import CallPurpose
 from agent.messages import model_visible
 from hermes_tui.app import HermesApp
+from hermes_tui.bridge import Bridge
 from hermes_tui.widgets.markers import Marker
 from hermes_tui.widgets.messages import NoticeLine
 from hermes_tui.widgets.sessions_panel import session_label
@@ -116,6 +117,35 @@ async def test_a_withheld_message_is_shown_and_offered_back(scripted, hermes_hom
         assert users == ["another question"]
         visible = [m.content for m in model_visible(app.agent.messages)]
         assert visible == ["another question", "finally"]
+
+
+async def test_a_failed_turns_marker_comes_before_its_notice(scripted, hermes_home, workspace):
+    # The order must not hang on when the bridge's frame timer fires. An hour-long frame
+    # keeps every event after the turn's first batch in the bridge until someone flushes it:
+    # the end of the work must post them ahead of itself, never leave them for a timer that
+    # could fire behind it while the end (a send job, off the message loop) adds its notice.
+    server = scripted({"replies": [DOWN]})
+    app = app_on(hermes_home, workspace, {"kind": "openai", "base_url": server.openai_base_url})
+    app.bridge = Bridge(app, frame_seconds=3600)
+    held_at_the_end: list[bool] = []
+    ended = app.turns.ended
+
+    async def ending(message):
+        held_at_the_end.append(app.bridge.pending)
+        await ended(message)
+
+    app.turns.ended = ending  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await run_turn(pilot, "the first try")
+        assert held_at_the_end == [False]
+        rows = [
+            row.text if isinstance(row, Marker) else str(row.render())
+            for row in app.transcript.walk_children()
+            if isinstance(row, (Marker, NoticeLine))
+        ]
+        failed = next(i for i, row in enumerate(rows) if "request failed" in row)
+        offered = next(i for i, row in enumerate(rows) if "back in the input" in row)
+        assert failed < offered, rows
 
 
 async def test_a_withheld_message_never_overwrites_a_draft(scripted, hermes_home, workspace):
