@@ -10,48 +10,23 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from hermes_tui.mcp_view import server_detail, server_row, stderr_text
+from hermes_tui.screens.list_detail import ListDetailScreen
 
 HINT = "↑↓ server · r restart · d off for this session · s stderr · a allow (project) · Esc close"
-REFRESH_SECONDS = 0.5
 
 
-class McpScreen(ModalScreen[None]):
+class McpScreen(ListDetailScreen):
     """Lists the MCP servers; the highlighted one's details (or stderr) below."""
 
-    # Its rules load with it, not with the first frame (Z2, `bench startup`).
-    DEFAULT_CSS = """
-    #mcp-dialog {
-        width: 90%;
-        max-width: 110;
-        height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
-    }
-
-    #mcp-servers {
-        height: auto;
-        max-height: 10;
-    }
-
-    #mcp-detail {
-        height: 1fr;
-        background: $boost;
-    }
-
-    #mcp-hint {
-        color: $text-muted;
-    }
-    """
+    PREFIX = "mcp"
+    LIST_ID = "mcp-servers"
+    TITLE_TEXT = "MCP servers"
+    HINT_TEXT = HINT
 
     BINDINGS = [
         Binding("escape,q", "dismiss_panel", "close", id="mcp.close"),
@@ -77,23 +52,14 @@ class McpScreen(ModalScreen[None]):
         self._focus = focus_server
         self.showing_stderr = show_stderr
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="mcp-dialog"):
-            yield Static(Content.styled("MCP servers", "bold $accent"), id="mcp-title")
-            yield OptionList(id="mcp-servers")
-            with VerticalScroll(id="mcp-detail"):
-                yield Static(id="mcp-detail-text")
-            yield Static(Content(HINT), id="mcp-hint")
-
     def on_mount(self) -> None:
         names = list(self.manager.servers)
-        options = self.query_one(OptionList)
+        options = self.rows
         options.add_options([Option(server_row(s), id=s.name) for s in self._servers()])
         if names:
             options.highlighted = names.index(self._focus) if self._focus in names else 0
         options.focus()
-        self.refresh_view()
-        self.set_interval(REFRESH_SECONDS, self.refresh_view)
+        self.keep_fresh()
 
     def _servers(self) -> list[Any]:
         return list(self.manager.servers.values())
@@ -101,7 +67,7 @@ class McpScreen(ModalScreen[None]):
     @property
     def selected(self) -> Any:
         """The highlighted server, or None."""
-        options = self.query_one(OptionList)
+        options = self.rows
         if options.highlighted is None:
             return None
         option = options.get_option_at_index(options.highlighted)
@@ -109,12 +75,12 @@ class McpScreen(ModalScreen[None]):
 
     def refresh_view(self) -> None:
         """Redraw the rows and the detail from the manager's current state."""
-        options = self.query_one(OptionList)
+        options = self.rows
         for index, server in enumerate(self._servers()):
             if index < options.option_count:
                 options.replace_option_prompt_at_index(index, server_row(server))
         server = self.selected
-        detail = self.query_one("#mcp-detail-text", Static)
+        detail = self.detail
         if server is None:
             detail.update(Content("No MCP servers."))
         elif self.showing_stderr:
@@ -122,13 +88,6 @@ class McpScreen(ModalScreen[None]):
         else:
             trusted = self.manager.decisions.trusted
             detail.update(Content(server_detail(server, trusted, self._session_allowed)))
-
-    def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
-        self.refresh_view()
-
-    def action_dismiss_panel(self) -> None:
-        """Close the panel."""
-        self.dismiss(None)
 
     def action_toggle_stderr(self) -> None:
         """Show the server's stderr tail instead of its details, or back."""

@@ -10,50 +10,25 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.background import BackgroundProcess, BackgroundTable
 from hermes_tui.processes_view import process_detail, process_row
+from hermes_tui.screens.list_detail import ListDetailScreen
 
 HINT = "↑↓ process · s stop · Esc close"
-REFRESH_SECONDS = 0.5
 NONE = "No background processes: the agent starts one with run_shell(background: true)."
 
 
-class ProcessesScreen(ModalScreen[None]):
+class ProcessesScreen(ListDetailScreen):
     """Lists the background processes; the highlighted one's command and output below."""
 
-    # Its rules load with it, not with the first frame (Z2, `bench startup`).
-    DEFAULT_CSS = """
-    #ps-dialog {
-        width: 90%;
-        max-width: 110;
-        height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
-    }
-
-    #ps-list {
-        height: auto;
-        max-height: 10;
-    }
-
-    #ps-detail {
-        height: 1fr;
-        background: $boost;
-    }
-
-    #ps-hint {
-        color: $text-muted;
-    }
-    """
+    PREFIX = "ps"
+    LIST_ID = "ps-list"
+    TITLE_TEXT = "Background processes"
+    HINT_TEXT = HINT
 
     BINDINGS = [
         Binding("escape,q", "dismiss_panel", "close", id="ps.close"),
@@ -72,26 +47,17 @@ class ProcessesScreen(ModalScreen[None]):
         self._clock = clock
         self._ids: list[str] = []
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="ps-dialog"):
-            yield Static(Content.styled("Background processes", "bold $accent"), id="ps-title")
-            yield OptionList(id="ps-list")
-            with VerticalScroll(id="ps-detail"):
-                yield Static(id="ps-detail-text")
-            yield Static(Content(HINT), id="ps-hint")
-
     def on_mount(self) -> None:
-        options = self.query_one(OptionList)
+        options = self.rows
         options.focus()
-        self.refresh_view()
+        self.keep_fresh()
         if options.option_count:
             options.highlighted = options.option_count - 1  # the newest
-        self.set_interval(REFRESH_SECONDS, self.refresh_view)
 
     @property
     def selected(self) -> BackgroundProcess | None:
         """The highlighted process, or None."""
-        options = self.query_one(OptionList)
+        options = self.rows
         if options.highlighted is None or not self._ids:
             return None
         wanted = self._ids[options.highlighted]
@@ -99,7 +65,7 @@ class ProcessesScreen(ModalScreen[None]):
 
     def refresh_view(self) -> None:
         """Redraw the rows (new ones added) and the highlighted one's detail."""
-        options = self.query_one(OptionList)
+        options = self.rows
         now = self._clock()
         for entry in self.table.processes():
             row = Content(process_row(entry, now))
@@ -109,15 +75,7 @@ class ProcessesScreen(ModalScreen[None]):
                 self._ids.append(entry.id)
                 options.add_option(Option(row, id=entry.id))
         chosen = self.selected
-        detail = self.query_one("#ps-detail-text", Static)
-        detail.update(Content(NONE if chosen is None else process_detail(chosen)))
-
-    def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
-        self.refresh_view()
-
-    def action_dismiss_panel(self) -> None:
-        """Close the panel."""
-        self.dismiss(None)
+        self.detail.update(Content(NONE if chosen is None else process_detail(chosen)))
 
     async def action_stop(self) -> None:
         """Stop the highlighted process's group, off the UI thread."""
