@@ -20,7 +20,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Static
 
@@ -28,6 +27,7 @@ from agent.tools.approvals import REASON_MAX_CHARS, Verdict
 from agent.tools.registry import ApprovalRequest
 from hermes_tui.probes import cursor_blinks
 from hermes_tui.safe_text import hidden_warning, safe_line, safe_name
+from hermes_tui.screens.dialog import DialogScreen
 
 if TYPE_CHECKING:
     from hermes_tui.widgets.composer import Composer
@@ -67,23 +67,15 @@ def _parameters(binding: Binding) -> tuple[object, ...]:
     return (inside.strip("'\""),) if inside else ()
 
 
-class ApprovalScreen(ModalScreen[Verdict]):
+class ApprovalScreen(DialogScreen[Verdict]):
     """Asks whether a write or shell command may run; dismisses with the user's Verdict."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
     DEFAULT_CSS = """
-    ApprovalScreen {
-        align: center middle;
-    }
-
     #approval-dialog {
-        width: 90%;
         max-width: 100;
-        height: auto;
         max-height: 90%;
-        padding: 0 1;
         border: thick $warning;
-        background: $surface;
     }
 
     #approval-summary {
@@ -161,7 +153,7 @@ class ApprovalScreen(ModalScreen[Verdict]):
         """Something was typed (or pasted) since the dialog last armed."""
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="approval-dialog"):
+        with Vertical(id="approval-dialog", classes="dialog"):
             tool = safe_name(self.request.tool)
             yield Static(
                 Content.assemble(("Allow ", "bold"), (tool, "bold $warning"), "?"),

@@ -12,11 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from hermes_tui.commands import COMMANDS, SlashCommand
 from hermes_tui.safe_text import safe_line, safe_name
+from hermes_tui.screens.dialog import DialogScreen
 
 NEWLINE_HELP = (
     "alt+enter or ctrl+j (shift+enter where the terminal reports it), "
@@ -65,23 +65,14 @@ def command_line(command: SlashCommand, width: int, room: int | None = None) -> 
     return Content.assemble((usage.ljust(width), "bold $accent"), said)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(DialogScreen[None]):
     """Lists every slash command and key binding; escape closes it."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
     DEFAULT_CSS = """
-    HelpScreen {
-        align: center middle;
-    }
-
     #help-dialog {
-        width: 90%;
         max-width: 90;
-        height: auto;
         max-height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
     }
 
     #help-body {
@@ -132,7 +123,7 @@ class HelpScreen(ModalScreen[None]):
             )
             for key, description, binding_id in keys
         ]
-        with Vertical(id="help-dialog"):
+        with Vertical(id="help-dialog", classes="dialog"):
             yield Static(Content.styled("Commands", "bold"), classes="help-heading")
             with VerticalScroll(id="help-body"):
                 yield Static(Content("\n").join(command_lines), id="help-commands")

@@ -7,13 +7,14 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
+
+from hermes_tui.screens.dialog import DialogScreen
 
 REFRESH_SECONDS = 0.5
 
 
-class ListDetailScreen(ModalScreen[None]):
+class ListDetailScreen(DialogScreen[None]):
     """The rows in an option list, the highlighted one's detail below, a hint line last.
 
     A panel names its parts by `PREFIX` (`#{PREFIX}-dialog`, `#{PREFIX}-detail-text`, ...),
@@ -28,12 +29,8 @@ class ListDetailScreen(ModalScreen[None]):
     # Its rules load with the first panel, not with the first frame (Z2, `bench startup`).
     DEFAULT_CSS = """
     ListDetailScreen .list-detail-dialog {
-        width: 90%;
         max-width: 110;
         height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
     }
 
     ListDetailScreen .list-detail-rows {
@@ -53,7 +50,7 @@ class ListDetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         prefix = self.PREFIX
-        with Vertical(id=f"{prefix}-dialog", classes="list-detail-dialog"):
+        with Vertical(id=f"{prefix}-dialog", classes="dialog list-detail-dialog"):
             yield Static(Content.styled(self.TITLE_TEXT, "bold $accent"), id=f"{prefix}-title")
             yield OptionList(id=self.LIST_ID, classes="list-detail-rows")
             with VerticalScroll(id=f"{prefix}-detail", classes="list-detail-detail"):

@@ -37,7 +37,7 @@ class PlanScreen(ApprovalScreen):
 
     def compose(self) -> ComposeResult:
         plan = self.request.detail
-        with Vertical(id="approval-dialog", classes="plan"):
+        with Vertical(id="approval-dialog", classes="dialog plan"):
             yield Static(Content.styled("The plan", "bold"), id="approval-title")
             warning = hidden_warning(plan)
             if warning is not None:

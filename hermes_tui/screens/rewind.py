@@ -15,12 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.text_cuts import cut_with_ellipsis
 from hermes_tui.safe_text import safe_line, safe_name
+from hermes_tui.screens.dialog import DialogScreen
 
 ACTIONS = (
     ("both", "Restore code and conversation"),
@@ -75,13 +75,8 @@ def short_name(name: str, width: int) -> str:
 
 _DIALOG_CSS = """
     #rewind-dialog {
-        width: 90%;
         max-width: 90;
-        height: auto;
         max-height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
     }
 
     #rewind-list {
@@ -94,16 +89,11 @@ _DIALOG_CSS = """
 """The dialog box both screens here draw: the rewind picker and the conflict question."""
 
 
-class RewindScreen(ModalScreen[RewindChoice | None]):
+class RewindScreen(DialogScreen[RewindChoice | None]):
     """Picks a message of the session and what to restore to before it."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
-    DEFAULT_CSS = f"""
-    RewindScreen {{
-        align: center middle;
-    }}
-    {_DIALOG_CSS}
-    """
+    DEFAULT_CSS = _DIALOG_CSS
 
     BINDINGS = [Binding("escape", "back", "back", id="rewind.back")]
 
@@ -113,7 +103,7 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.picked: RewindPoint | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="rewind-dialog"):
+        with Vertical(id="rewind-dialog", classes="dialog"):
             yield Static(Content.styled("Rewind to before…", "bold"), id="rewind-title")
             yield OptionList(*self._message_options(), id="rewind-list")
             yield Static(Content.styled("enter picks · escape goes back", "dim"), id="rewind-hint")
@@ -157,16 +147,11 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.query_one("#rewind-title", Static).update(Content.styled("Rewind to before…", "bold"))
 
 
-class ConflictScreen(ModalScreen[bool]):
+class ConflictScreen(DialogScreen[bool]):
     """Files changed outside the agent since the checkpoint: keep them (default) or not."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
-    DEFAULT_CSS = f"""
-    ConflictScreen {{
-        align: center middle;
-    }}
-    {_DIALOG_CSS}
-    """
+    DEFAULT_CSS = _DIALOG_CSS
 
     BINDINGS = [
         Binding("escape,k,enter", "answer(False)", "keep them", id="conflict.keep"),
@@ -183,7 +168,7 @@ class ConflictScreen(ModalScreen[bool]):
         lines = [Content(f"  {safe_name(path)}") for path in shown]
         if more > 0:
             lines.append(Content.styled(f"  … and {more} more", "dim"))
-        with Vertical(id="rewind-dialog"):
+        with Vertical(id="rewind-dialog", classes="dialog"):
             yield Static(
                 Content.styled("Changed outside the agent since the checkpoint:", "bold $warning")
             )

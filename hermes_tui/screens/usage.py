@@ -8,9 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from hermes_tui.screens.dialog import DialogScreen
 from hermes_tui.usage_view import HEADERS, UsageLine, total_line
 
 HINT = "↑↓ PageUp PageDown scroll · Esc close · hermes-tui usage --json for scripts"
@@ -18,7 +18,7 @@ RIGHT_ALIGNED = 3
 """Columns from this one on are numbers, aligned right."""
 
 
-class UsageScreen(ModalScreen[None]):
+class UsageScreen(DialogScreen[None]):
     """The usage table of the last days, newest first, its total last."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
@@ -27,9 +27,6 @@ class UsageScreen(ModalScreen[None]):
         width: 95%;
         max-width: 130;
         height: 90%;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
     }
 
     #usage-table {
@@ -50,7 +47,7 @@ class UsageScreen(ModalScreen[None]):
         self.session_line = session_line
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="usage-dialog"):
+        with Vertical(id="usage-dialog", classes="dialog"):
             title = f"Usage, the last {self.days} days"
             yield Static(Content.styled(title, "bold $accent"), id="usage-title")
             yield Static(Content(self.session_line), id="usage-session")

@@ -6,30 +6,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from hermes_tui.safe_text import safe_name
+from hermes_tui.screens.dialog import DialogScreen
 
 THERE, HERE = "there", "here"
 
 
-class WorkspaceScreen(ModalScreen[str]):
+class WorkspaceScreen(DialogScreen[str]):
     """Asks where a resumed session's tools run; dismisses with THERE or HERE."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
     DEFAULT_CSS = """
-    WorkspaceScreen {
-        align: center middle;
-    }
-
     #workspace-dialog {
-        width: 90%;
         max-width: 80;
-        height: auto;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
     }
     """
 
@@ -43,7 +34,7 @@ class WorkspaceScreen(ModalScreen[str]):
         self.title_text, self.there, self.here = safe_name(title), safe_name(there), safe_name(here)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="workspace-dialog"):
+        with Vertical(id="workspace-dialog", classes="dialog"):
             yield Static(Content.styled("This session worked in another folder", "bold"))
             yield Static(
                 Content.assemble(

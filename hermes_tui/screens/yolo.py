@@ -6,8 +6,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from hermes_tui.screens.dialog import DialogScreen
 
 YOLO_WARNING = (
     "Every file write and shell command runs without asking, writes to protected paths "
@@ -15,22 +16,13 @@ YOLO_WARNING = (
 )
 
 
-class YoloScreen(ModalScreen[bool]):
+class YoloScreen(DialogScreen[bool]):
     """Asks whether yolo mode is really wanted; dismisses with True for yes."""
 
     # Its rules load with it, not with the first frame (Z2, `bench startup`).
     DEFAULT_CSS = """
-    YoloScreen {
-        align: center middle;
-    }
-
     #yolo-dialog {
-        width: 90%;
         max-width: 80;
-        height: auto;
-        padding: 0 1;
-        border: thick $accent;
-        background: $surface;
     }
     """
 
@@ -40,7 +32,7 @@ class YoloScreen(ModalScreen[bool]):
     ]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="yolo-dialog"):
+        with Vertical(id="yolo-dialog", classes="dialog"):
             yield Static(Content.styled("Switch to yolo mode?", "bold $warning"))
             yield Static(Content(YOLO_WARNING))
             yield Static(Content.styled("y yes · n or Esc no", "dim"))
