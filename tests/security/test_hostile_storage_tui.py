@@ -14,7 +14,7 @@ import sqlite3
 from contextlib import ExitStack
 
 from helpers import held_write_lock
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from agent.config import StorageSettings
@@ -49,8 +49,7 @@ def stored(app) -> list[tuple[str, str]]:
 
 
 async def send(pilot, text: str) -> None:
-    await pilot.press(*text)
-    await pilot.press("enter")
+    await type_keys(pilot, *text, "enter")
 
 
 def tool_turn() -> list[dict]:
@@ -94,7 +93,7 @@ async def test_a_refused_text_never_overwrites_the_draft_typed_after_it(make_app
         with held_write_lock(app.db.path):
             await send(pilot, "please fix the bug")
             await wait_until(pilot, lambda: app.busy and not app.composer.text, what="the send")
-            await pilot.press(*"newer")
+            await type_keys(pilot, *"newer")
             await wait_until(pilot, lambda: app.composer.text == "newer", what="the draft")
             release.set()
             await app.wait_for_turn()
@@ -249,7 +248,7 @@ async def test_a_damaged_search_index_fails_search_with_its_sentence_and_the_res
         conn.execute("UPDATE messages_fts_data SET block = randomblob(length(block)) WHERE id > 10")
         conn.commit()
         conn.close()
-        await pilot.press("ctrl+g", *"zebra")
+        await type_keys(pilot, "ctrl+g", *"zebra")
         panel = app.sessions_panel
         await wait_until(pilot, lambda: panel.results.option_count == 1, what="the search error")
         shown = str(panel.results.get_option_at_index(0).prompt)

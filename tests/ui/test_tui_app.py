@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, quick_probes, reply, run_turn
+from ui.tui_helpers import answer_approval, quick_probes, reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
@@ -207,7 +207,7 @@ async def test_unknown_command_says_so_and_is_never_sent(make_app, scripted_in_p
     server = scripted_in_process({"replies": [reply("never")]})
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press(*"/frobnicate", "enter")
+        await type_keys(pilot, *"/frobnicate", "enter")
         await wait_until(pilot, lambda: app.transcript.query(NoticeLine), what="notice")
         assert "Unknown command /frobnicate" in app.transcript.query_one(NoticeLine).text
         assert server.requests == []
@@ -218,7 +218,7 @@ async def test_help_lists_every_command_and_key(make_app):
     """U2: /help lists the slash commands and the keys, from the same tables."""
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press(*"/help", "enter")
+        await type_keys(pilot, *"/help", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         text = str(app.screen.query_one("#help-commands").render())
         for name in ("/new", "/resume", "/sessions", "/model", "/title", "/help", "/quit"):
@@ -281,10 +281,10 @@ async def test_composer_newline_history_and_completion(make_app, scripted_in_pro
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         composer = app.composer
-        await pilot.press(*"line one", "shift+enter", *"two")
+        await type_keys(pilot, *"line one", "shift+enter", *"two")
         assert composer.text == "line one\ntwo"
         composer.load_text("")
-        await pilot.press(*"a\\", "enter", "b")
+        await type_keys(pilot, *"a\\", "enter", "b")
         assert composer.text == "a\nb"
         await pilot.press("enter")
         await app.wait_for_turn()
@@ -293,7 +293,7 @@ async def test_composer_newline_history_and_completion(make_app, scripted_in_pro
         assert composer.text == "a\nb"
         await pilot.press("down")
         assert composer.text == ""
-        await pilot.press(*"/res")
+        await type_keys(pilot, *"/res")
         hints = app.query_one("#hints")
         assert hints.display and "/resume" in str(hints.render())
         await pilot.press("tab")

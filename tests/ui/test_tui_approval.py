@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual import events
 from textual.widgets import Button, Input, Static
-from ui.tui_helpers import FakeClock, answer_approval, approval_dialog, reply
+from ui.tui_helpers import FakeClock, answer_approval, approval_dialog, reply, type_keys
 from waits import wait_until
 
 from agent.tools.approvals import AlwaysScope
@@ -52,7 +52,7 @@ async def test_typed_ahead_text_answers_nothing_and_lands_in_the_composer(
         dialog = await approval_dialog(pilot)
         # The user was typing "also add tests" as the dialog opened: "a" is "always" and "n"
         # is "no", Enter would press a button, and a paste and a Backspace come along too.
-        await pilot.press(*"also add testz", "backspace", "s", "enter", "escape")
+        await type_keys(pilot, *"also add testz", "backspace", "s", "enter", "escape")
         app.post_message(events.Paste(" and docs"))
         await pilot.press("y")
         await pilot.pause()
@@ -180,7 +180,7 @@ async def test_a_no_with_a_reason_reaches_the_model(make_app, scripted_in_proces
         reason = dialog.query_one("#approval-reason", Input)
         await wait_until(pilot, lambda: reason.has_focus, what="the reason input")
         # Typing the reason answers nothing: "y" and "a" are letters here.
-        await pilot.press(*"try make clean", "enter")
+        await type_keys(pilot, *"try make clean", "enter")
         await app.wait_for_turn()
         await pilot.pause()
         [result] = tool_messages(server)[-1:]

@@ -5,7 +5,7 @@ or Enter, as the `@` picker is."""
 from __future__ import annotations
 
 import pytest
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.commands.registry import SlashCommand
@@ -75,7 +75,7 @@ async def test_a_prefix_shows_every_match_with_its_origin_and_help(make_app, wit
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
-        await pilot.press(*"/re")
+        await type_keys(pilot, *"/re")
         lines = await listed(pilot, app, "/review")
         names = [line.split()[1] if line.startswith("▸") else line.split()[0] for line in lines[1:]]
         assert names == ["/redirect", "/resume", "/redo", "/rewind", "/review", "/retro"]
@@ -91,7 +91,7 @@ async def test_up_down_tab_and_enter_take_the_highlighted_command(make_app, scri
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         composer = app.composer
-        await pilot.press(*"/re")
+        await type_keys(pilot, *"/re")
         await listed(pilot, app, "▸ /redirect")
         await pilot.press("down", "down", "up")
         await listed(pilot, app, "▸ /resume")
@@ -100,13 +100,13 @@ async def test_up_down_tab_and_enter_take_the_highlighted_command(make_app, scri
         assert not any("/rewind" in line for line in hints(app)), "the list closed"
 
         composer.load_text("")
-        await pilot.press(*"/red")
+        await type_keys(pilot, *"/red")
         await listed(pilot, app, "▸ /redirect")
         await pilot.press("enter")  # it needs its text: put in, not sent
         await wait_until(pilot, lambda: composer.text == "/redirect ", what="/redirect put in")
 
         composer.load_text("")
-        await pilot.press(*"/hel")
+        await type_keys(pilot, *"/hel")
         await listed(pilot, app, "▸ /help")
         await pilot.press("enter")  # no argument needed: it runs
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="/help ran")
@@ -116,7 +116,7 @@ async def test_escape_closes_the_list_and_typing_opens_it_again(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
-        await pilot.press(*"/re")
+        await type_keys(pilot, *"/re")
         await listed(pilot, app, "/rewind")
         await pilot.press("escape")
         await wait_until(pilot, lambda: not hints(app), what="the list closed")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.completion.models import ModelCatalog
@@ -14,7 +14,7 @@ SIZE = (120, 36)
 
 
 async def type_text(pilot, text: str) -> None:
-    await pilot.press(*text)
+    await type_keys(pilot, *text)
 
 
 async def picker_shows(pilot, app, path: str) -> None:

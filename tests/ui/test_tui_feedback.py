@@ -4,7 +4,7 @@ stops, clears, and quits on a second press."""
 
 from __future__ import annotations
 
-from ui.tui_helpers import answer_approval, approval_dialog, reply, run_turn
+from ui.tui_helpers import answer_approval, approval_dialog, reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.tool_block import ToolBlock
@@ -23,9 +23,9 @@ async def test_queued_input_shows_in_the_status_line_with_the_panel_hidden(
         await app.ready()
         await pilot.press("f3")
         assert not app.status_panel.display and app.status_line.display
-        await pilot.press(*"first task", "enter")
+        await type_keys(pilot, *"first task", "enter")
         await wait_until(pilot, lambda: app.busy, what="the turn")
-        await pilot.press(*"second task", "enter")
+        await type_keys(pilot, *"second task", "enter")
         await wait_until(pilot, lambda: "queue 1" in app.status_line.text, what="the queue")
         assert app.composer.text == ""
         assert "(f5)" in app.status_line.text
@@ -85,7 +85,7 @@ async def test_ctrl_c_clears_the_composer_then_quits_on_a_second_press(make_app)
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
-        await pilot.press(*"half a thought")
+        await type_keys(pilot, *"half a thought")
         await pilot.press("ctrl+c")
         assert app.composer.text == "" and app.is_running
         await pilot.press("up")

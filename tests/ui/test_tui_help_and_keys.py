@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.command import CommandPalette
 from textual.containers import VerticalScroll
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.help import HelpScreen
@@ -72,13 +72,13 @@ async def test_tab_after_an_unknown_provider_offers_nothing(make_app, scripted_i
         # servers are not asked again, so the list stays as the test set it.
         app.completion.models.lister = None
         app.completion.models.listed["other"] = ("llama3:bad:q4",)
-        await pilot.press(*"/model bad:")
+        await type_keys(pilot, *"/model bad:")
         await pilot.press("tab")
         await pilot.press("tab")
         assert app.composer.text == "/model bad:"
         assert not app.query_one("#hints").display
         app.composer.load_text("")
-        await pilot.press(*"/model other:l", "tab")
+        await type_keys(pilot, *"/model other:l", "tab")
         assert app.composer.text == "/model other:llama3:bad:q4 ", "a known provider still does"
 
 

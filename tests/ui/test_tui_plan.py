@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.plan import PlanScreen
@@ -58,7 +58,7 @@ async def test_keep_planning_sends_the_note(make_app, scripted_in_process, works
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
         await pilot.press("k")
-        await pilot.press(*"cover the README")
+        await type_keys(pilot, *"cover the README")
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(server.requests) == 2, what="the next call")
         assert "cover the README" in str(server.requests[-1].body["messages"])

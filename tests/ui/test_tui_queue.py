@@ -6,7 +6,7 @@ import threading
 
 import pytest
 from textual import events
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.markers import Marker
@@ -55,8 +55,7 @@ async def start_streaming(pilot, text: str = "one") -> None:
 
 
 async def type_and_send(pilot, text: str) -> None:
-    await pilot.press(*text)
-    await pilot.press("enter")
+    await type_keys(pilot, *text, "enter")
 
 
 async def test_text_typed_during_a_turn_is_queued_and_runs_after_it(make_app, scripted_in_process):
@@ -100,7 +99,7 @@ async def test_the_steer_key_sends_the_composer_text_as_a_steer(make_app, script
     app = make_app(server)  # Enter queues; the key steers
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
-        await pilot.press(*"use pytest")
+        await type_keys(pilot, *"use pytest")
         await pilot.press("ctrl+s")
         assert app.composer.text == "" and queued(app) == []
         server.open_gate("g")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock
@@ -28,7 +28,7 @@ async def streaming(pilot, text: str = "fix the failing login test", tokens: int
 async def queue_three(pilot) -> None:
     app = pilot.app
     for text in ("then run the whole suite", "and update the changelog"):
-        await pilot.press(*text)
+        await type_keys(pilot, *text)
         await pilot.press("enter")
     # As a refused steer lands: behind the older items.
     app.input_queue.push("prefer pytest fixtures over setUp methods", "steer")
@@ -95,7 +95,7 @@ def test_stall_banner(snap_compare, make_app, scripted_in_process):
 
     async def stalled(pilot):
         await streaming(pilot)
-        await pilot.press(*"are you still there?")
+        await type_keys(pilot, *"are you still there?")
         await pilot.press("enter")
         # Five silent minutes, without waiting them.
         app.agent.activity.idle_for = lambda: 300.0

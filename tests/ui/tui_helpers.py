@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,45 @@ async def settled_screen(pilot: Pilot, timeout: float = 10.0) -> str:
 
     await wait_until(pilot, still, timeout=timeout, what="the screen to settle")
     return app.export_screenshot()
+
+
+async def type_keys(pilot: Pilot, *keys: str) -> None:
+    """Press `keys` as `pilot.press` does, the same Key event for each in order, for less.
+
+    `pilot.press` waits for the process to look idle twice after every key (at least 40 ms
+    a key, up to a second while a turn's thread works), so typing a sentence costs seconds.
+    Here each key is handled before the next is sent (the app's and the screen's queues are
+    drained, as the key reaches the focused widget and its messages their parents), and the
+    one idle wait comes after the last key: what follows sees the screen as after a press.
+    """
+    from textual import events
+    from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
+    app = pilot.app
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        original = REPLACED_KEYS.get(key, key)
+        try:
+            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)
+        await _handled(pilot)
+    await pilot.pause()
+
+
+async def _handled(pilot: Pilot, rounds: int = 10) -> None:
+    """Wait until what is queued now is handled, and what that queued in turn (a bounded
+    number of hops: a key goes app -> focused widget -> its parents' handlers)."""
+    app = pilot.app
+    for _ in range(rounds):
+        await pilot._wait_for_screen()
+        pumps = [app, *app.screen.walk_children(with_self=True)]
+        if all(pump._message_queue.empty() for pump in pumps):
+            return
 
 
 def reply(text: str = "", **extra: Any) -> dict[str, Any]:
