@@ -185,7 +185,7 @@ def test_a_hung_tool_call_times_out_and_the_server_is_failed(mcp, quick_ping):
     assert time.monotonic() - started < 30
     assert "timed out after 1 s" in mcp.tool_rows(result.session_id)[0]["content"]
     server = agent.mcp.get("h")
-    wait_until(lambda: server.state == State.FAILED, timeout=15)
+    wait_until(lambda: server.state == State.FAILED, timeout=60)
     assert f"no reply to a ping within {quick_ping:g} s" in server.error
 
 
@@ -262,12 +262,12 @@ def test_http_servers_that_change_crash_and_hang(mcp, quick_ping):
         crashed = agent.run_turn("crash")
         assert crashed.status == "ok" and crashed.text == "done"
         assert mcp.tool_rows(crashed.session_id)[-1]["display_metadata"]["ok"] is False
-        wait_until(lambda: agent.mcp.get("c").state == State.FAILED, timeout=15)
+        wait_until(lambda: agent.mcp.get("c").state == State.FAILED, timeout=60)
         hung = agent.run_turn("hang")
         assert hung.status == "ok" and hung.text == "done"
         assert "timed out after 1 s" in mcp.tool_rows(hung.session_id)[-1]["content"]
         assert "mcp__c__echo" not in mcp.tools_sent(-1)
-        wait_until(lambda: agent.mcp.get("h").state == State.FAILED, timeout=15)
+        wait_until(lambda: agent.mcp.get("h").state == State.FAILED, timeout=60)
     finally:
         for server in servers.values():
             server.stop()
