@@ -91,13 +91,19 @@ class DiffView(Widget):
     @cached_property
     def _code(self) -> list[Content]:
         """Each row's text, made safe and highlighted once (a resize only lays it out)."""
-        from textual.highlight import highlight
+        from textual.highlight import guess_language, highlight
 
+        rows = self.rows[:MAX_ROWS]
+        texts = [safe_line(row.text.expandtabs(4)) for row in rows]
+        code = "\n".join(text for row, text in zip(rows, texts, strict=True) if row.kind in "+- ")
+        # One guess for the file: a guess per line ran Pygments' guessers (every lexer's
+        # analyse_text when the name did not decide) once a line, and could colour the lines
+        # of one file as different languages.
+        language = guess_language(code, self.path)
         out = []
-        for row in self.rows[:MAX_ROWS]:
-            text = safe_line(row.text.expandtabs(4))
+        for row, text in zip(rows, texts, strict=True):
             if row.kind in "+- ":
-                out.append(highlight(text, path=self.path) if text.strip() else Content(text))
+                out.append(highlight(text, language=language) if text.strip() else Content(text))
             else:
                 out.append(Content.styled(text, "$text-accent" if row.kind == "@" else "dim"))
         return out

@@ -113,3 +113,26 @@ async def test_a_wide_transcript_shows_the_diff_side_by_side(
         assert app.transcript.outer_size.width == 159
         assert not view.side_by_side
         assert "│" not in view.render().plain
+
+
+def test_a_diff_guesses_its_language_once_and_colours_every_line_as_it(monkeypatch):
+    # A guess per line ran Pygments' guessers once a line (every lexer's analyse_text when
+    # the file name did not decide), and could colour one file's lines as other languages.
+    import textual.highlight
+
+    guesses: list[str | None] = []
+    guess = textual.highlight.guess_language
+
+    def counting(code: str, path: str | None) -> str:
+        guesses.append(path)
+        return guess(code, path)
+
+    monkeypatch.setattr(textual.highlight, "guess_language", counting)
+    lines = "".join(f"-x{i} = {i}\n+x{i} = {i + 1}\n" for i in range(40))
+    view = DiffView(f"--- a/app.py\n+++ b/app.py\n@@ -1,40 +1,40 @@\n{lines}", "app.py")
+    code = view._code
+    assert guesses == ["app.py"]
+    # Every code line is coloured as Python: the numbers carry the number style.
+    numbered = [line for line in code if "x" in line.plain]
+    assert len(numbered) == 80
+    assert all(line.spans for line in numbered)
