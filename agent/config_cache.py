@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import importlib.util
 import json
 import sys
@@ -53,10 +52,18 @@ def config_cache_path(home: Path) -> Path:
     return home / "cache" / "config.json"
 
 
+def _sha256(data: bytes) -> str:
+    """The sha256 of `data`, in hex; hashlib (OpenSSL's bindings, a few ms) loads only when
+    there is a file to key, so a start without config.yaml draws its first frame without it."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def cache_key(source: bytes) -> str:
     """What a cached check must have been made for: these bytes, this app and this pydantic."""
-    parts = [str(CACHE_VERSION), hashlib.sha256(source).hexdigest(), VERSION, _pydantic_version()]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    parts = [str(CACHE_VERSION), _sha256(source), VERSION, _pydantic_version()]
+    return _sha256("\n".join(parts).encode())
 
 
 def _pydantic_version() -> str:
@@ -74,7 +81,7 @@ def _pydantic_version() -> str:
     if found:
         return " ".join(found)
     try:  # installed without metadata: the file that spells the version
-        return hashlib.sha256((package / "version.py").read_bytes()).hexdigest()
+        return _sha256((package / "version.py").read_bytes())
     except OSError:
         return "unknown"
 
@@ -84,7 +91,7 @@ def schema_fingerprint(hint: Any) -> str | None:
     the modules of its types, converters and checks), hashed; None when one cannot be read."""
     names = sorted({*SCHEMA_MODULES, *declaring_modules(hint, set())})
     try:
-        return hashlib.sha256("".join(_module_digest(name) for name in names).encode()).hexdigest()
+        return _sha256("".join(_module_digest(name) for name in names).encode())
     except (KeyError, OSError, TypeError):
         return None  # not loaded from files (frozen, zipped): check every time
 
@@ -94,7 +101,7 @@ def _module_digest(name: str) -> str:
     file = sys.modules[name].__file__
     if file is None:
         raise TypeError(f"{name} was not loaded from a file")  # as Path(None) would
-    return hashlib.sha256(Path(file).read_bytes()).hexdigest()
+    return _sha256(Path(file).read_bytes())
 
 
 def declaring_modules(hint: Any, seen: set[Any]) -> set[str]:

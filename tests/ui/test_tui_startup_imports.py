@@ -31,6 +31,10 @@ AFTER_FIRST_FRAME = (
     "hermes_tui.widgets.markers",
     "hermes_tui.widgets.notes",
     "hermes_tui.widgets.subagent_line",
+    # The welcome is mounted by the start after the first frame; hashlib keys a config file's
+    # cache, and this start has none.
+    "hermes_tui.widgets.welcome",
+    "hashlib",
 )
 """Modules an empty session's first frame does not need (each costs start-up time)."""
 

@@ -82,7 +82,7 @@ async def test_an_app_started_on_a_session_never_shows_the_welcome(
     make_app, scripted_in_process, monkeypatch
 ):
     """U1: `--resume` / `-c` opens the history; the welcome is never made, not even at first."""
-    from hermes_tui.widgets.transcript import view
+    from hermes_tui.widgets import welcome
 
     server = scripted_in_process({"replies": [reply("one")]})
     app = make_app(server)
@@ -96,7 +96,7 @@ async def test_an_app_started_on_a_session_never_shows_the_welcome(
             made.append(facts)
             super().__init__(facts)
 
-    monkeypatch.setattr(view, "Welcome", Counted)
+    monkeypatch.setattr(welcome, "Welcome", Counted)  # the transcript imports it when shown
     resumed = make_app(server)
     resumed.resume_ref = stored
     async with resumed.run_test(size=SIZE) as pilot:

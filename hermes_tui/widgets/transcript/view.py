@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -15,7 +15,13 @@ from hermes_tui.widgets.messages import ErrorBlock, NoticeLine, UserMessage
 from hermes_tui.widgets.transcript.live import LiveTurn
 from hermes_tui.widgets.transcript.rows import RowReader
 from hermes_tui.widgets.transcript.window import HistorySource, HistoryWindow
-from hermes_tui.widgets.welcome import Welcome, WelcomeFacts, welcome_content
+
+if TYPE_CHECKING:
+    from hermes_tui.widgets.welcome import WelcomeFacts
+
+WELCOME = "Welcome"
+"""The welcome's widget type, as a selector: its module loads with the first welcome, after
+the first frame (SPEC Z2), so none can be on screen before it."""
 
 
 def jump_targets() -> tuple[type[Widget], ...]:
@@ -121,6 +127,8 @@ class Transcript(VerticalScroll):
         await self._drop_welcome()
         # A message sent before the start-up got here (a quick typist) already took its place.
         if self.welcome is not None and not self._has_messages:
+            from hermes_tui.widgets.welcome import Welcome
+
             await self.mount(Welcome(self.welcome), before=0 if self.children else None)
 
     def welcome_mode(self, mode: str) -> None:
@@ -128,11 +136,13 @@ class Transcript(VerticalScroll):
         if self.welcome is None:
             return
         self.welcome = replace(self.welcome, mode=mode)
-        for widget in self.query_children(Welcome):
+        from hermes_tui.widgets.welcome import Welcome, welcome_content
+
+        for widget in self.query_children(WELCOME).results(Welcome):
             widget.update(welcome_content(self.welcome))
 
     async def _drop_welcome(self) -> None:
-        for widget in self.query_children(Welcome):
+        for widget in self.query_children(WELCOME):
             await widget.remove()
 
     async def add_user(self, text: str) -> None:
