@@ -15,7 +15,8 @@ session in the same run:
   is of the medians, with a 95 % interval from resampled rounds and `met`, `missed` or
   `not called` (the interval straddles the target). `_cpu_ratio`: the same in the UI
   thread's CPU time (steadier on a loaded machine). `enter_ratio`, `key_ratio`: the worst
-  side's. `--input-only` prints only these Enter and key figures. Each side's `_ms` figure gives its median, quartiles and sample count.
+  side's. Each side's `_ms` figure gives its median, quartiles and sample count.
+  `--input-only` times and prints only these Enter and key figures (quicker to iterate).
 - `longsession.rss_ratio`: resident memory of a fresh app process with the 1,000-turn session
   open / with an empty one; target <= 1.5.
 - `longsession.idle_cpu_pct`: percent of a core that process uses while idle with it open
