@@ -16,6 +16,7 @@ session in the same run:
   `not called` (the interval straddles the target). `_cpu_ratio`: the same in the UI
   thread's CPU time (steadier on a loaded machine). `enter_ratio`, `key_ratio`: the worst
   side's. Each side's `_ms` figure gives its median, quartiles and sample count.
+  `--input-only` times and prints only these Enter and key figures (quicker to iterate).
 - `longsession.rss_ratio`: resident memory of a fresh app process with the 1,000-turn session
   open / with an empty one; target <= 1.5.
 - `longsession.idle_cpu_pct`: percent of a core that process uses while idle with it open
@@ -232,6 +233,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         small = await seed(app.db, SMALL)
         await app.db.flush()
         found["sessions"] = {"empty": empty, "turns": turns}
+        sides = {"50k": long_50k, "1m": long_1m}
+        if args.turns_side:
+            sides["1000_turns"] = turns
+        if args.input_only:
+            found["input"] = await input_rounds(
+                app, pilot, sides, args.rounds, args.sends, args.presses
+            )
+            return found
         await open_seconds(app, pilot, long_50k)  # warm-up: imports, caches
         names = ("empty", "50k", "1m", "big", "small")
         opened: dict[str, list[float]] = {name: [] for name in names}
@@ -248,9 +257,6 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 settled_times[name].append(SETTLED[-1])
         found["settled"] = {name: median(times) for name, times in settled_times.items()}
         found["opened"] = {name: median(times) for name, times in opened.items()}
-        sides = {"50k": long_50k, "1m": long_1m}
-        if args.turns_side:
-            sides["1000_turns"] = turns
         found["input"] = await input_rounds(
             app, pilot, sides, args.rounds, args.sends, args.presses
         )
@@ -333,6 +339,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--turns-side", action="store_true", help="the 1,000-turn session as a side too"
     )
+    parser.add_argument(
+        "--input-only", action="store_true", help="only the Enter and key figures (quicker)"
+    )
     parser.add_argument("--idle", type=float, default=3.0)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -341,6 +350,9 @@ def main(argv: list[str]) -> int:
         return 0
     isolated_home()
     result = asyncio.run(measure(args))
+    if args.input_only:
+        input_figures(result["input"])
+        return 0
     opened = result["opened"]
     for name in ("empty", "50k", "1m"):
         figure(f"longsession.paint_{name}_ms", opened[name] * 1000)

@@ -19,7 +19,7 @@ from textual.containers import Horizontal
 from textual.worker import Worker
 
 from agent.config import Config
-from hermes_tui import startup_gc, terminal_keys, theming
+from hermes_tui import startup_gc, terminal_keys, textual_compat, theming
 from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
@@ -80,6 +80,7 @@ class HermesApp(KeyActions, App[int]):
         probes: Probes | None = None,
     ) -> None:
         super().__init__()
+        textual_compat.reflow_from_the_last_map()  # a bubble's frame arranges the screen once
         self.config = config
         self.ui_settings = ui_settings(config)  # `ui:` and `keys:` are the front end's to check
         self.probes = probes or Probes()

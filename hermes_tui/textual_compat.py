@@ -109,6 +109,37 @@ def anchor_released(widget: Widget) -> bool:
     return widget._anchor_released
 
 
+def reflow_from_the_last_map() -> None:
+    """A full reflow answers the lookups made while it arranges from the last full map, not
+    by arranging the whole screen a second time (once per process; Z2, U5).
+
+    A scroll-only frame (`Compositor.reflow_visible`: the transcript following the bottom)
+    marks Textual's full map stale (`Compositor._full_map_invalidated`), and a full reflow
+    never clears that mark. The next reflow (a sent message's bubble mounted) sets the
+    transcript's scrollbar sizes while it arranges; the scrollbar's repaint asks its size,
+    and with the mark set that one lookup arranged every widget again, rows off screen and
+    all: with a long session open it was a third of Enter's layout, and every later lookup
+    of an off-screen row (the long-answer fill's) arranged it all again too. The reflow
+    replaces the map anyway, so the mark is cleared as it starts: lookups meanwhile read the
+    last map, as they do when no scroll came between, and after it the map is the new one.
+
+    Wraps `Compositor.reflow` (textual._compositor) and clears
+    `Compositor._full_map_invalidated`.
+    """
+    from textual._compositor import Compositor
+
+    reflow = Compositor.reflow
+    if getattr(reflow, "reads_the_last_map", False):
+        return
+
+    def reflow_reading_the_last_map(self: Compositor, parent: Widget, size: Any) -> Any:
+        self._full_map_invalidated = False
+        return reflow(self, parent, size)
+
+    reflow_reading_the_last_map.reads_the_last_map = True  # type: ignore[attr-defined]
+    Compositor.reflow = reflow_reading_the_last_map  # type: ignore[method-assign]
+
+
 def markdown_blocks(markdown: Markdown, tokens: Iterable[Token]) -> list[MarkdownBlock]:
     """The block widgets `markdown` would mount for `tokens` (parsed by its parser).
 

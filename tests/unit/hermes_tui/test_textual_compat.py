@@ -86,6 +86,44 @@ async def test_anchor_released_follows_the_users_scrolling():
         assert view.is_anchored  # why the release is read: the anchor itself stays set
 
 
+async def test_a_reflow_after_a_scroll_arranges_the_screen_once(monkeypatch):
+    from textual._compositor import Compositor
+
+    compat.reflow_from_the_last_map()
+    compat.reflow_from_the_last_map()  # once per process, however often it is asked
+    per_reflow: list[int] = []  # full arrangements during each reflow
+    arrange_root, reflow = Compositor._arrange_root, Compositor.reflow
+
+    def counting_arrange(self, root, size, visible_only=True):
+        if not visible_only and per_reflow:
+            per_reflow[-1] += 1
+        return arrange_root(self, root, size, visible_only=visible_only)
+
+    def counting_reflow(self, parent, size):
+        per_reflow.append(0)
+        return reflow(self, parent, size)
+
+    monkeypatch.setattr(Compositor, "_arrange_root", counting_arrange)
+    monkeypatch.setattr(Compositor, "reflow", counting_reflow)
+    view = VerticalScroll(*[Static(f"line {i}") for i in range(60)])
+    app = Host(view)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        view.scroll_to(y=5, animate=False)  # a scroll-only frame: Textual marks its map stale
+        await wait_until(pilot, lambda: view.scroll_y == 5)
+        await pilot.pause()
+        per_reflow.clear()
+        # A row mounted: its reflow sets the scrollbar's sizes, whose repaint asks its size.
+        await view.mount(Static("the new row"))
+        await app.screen.wait_for_refresh()
+        await pilot.pause()
+        assert per_reflow, "mounting a row no longer reflows the screen"
+        assert set(per_reflow) == {1}, (
+            f"full arrangements in each reflow: {per_reflow} (1 each): fix "
+            "textual_compat.reflow_from_the_last_map"
+        )
+
+
 async def test_markdown_blocks_and_block_token_build_blocks_from_tokens():
     markdown = Markdown("")
     app = Host(markdown)
