@@ -248,6 +248,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 settled_times[name].append(SETTLED[-1])
         found["settled"] = {name: median(times) for name, times in settled_times.items()}
         found["opened"] = {name: median(times) for name, times in opened.items()}
+        if args.only == "paint":
+            return found
         sides = {"50k": long_50k, "1m": long_1m}
         if args.turns_side:
             sides["1000_turns"] = turns
@@ -334,6 +336,9 @@ def main(argv: list[str]) -> int:
         "--turns-side", action="store_true", help="the 1,000-turn session as a side too"
     )
     parser.add_argument("--idle", type=float, default=3.0)
+    parser.add_argument(
+        "--only", choices=["paint"], help="paint: only the open figures (paint_*, built_*)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -347,9 +352,12 @@ def main(argv: list[str]) -> int:
     figure("longsession.paint_50k_ratio", opened["50k"] / opened["empty"])
     figure("longsession.paint_1m_ratio", opened["1m"] / opened["empty"])
     built = result["settled"]
-    figure("longsession.built_1m_ms", built["1m"] * 1000)
+    for name in ("empty", "50k", "1m"):
+        figure(f"longsession.built_{name}_ms", built[name] * 1000)
     figure("longsession.built_50k_ratio", built["50k"] / built["empty"])
     figure("longsession.built_1m_ratio", built["1m"] / built["empty"])
+    if args.only == "paint":
+        return 0
     input_figures(result["input"])
     sessions = result["sessions"]
     empty = child_figures(sessions["empty"], args.idle)
