@@ -70,8 +70,14 @@ class ViewFill:
             self.transcript.call_after_refresh(self._expected_request)
 
     def _expected_request(self) -> None:
+        # This runs after the refresh it waited for: the layout is known, so the fill starts
+        # now (request() would wait for yet another refresh, one idle frame's time).
         self._expected = False
-        self.request()
+        if self._held:
+            self._asked_while_held = True
+        elif not self._queued and self.transcript.is_attached:
+            self._queued = True
+            self._start()
 
     def request(self) -> None:
         """Fill after the next refresh (once, however often it is asked before then)."""
