@@ -138,7 +138,7 @@ class ViewFill:
 
     def _margin_delay(self) -> float:
         delay = getattr(getattr(self.transcript.app, "probes", None), "margin_delay", None)
-        return MARGIN_DELAY if delay is None else float(delay)
+        return MARGIN_DELAY if delay is None else max(0.01, float(delay))  # a timer needs > 0
 
     def _margin(self) -> None:
         self._margin_timer = None
