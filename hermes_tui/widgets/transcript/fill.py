@@ -75,6 +75,12 @@ class ViewFill:
                 self._asked_while_held = False
                 self.request()
 
+    def reset(self) -> None:
+        """The transcript was emptied: an opened session's view-only fills and its margin's
+        timer are over (a stream in the next session releases what it leaves behind)."""
+        self._view_only = False
+        self._cancel_margin()
+
     def request_after_refresh(self) -> None:
         """Ask for a fill once the next refresh is drawn (the first frame of an opened
         session shows plain text; its Markdown is built in the next). Busy from now: a

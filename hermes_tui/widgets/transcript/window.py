@@ -83,6 +83,7 @@ class HistoryWindow:
         self._live.clear()
         self._older = self._newer = False
         self._generation += 1
+        self.fill.reset()
 
     async def before_live(self, widgets: Sequence[Widget]) -> None:
         """Live rows go below the newest stored row: reload the tail first if it was trimmed."""

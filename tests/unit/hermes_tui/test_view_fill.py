@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from textual.geometry import Region
+
 from hermes_tui.widgets.transcript.fill import ViewFill
 
 
@@ -12,10 +14,19 @@ class FakeTranscript:
     """What ViewFill asks of a transcript: callbacks after a refresh and on its queue."""
 
     is_attached = True
+    children: list[Any] = []
+    region = Region(0, 0, 80, 24)
+    app = None
 
     def __init__(self) -> None:
         self.after_refresh: list[Callable[[], Any]] = []
         self.queued: list[Callable[[], Any]] = []
+        self.timers: list[FakeTimer] = []
+
+    def set_timer(self, delay: float, callback: Callable[[], Any]) -> FakeTimer:
+        timer = FakeTimer(callback)
+        self.timers.append(timer)
+        return timer
 
     def call_after_refresh(self, callback: Callable[[], Any]) -> bool:
         self.after_refresh.append(callback)
@@ -30,6 +41,15 @@ class FakeTranscript:
         waiting, self.after_refresh = self.after_refresh, []
         for callback in waiting:
             callback()
+
+
+class FakeTimer:
+    def __init__(self, callback: Callable[[], Any]) -> None:
+        self.callback = callback
+        self.stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
 
 
 async def keep_in_place(change: Any) -> None:
@@ -60,3 +80,23 @@ def test_a_held_fill_asked_for_on_the_first_refresh_waits_for_the_hold():
     assert transcript.after_refresh and fill.busy
     transcript.refresh_drawn()
     assert transcript.queued
+
+
+async def test_the_margin_waits_for_its_timer_and_an_emptied_transcript_stops_it():
+    """Z2: once an opened session's view holds nothing to build, the screens around it wait
+    for the margin's timer; emptying the transcript (another session) stops that timer, and
+    the next fills reach the margin again."""
+    transcript = FakeTranscript()
+    fill = ViewFill(transcript, keep_in_place)  # type: ignore[arg-type]
+    fill.request_after_refresh()
+    transcript.refresh_drawn()
+    await transcript.queued.pop()()  # the view-only fill: nothing in the view to build
+    (timer,) = transcript.timers
+    assert not timer.stopped and not fill.busy
+    fill.reset()
+    assert timer.stopped
+    fill.request_after_refresh()
+    transcript.refresh_drawn()
+    fill.reset()  # emptied before its first fill ran: the fill reaches the margin, no timer
+    await transcript.queued.pop()()
+    assert len(transcript.timers) == 1
