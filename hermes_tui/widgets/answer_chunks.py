@@ -80,8 +80,8 @@ _NUMBERED = re.compile(r"\d+[.)] ")
 
 def _wrapped(text: str, width: int) -> int:
     """Rows `text` takes wrapped at word ends in `width` columns (0 for no text)."""
-    if not text:
-        return 0
+    if len(text) <= width:
+        return 1 if text else 0
     rows, column = 1, 0
     for word in text.split():
         if column and column + 1 + len(word) <= width:
