@@ -7,7 +7,10 @@ session in the same run:
   screen of a session of 300-line Markdown answers with code blocks (2 answers, ~50 KB; 40
   answers, ~1 MB) / of an empty session; target <= 1.5.
 - `longsession.built_50k_ratio`, `longsession.built_1m_ratio`: the same until the last screen
-  is built as Markdown (the first paint may show its plain text).
+  is built as Markdown (the first paint may show its plain text). Each side's `_ms` beside
+  them, and `paint_<side>_cpu_ratio`, `built_<side>_cpu_ratio`: the same in the process's
+  CPU time (steadier on a loaded machine). `--only paint` prints these alone (`--runs` opens
+  of each session, median).
 - `longsession.enter_<side>_ratio`: Enter to the user's bubble painted with a session of
   long answers open (`50k`, `1m`; `--turns-side` adds the 1,000-turn session) / an empty one;
   `longsession.key_<side>_ratio`: composer key to echo, the same sides; target <= 1.2.
@@ -106,19 +109,25 @@ async def open_seconds(app: Any, pilot: Any, session_id: str) -> float:
     """Time to resume a stored session and paint its last screen."""
     await app.run_command("/new")
     await pilot.pause()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await app.resume_session(session_id)
     await until(lambda: last_row_shown(app), "the last screen")
     await app.screen.wait_for_refresh()
     painted = time.perf_counter() - started
+    PAINTED_CPU.append(time.process_time() - cpu)
     await until(lambda: settled(app), "the Markdown near the view")
     await app.screen.wait_for_refresh()
     SETTLED.append(time.perf_counter() - started)
+    SETTLED_CPU.append(time.process_time() - cpu)
     return painted
 
 
 SETTLED: list[float] = []
 """Each open's time to its last screen built as Markdown (the first paint may be plain)."""
+PAINTED_CPU: list[float] = []
+SETTLED_CPU: list[float] = []
+"""The same opens in the process's CPU time (steadier on a loaded machine; the bench's own
+polling loop counts in it alike on every side)."""
 
 
 Timings = tuple[list[float], list[float]]
@@ -245,6 +254,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         names = ("empty", "50k", "1m", "big", "small")
         opened: dict[str, list[float]] = {name: [] for name in names}
         settled_times: dict[str, list[float]] = {name: [] for name in names}
+        cpu_times: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
         for _ in range(args.runs):
             for name, session in (
                 ("empty", empty),
@@ -255,8 +265,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             ):
                 opened[name].append(await open_seconds(app, pilot, session))
                 settled_times[name].append(SETTLED[-1])
+                cpu_times[name].append((PAINTED_CPU[-1], SETTLED_CPU[-1]))
         found["settled"] = {name: median(times) for name, times in settled_times.items()}
         found["opened"] = {name: median(times) for name, times in opened.items()}
+        found["cpu"] = {
+            name: (median([p for p, _ in times]), median([b for _, b in times]))
+            for name, times in cpu_times.items()
+        }
+        if args.only == "paint":
+            return found
         found["input"] = await input_rounds(
             app, pilot, sides, args.rounds, args.sends, args.presses
         )
@@ -343,6 +360,9 @@ def main(argv: list[str]) -> int:
         "--input-only", action="store_true", help="only the Enter and key figures (quicker)"
     )
     parser.add_argument("--idle", type=float, default=3.0)
+    parser.add_argument(
+        "--only", choices=["paint"], help="paint: only the open figures (paint_*, built_*)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -359,9 +379,16 @@ def main(argv: list[str]) -> int:
     figure("longsession.paint_50k_ratio", opened["50k"] / opened["empty"])
     figure("longsession.paint_1m_ratio", opened["1m"] / opened["empty"])
     built = result["settled"]
-    figure("longsession.built_1m_ms", built["1m"] * 1000)
+    for name in ("empty", "50k", "1m"):
+        figure(f"longsession.built_{name}_ms", built[name] * 1000)
     figure("longsession.built_50k_ratio", built["50k"] / built["empty"])
     figure("longsession.built_1m_ratio", built["1m"] / built["empty"])
+    cpu = result["cpu"]
+    for side in ("50k", "1m"):
+        figure(f"longsession.paint_{side}_cpu_ratio", cpu[side][0] / cpu["empty"][0])
+        figure(f"longsession.built_{side}_cpu_ratio", cpu[side][1] / cpu["empty"][1])
+    if args.only == "paint":
+        return 0
     input_figures(result["input"])
     sessions = result["sessions"]
     empty = child_figures(sessions["empty"], args.idle)

@@ -49,6 +49,9 @@ class Probes:
     terminal_write: Callable[[str], None] | None = None
     """Takes what the app writes to the terminal besides frames (a bell, a notification):
     a test reads the bytes there; None writes them to the terminal."""
+    margin_delay: float | None = None
+    """Seconds after an opened session's view is built before the screens around it are
+    (None: the transcript's MARGIN_DELAY, fill.py)."""
     parse_hold: Callable[[], None] | None = None
     """Called on the parse thread before a long answer's chunks are parsed: a test holds the
     parse there, as a slow parse would, and checks the screen paints meanwhile (Z2)."""

@@ -7,6 +7,7 @@ whole document, because it starts and ends at a top-level block boundary.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
@@ -38,13 +39,61 @@ class Chunk:
     """A piece of an oversized block: built as its plain text, not as Markdown."""
 
     def estimated_height(self, width: int) -> int:
-        """About how many rows the chunk takes at `width` columns once built as Markdown."""
+        """About how many rows the chunk takes at `width` columns once built as Markdown.
+
+        Close enough that building the chunks near the view rarely brings new ones near it
+        (each miss costs the fill another round, Z2): a paragraph's lines wrap as one text,
+        a fence's lines do not wrap (its code scrolls), a blank line is a block's margin.
+        """
         width = max(1, width)
+        if self.plain:  # shown as its text, each line wrapped on its own
+            return max(1, sum(max(1, -(-len(line) // width)) for line in self.text.splitlines()))
         rows = 0
+        text: list[str] = []  # the block being read: its lines wrap together
+        fence = ""
         for line in self.text.splitlines():
-            # A blank line stands for the margin between two blocks.
-            rows += max(1, -(-len(line) // width))
-        return max(1, rows)
+            stripped = line.strip()
+            if fence:
+                rows += 1
+                fence = "" if stripped.startswith(fence) else fence
+                continue
+            starts_block = stripped.startswith(_BLOCK_STARTS) or _NUMBERED.match(stripped)
+            if not stripped or starts_block:
+                rows += _wrapped(" ".join(text), width)
+                text = []
+            if not stripped:
+                rows += 1  # the margin between two blocks
+            elif stripped.startswith(("```", "~~~")):
+                fence = stripped[:3]
+                rows += 1
+            elif stripped.startswith(("# ", "## ")):
+                rows += 1 + _wrapped(stripped, width)  # a big heading's wider top margin
+            else:
+                text.append(stripped)
+        return max(1, rows + _wrapped(" ".join(text), width))
+
+
+_BLOCK_STARTS = ("#", "- ", "* ", "+ ", ">", "|", "```", "~~~")
+"""How a line that starts a new block (not a paragraph's next line) begins."""
+_NUMBERED = re.compile(r"\d+[.)] ")
+
+
+def _wrapped(text: str, width: int) -> int:
+    """Rows `text` takes wrapped at word ends in `width` columns (0 for no text)."""
+    if len(text) <= width:
+        return 1 if text else 0
+    rows, column = 1, 0
+    for word in text.split():
+        if column and column + 1 + len(word) <= width:
+            column += 1 + len(word)
+            continue
+        if column:
+            rows += 1
+        column = len(word)
+        while column > width:  # a word longer than the line breaks anywhere
+            rows += 1
+            column -= width
+    return rows
 
 
 def is_long(source: str) -> bool:

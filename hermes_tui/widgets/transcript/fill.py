@@ -5,6 +5,11 @@ after the next refresh (when the layout says where everything is), builds the ch
 a screen of the view and asks again, since a built chunk's height differs from its estimate.
 Nothing runs between those moments, so an idle app does no work here.
 
+An opened session builds only what its first screen shows: its fills reach the view alone
+until nothing in it is left to build, and the screens above and below it are built
+MARGIN_DELAY later (or at once if the user scrolls first), so a resume costs one screen's
+Markdown, not three.
+
 The build runs on the transcript's own message queue, never inside the after-refresh
 callback: the screen awaits those callbacks on its loop and paints nothing until they
 return, so a build there (a parse on a thread, then the mounting) held back the next frame,
@@ -22,8 +27,14 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from hermes_tui.widgets.lazy_answer import LazyAnswer, Wanted
     from hermes_tui.widgets.transcript.view import Transcript
+
+MARGIN_DELAY = 0.5
+"""Seconds after an opened session's view is built before the screen above and below it are
+built too (what a scroll soon reveals); a scroll before then builds them at once."""
 
 KeepInPlace = Callable[[Callable[[], Awaitable[Any]]], Awaitable[None]]
 
@@ -39,6 +50,9 @@ class ViewFill:
         self._expected = False
         self._held = 0
         self._asked_while_held = False
+        # An opened session's fills build the view alone, until it holds nothing to build.
+        self._view_only = False
+        self._margin_timer: Timer | None = None
 
     @property
     def busy(self) -> bool:
@@ -61,20 +75,36 @@ class ViewFill:
                 self._asked_while_held = False
                 self.request()
 
+    def reset(self) -> None:
+        """The transcript was emptied: an opened session's view-only fills and its margin's
+        timer are over (a stream in the next session releases what it leaves behind)."""
+        self._view_only = False
+        self._cancel_margin()
+
     def request_after_refresh(self) -> None:
         """Ask for a fill once the next refresh is drawn (the first frame of an opened
         session shows plain text; its Markdown is built in the next). Busy from now: a
         caller waiting for the view to be built must not see it idle in between."""
         if self.transcript.is_attached:
             self._expected = True
+            self._view_only = True
+            self._cancel_margin()
             self.transcript.call_after_refresh(self._expected_request)
 
     def _expected_request(self) -> None:
+        # This runs after the refresh it waited for: the layout is known, so the fill starts
+        # now (request() would wait for yet another refresh, one idle frame's time).
         self._expected = False
-        self.request()
+        if self._held:
+            self._asked_while_held = True
+        elif not self._queued and self.transcript.is_attached:
+            self._queued = True
+            self._start()
 
     def request(self) -> None:
         """Fill after the next refresh (once, however often it is asked before then)."""
+        if self._margin_timer is not None and not self._view_only:
+            self._cancel_margin()  # this fill reaches the margin: no need to wait for it
         if self._held:
             self._asked_while_held = True
             return
@@ -91,12 +121,15 @@ class ViewFill:
         # runs queues the next fill behind it (`_queued` is clear again by now), never lost.
         self._queued = False
         self._running = True
+        view_only = self._view_only
         try:
             # The parse first, while the screen goes on painting (a request meanwhile is
             # answered by the one below); then the mounting, in one step that keeps what the
             # user sees in place.
-            parsed = await _parse(self.near_view())
-            far = self.far_from_view()
+            reach = self._reach(margin=not view_only)
+            parsed = await _parse(self.near_view(reach))
+            # Releasing waits for the full reach: the view alone would release the margin.
+            far = {} if view_only else self.far_from_view(reach)
             if parsed or far:
                 await self._keep_in_place(lambda: _build(parsed, far))
         finally:
@@ -104,10 +137,27 @@ class ViewFill:
         # Heights changed: more may have come near.
         if parsed or far:
             self.request()
+        elif view_only and self._view_only:
+            # The view is built: the margin follows a little later, unless a scroll asks first.
+            self._view_only = False
+            self._margin_timer = self.transcript.set_timer(self._margin_delay(), self._margin)
 
-    def near_view(self) -> dict[LazyAnswer, list[Wanted]]:
-        """Each long answer's chunks not built yet within a screen of the view."""
-        reach = self._reach()
+    def _margin_delay(self) -> float:
+        delay = getattr(getattr(self.transcript.app, "probes", None), "margin_delay", None)
+        return MARGIN_DELAY if delay is None else max(0.01, float(delay))  # a timer needs > 0
+
+    def _margin(self) -> None:
+        self._margin_timer = None
+        self.request()
+
+    def _cancel_margin(self) -> None:
+        if self._margin_timer is not None:
+            self._margin_timer.stop()
+            self._margin_timer = None
+
+    def near_view(self, reach: Region | None) -> dict[LazyAnswer, list[Wanted]]:
+        """Each long answer's chunks not built yet within `reach` (the view and a screen
+        around it, or the view alone)."""
         near: dict[LazyAnswer, list[Wanted]] = {}
         for row in self._lazy_rows():
             if reach is None or not _overlaps(row, reach):
@@ -117,10 +167,9 @@ class ViewFill:
                 near[row] = wanted
         return near
 
-    def far_from_view(self) -> dict[LazyAnswer, list[list[Widget]]]:
-        """Each streamed long answer's built chunks beyond a screen of the view (H10: a
-        followed stream passes every chunk through the view; only those near it stay built)."""
-        reach = self._reach()
+    def far_from_view(self, reach: Region | None) -> dict[LazyAnswer, list[list[Widget]]]:
+        """Each streamed long answer's built chunks beyond `reach` (H10: a followed stream
+        passes every chunk through the view; only those near it stay built)."""
         far: dict[LazyAnswer, list[list[Widget]]] = {}
         for row in self._lazy_rows():
             if reach is None or not row.releases:
@@ -138,11 +187,14 @@ class ViewFill:
             return []
         return [row for row in self.transcript.children if isinstance(row, lazy.LazyAnswer)]
 
-    def _reach(self) -> Region | None:
-        """The view and a screen above and below it (None before the first layout)."""
+    def _reach(self, margin: bool = True) -> Region | None:
+        """The view and a screen above and below it, or the view alone without `margin`
+        (None before the first layout)."""
         view = self.transcript.region
         if not view.height:
             return None
+        if not margin:
+            return view
         return Region(view.x, view.y - view.height, view.width, view.height * 3)
 
 

@@ -33,7 +33,6 @@ MAX_LINES = 1600
 """At most about this many lines of rows stay mounted (beyond it, the far end is dropped)."""
 ROW_LINES = 3
 """The estimated height of a row that is not a long answer."""
-"""Scrolling within this many lines of the top (bottom) loads the next page."""
 
 
 class HistorySource(Protocol):
@@ -83,6 +82,7 @@ class HistoryWindow:
         self._live.clear()
         self._older = self._newer = False
         self._generation += 1
+        self.fill.reset()
 
     async def before_live(self, widgets: Sequence[Widget]) -> None:
         """Live rows go below the newest stored row: reload the tail first if it was trimmed."""
