@@ -125,6 +125,21 @@ async def scrolled_home(app, pilot) -> None:
     )
 
 
+def top_of(app, answer, shown) -> str:
+    """What the top of the view held, for a failure: which chunks, where, and the scroll."""
+    index = {id(chunk): i for i, chunk in enumerate(answer.chunks)}
+    rows = [
+        f"{type(child).__name__}#{index.get(id(getattr(child, 'chunk', None)), '-')}"
+        f"@{child.region.y}+{child.region.height}"
+        for child in list(answer.children)[:6]
+    ]
+    shown_at = [index.get(id(piece.chunk), "not a chunk of the answer") for piece in shown]
+    return (
+        f"scroll_y={app.transcript.scroll_y} view={app.transcript.region} "
+        f"in view: chunks {shown_at[:4]}; the answer's first children: {rows}"
+    )
+
+
 async def test_a_hostile_4_mb_line_streams_bounded_and_ends_lazy(make_app, scripted):
     """H10, Z2: a 10 MB one-line answer (cut at 4 MB) never grows one widget of megabytes:
     a bounded number of pieces is mounted while it streams and after; the tail is in view;
@@ -148,7 +163,7 @@ async def test_a_hostile_4_mb_line_streams_bounded_and_ends_lazy(make_app, scrip
         assert clip is not None and len(clip.text) == 4 * MB
         await scrolled_home(app, pilot)
         first = [piece for piece in app.transcript.query(PlainChunk) if in_view(app, piece)]
-        assert first and first[0].chunk is answer.chunks[0]
+        assert first and first[0].chunk is answer.chunks[0], top_of(app, answer, first)
         assert not pending_in_view(app)
         bounded(app)
         # Resumed, the stored 4 MB line is the same chunks, as bounded (no widget of 4 MB).
