@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -57,7 +58,14 @@ class Probes:
     parse there, as a slow parse would, and checks the screen paints meanwhile (Z2)."""
 
 
+def probe(app: object, name: str, default: Any = None) -> Any:
+    """The app's probe `name`, or `default` for an app without probes (a widget's own test
+    host app) or one that leaves it unset (None)."""
+    value = getattr(getattr(app, "probes", None), name, None)
+    return default if value is None else value
+
+
 def cursor_blinks(app: object) -> bool:
     """Whether the app's text boxes blink their cursor (a test turns it off: a snapshot
     taken on a loaded machine would catch the cursor on or off)."""
-    return bool(getattr(getattr(app, "probes", None), "cursor_blink", True))
+    return bool(probe(app, "cursor_blink", True))

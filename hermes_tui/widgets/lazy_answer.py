@@ -26,6 +26,7 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Static
 
+from hermes_tui.probes import probe
 from hermes_tui.safe_text import safe_text
 from hermes_tui.textual_compat import markdown_blocks
 from hermes_tui.widgets.answer import AnswerBlock
@@ -172,7 +173,7 @@ class LazyAnswer(AnswerBlock):
     async def parse(self, wanted: Sequence[Wanted]) -> list[list[list[Token]]]:
         """The tokens of each `wanted` chunk, parsed on a thread (the screen paints on)."""
         runs = [wanted_run.chunks for wanted_run in wanted]
-        hold = getattr(getattr(self.app, "probes", None), "parse_hold", None)
+        hold = probe(self.app, "parse_hold")
 
         def parse_all() -> list[list[list[Token]]]:
             if hold is not None:

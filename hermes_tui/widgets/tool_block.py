@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from agent.kinds import IMAGES_KEY
 from hermes_tui.durations import format_duration
+from hermes_tui.probes import probe
 from hermes_tui.safe_text import safe_name, safe_output, safe_text
 from hermes_tui.widgets.diff_view import DiffView
 from hermes_tui.widgets.foldable import Foldable
@@ -183,10 +184,10 @@ class ToolBlock(Foldable):
     def _shown_duration(self, duration: float) -> float:
         """The duration to show: as measured, unless the app's probes fix it (snapshots)."""
         try:
-            probes = getattr(self.app, "probes", None)
+            app = self.app
         except RuntimeError:  # no app running (Textual's NoActiveAppError): as measured
             return duration
-        shown = getattr(probes, "tool_duration", None)
+        shown = probe(app, "tool_duration")
         return duration if shown is None else shown(duration)
 
     def header_content(self) -> Content:

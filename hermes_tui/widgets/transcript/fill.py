@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from textual.geometry import Region
 from textual.widget import Widget
 
+from hermes_tui.probes import probe
+
 if TYPE_CHECKING:
     from textual.timer import Timer
 
@@ -143,8 +145,8 @@ class ViewFill:
             self._margin_timer = self.transcript.set_timer(self._margin_delay(), self._margin)
 
     def _margin_delay(self) -> float:
-        delay = getattr(getattr(self.transcript.app, "probes", None), "margin_delay", None)
-        return MARGIN_DELAY if delay is None else max(0.01, float(delay))  # a timer needs > 0
+        # A timer needs more than 0 s.
+        return max(0.01, float(probe(self.transcript.app, "margin_delay", MARGIN_DELAY)))
 
     def _margin(self) -> None:
         self._margin_timer = None
