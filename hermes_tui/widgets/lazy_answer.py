@@ -187,13 +187,20 @@ class LazyAnswer(AnswerBlock):
     ) -> None:
         """Mount the Markdown of the `wanted` chunks, parsed as `parsed`, in their places; the
         rest of each run stays blank rows of the heights it had (the view does not move)."""
-        if not self.is_attached:
-            return  # removed while it was parsed (the window moved on)
+        # Under the answer's lock: a streamed answer's end may cut it again meanwhile, and a
+        # placeholder it is removing still has this parent until the removal is done.
+        async with self.lock:
+            if self.is_attached:  # else removed while it was parsed (the window moved on)
+                await self._mount_parsed(wanted, parsed)
+
+    async def _mount_parsed(
+        self, wanted: Sequence[Wanted], parsed: Sequence[list[list[Token]]]
+    ) -> None:
         with self.app.batch_update():
             for run, tokens in zip(wanted, parsed, strict=True):
                 placeholder = run.placeholder
-                if placeholder.parent is not self:
-                    continue  # removed meanwhile (the window moved on)
+                if not _ours(self, placeholder):
+                    continue  # removed meanwhile (the window moved on, the stream ended)
                 widgets: list[Widget] = []
                 if run.start > 0:
                     widgets.append(placeholder.part(0, run.start))
@@ -235,10 +242,14 @@ class LazyAnswer(AnswerBlock):
     async def release(self, groups: Sequence[list[Widget]]) -> None:
         """Turn built chunks back into blank rows of the height they took (far from view),
         joined with a blank run next to them (one widget, however many chunks)."""
+        async with self.lock:  # as mount_parsed: never into a cut being replaced
+            await self._release(groups)
+
+    async def _release(self, groups: Sequence[list[Widget]]) -> None:
         with self.app.batch_update():
             for widgets in groups:
-                if widgets[0].parent is not self:
-                    continue
+                if not all(_ours(self, widget) for widget in widgets):
+                    continue  # removed meanwhile (the stream ended, the cut was replaced)
                 chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]  # see groups()
                 height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
                 doomed = list(widgets)
@@ -263,9 +274,15 @@ class LazyAnswer(AnswerBlock):
         index = children.index(widget) + step
         if 0 <= index < len(children):
             sibling = children[index]
-            if isinstance(sibling, PendingChunk) and sibling.blank:
+            if isinstance(sibling, PendingChunk) and sibling.blank and _ours(self, sibling):
                 return sibling
         return None
+
+
+def _ours(answer: LazyAnswer, widget: Widget) -> bool:
+    """True when `widget` is one of the answer's and not being removed (a widget keeps its
+    parent until its removal is done, and what is mounted next to it then stays)."""
+    return widget.parent is answer and not widget._pruning
 
 
 def _count(widget: Widget, text: str) -> None:

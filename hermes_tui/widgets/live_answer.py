@@ -82,14 +82,21 @@ class LiveLazyAnswer(LazyAnswer):
     async def finalize(self, content: str) -> None:
         """End the stream: every chunk finished, the same chunks a stored answer is cut into."""
         content = safe_text(content)
-        if content != self.source:
-            await self._restart(content)
-        await self._relayout(final=True)
-        whole = await asyncio.to_thread(split, content)
-        if whole != self._finished:  # a cut taken mid-stream moved: cut the whole again
-            await self._restart(content)
-            await self._relayout(final=True)
-        self._chunks = list(self._finished)
+        width = self.content_region.width or self._width
+        whole, heights = await asyncio.to_thread(_cut, content, 0, width)
+        if not self.is_attached:
+            return  # removed while it was cut (the transcript moved on)
+        async with self.lock:  # what is finished is read and extended in one step
+            done = len(self._finished)
+            if content != self.source or whole[:done] != self._finished:
+                # Not what was streamed, or a cut taken mid-stream moved: all of it again.
+                await self._restart(content)
+                done = 0
+            # The rest is as the whole's cut has it: the streamed cut of the last kilobytes
+            # may differ (a piece of a long line is plain text; the same text alone is not),
+            # and a restart for that re-built megabytes at the end of every hostile line.
+            await self._relayout(final=True, cut=(whole[done:], heights[done:]))
+            self._chunks = list(self._finished)
 
     async def _restart(self, content: str) -> None:
         async with self.lock:
@@ -99,12 +106,17 @@ class LiveLazyAnswer(LazyAnswer):
             self._tail = []
             await self.remove_children()
 
-    async def _relayout(self, *, final: bool) -> None:
-        """Finish the chunks of the rest that more text cannot change; re-mount the rest."""
+    async def _relayout(
+        self, *, final: bool, cut: tuple[list[Chunk], list[int]] | None = None
+    ) -> None:
+        """Finish the chunks of the rest that more text cannot change; re-mount the rest.
+        `cut` is the rest's chunks and heights when the caller has cut it already."""
         async with self.lock:
             rest = self.source[self._done :]
             width = self.content_region.width or self._width
-            if len(rest) > INLINE_CUT_CHARS:
+            if cut is not None:
+                chunks, heights = cut
+            elif len(rest) > INLINE_CUT_CHARS:
                 chunks, heights = await asyncio.to_thread(_cut, rest, self._done_line, width)
                 if not self.is_attached:
                     return  # removed while it was cut (the transcript moved on)
