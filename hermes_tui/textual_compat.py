@@ -109,6 +109,15 @@ def anchor_released(widget: Widget) -> bool:
     return widget._anchor_released
 
 
+def being_removed(widget: Widget) -> bool:
+    """True once `widget`'s removal has begun (while it runs, and after).
+
+    Uses `Widget._pruning`: a widget keeps its parent (and its place among its siblings)
+    until its removal is done, so what is mounted next to it meanwhile stays behind.
+    """
+    return widget._pruning
+
+
 def reflow_from_the_last_map() -> None:
     """A full reflow answers the lookups made while it arranges from the last full map, not
     by arranging the whole screen a second time (once per process; Z2, U5).

@@ -28,7 +28,7 @@ from textual.widgets import Static
 
 from hermes_tui.probes import probe
 from hermes_tui.safe_text import safe_text
-from hermes_tui.textual_compat import markdown_blocks
+from hermes_tui.textual_compat import being_removed, markdown_blocks
 from hermes_tui.widgets.answer import AnswerBlock
 from hermes_tui.widgets.answer_chunks import Chunk, split
 
@@ -282,7 +282,7 @@ class LazyAnswer(AnswerBlock):
 def _ours(answer: LazyAnswer, widget: Widget) -> bool:
     """True when `widget` is one of the answer's and not being removed (a widget keeps its
     parent until its removal is done, and what is mounted next to it then stays)."""
-    return widget.parent is answer and not widget._pruning
+    return widget.parent is answer and not being_removed(widget)
 
 
 def _count(widget: Widget, text: str) -> None:

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from waits import wait_until
 
+from hermes_tui.textual_compat import being_removed
 from hermes_tui.widgets.answer_chunks import Chunk
 from hermes_tui.widgets.lazy_answer import PendingChunk, PlainChunk, Wanted
 from hermes_tui.widgets.live_answer import LiveLazyAnswer
@@ -65,9 +66,9 @@ async def ended_while(pilot, answer: LiveLazyAnswer, step) -> None:
     # Every turn of the loop is looked at (the removal takes a few), until the end's cut on
     # its thread is done and the restart begins.
     deadline = time.monotonic() + 30
-    while not all(child._pruning for child in old) and time.monotonic() < deadline:
-        await asyncio.sleep(0)
-    assert all(child._pruning and child.parent is answer for child in old), "removed already"
+    while not all(being_removed(child) for child in old) and time.monotonic() < deadline:
+        await asyncio.sleep(0)  # one turn of the loop: the moment is the test's subject
+    assert all(being_removed(child) and child.parent is answer for child in old), "removed"
     await step()
     await ending
     await pilot.pause()

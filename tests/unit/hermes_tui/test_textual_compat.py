@@ -86,6 +86,17 @@ async def test_anchor_released_follows_the_users_scrolling():
         assert view.is_anchored  # why the release is read: the anchor itself stays set
 
 
+async def test_being_removed_holds_from_the_start_of_a_removal():
+    label = Static("going")
+    app = Host(VerticalScroll(label))
+    async with app.run_test():
+        assert not compat.being_removed(label)
+        removal = label.remove()
+        assert compat.being_removed(label) and label.parent is not None  # begun, not done
+        await removal
+        assert label.parent is None
+
+
 async def test_a_reflow_after_a_scroll_arranges_the_screen_once(monkeypatch):
     from textual._compositor import Compositor
 
