@@ -58,6 +58,8 @@ INPUT_TARGET = 1.2
 """Enter-to-bubble and key-to-echo, a long session / an empty one (Z2)."""
 PAINT_DEADLINE = 600.0
 """Seconds a paint or a bubble may take before the bench gives up on it."""
+OPEN_POLL = 0.001
+"""Seconds between looks while an open is timed (see `until`)."""
 
 
 async def seed(db: Any, messages: int) -> str:
@@ -82,13 +84,18 @@ async def seed(db: Any, messages: int) -> str:
     return session["id"]
 
 
-async def until(condition: Any, what: str) -> None:
-    """Yield to the app until `condition()` holds (bounded: a stuck app fails the bench)."""
+async def until(condition: Any, what: str, poll: float = 0.0) -> None:
+    """Yield to the app until `condition()` holds (bounded: a stuck app fails the bench).
+
+    `poll` is the wait between looks: 0 (the next turn of the loop) where a few
+    milliseconds are the figure (a key's echo), a millisecond where it is hundreds of them
+    (an open), so the loop does not spin and take CPU from the app it measures (the CPU
+    ratios would partly follow wall time)."""
     deadline = time.monotonic() + PAINT_DEADLINE
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"bench longsession: {what} took over {PAINT_DEADLINE:.0f} s")
-        await asyncio.sleep(0)
+        await asyncio.sleep(poll)
 
 
 def last_row_shown(app: Any) -> bool:
@@ -111,11 +118,11 @@ async def open_seconds(app: Any, pilot: Any, session_id: str) -> float:
     await pilot.pause()
     started, cpu = time.perf_counter(), time.process_time()
     await app.resume_session(session_id)
-    await until(lambda: last_row_shown(app), "the last screen")
+    await until(lambda: last_row_shown(app), "the last screen", OPEN_POLL)
     await app.screen.wait_for_refresh()
     painted = time.perf_counter() - started
     PAINTED_CPU.append(time.process_time() - cpu)
-    await until(lambda: settled(app), "the Markdown near the view")
+    await until(lambda: settled(app), "the Markdown near the view", OPEN_POLL)
     await app.screen.wait_for_refresh()
     SETTLED.append(time.perf_counter() - started)
     SETTLED_CPU.append(time.process_time() - cpu)
