@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
     from textual.app import App
     from textual.filter import LineFilter
+    from textual.geometry import Region
     from textual.widget import Widget
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownBlock
@@ -147,6 +148,64 @@ def reflow_from_the_last_map() -> None:
 
     reflow_reading_the_last_map.reads_the_last_map = True  # type: ignore[attr-defined]
     Compositor.reflow = reflow_reading_the_last_map  # type: ignore[method-assign]
+
+
+def partial_updates_render_what_changed() -> None:
+    """A partial frame renders the widgets its changed regions touch, not every widget in
+    the box around them (once per process; issue 27).
+
+    Textual renders a partial update by cropping the screen to the box that holds every
+    changed region, then asking each widget in that box for its lines (from its cache, but
+    cropped and run through the line filters each time) and dropping those outside the
+    changed spans. While an answer streams, the spinner under the transcript and the status
+    panel's token count change in the same frames as the answer: the box was the whole screen,
+    and the sessions list, the key bar, the composer and every visible block of the answer
+    were rendered for nothing in every frame. Only the changed spans reach the terminal
+    (`ChopsUpdate` skips a chop no widget filled), and any widget visible inside a changed
+    region overlaps it, so leaving out the widgets that overlap none changes no cell.
+
+    Wraps `Compositor.render_partial_update` and `Compositor._get_renders`
+    (textual._compositor), and narrows `Compositor._visible_widgets` while the renders are
+    taken (after the frame's cuts are made from the whole map).
+    """
+    from textual._compositor import Compositor
+
+    get_renders = Compositor._get_renders
+    if getattr(get_renders, "renders_what_changed", False):
+        return
+    render_partial_update = Compositor.render_partial_update
+    changed_regions: dict[int, list[Region]] = {}  # by compositor, while it renders a partial
+
+    def render_partial_update_of_what_changed(self: Compositor) -> Any:
+        self.cuts  # noqa: B018  # made from every visible widget before the renders are narrowed
+        changed_regions[id(self)] = list(self._dirty_regions)
+        try:
+            return render_partial_update(self)
+        finally:
+            changed_regions.pop(id(self), None)
+
+    def get_renders_of_what_changed(self: Compositor, crop: Region | None = None) -> Any:
+        regions = changed_regions.get(id(self))
+        if not regions:
+            return get_renders(self, crop)
+        visible = self.visible_widgets
+        touched = {}
+        for widget, (region, clip) in visible.items():
+            shown = region.intersection(clip)
+            if any(shown.overlaps(changed) for changed in regions):
+                touched[widget] = (region, clip)
+        self._visible_widgets = touched
+        try:
+            return list(get_renders(self, crop))  # the generator reads the widgets at once
+        finally:
+            self._visible_widgets = visible
+
+    get_renders_of_what_changed.renders_what_changed = True  # type: ignore[attr-defined]
+    # Textual's own, for the test that checks both send the same cells to the terminal.
+    get_renders_of_what_changed.original = get_renders  # type: ignore[attr-defined]
+    render_partial_update_of_what_changed.original = render_partial_update  # type: ignore[attr-defined]
+    Compositor._get_renders = get_renders_of_what_changed  # type: ignore[method-assign]
+    Compositor.render_partial_update = render_partial_update_of_what_changed  # type: ignore[method-assign]
 
 
 def markdown_blocks(markdown: Markdown, tokens: Iterable[Token]) -> list[MarkdownBlock]:

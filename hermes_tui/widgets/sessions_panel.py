@@ -453,8 +453,19 @@ class SessionsPanel(Vertical):
         self.working = (session_id, seconds) if session_id and seconds is not None else None
         for changed in {name for name in (before, session_id) if name is not None}:
             session = next((s for s in self.sessions if s["id"] == changed), None)
-            if session is not None:
-                self.option_list.replace_option_prompt(changed, self._label(session))
+            if session is None:
+                continue
+            label = self._label(session)
+            # The tick and every batch that marks the busy session ask: the list (every row
+            # re-rendered) is redrawn only when the busy row's words changed.
+            # (Content's == compares the text alone: the styles are compared too.)
+            option_list = self.option_list
+            shown = option_list.get_option(changed).prompt
+            if not isinstance(shown, Content) or (shown.plain, shown.spans) != (
+                label.plain,
+                label.spans,
+            ):
+                option_list.replace_option_prompt(changed, label)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

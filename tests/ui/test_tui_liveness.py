@@ -105,3 +105,42 @@ async def test_a_silent_stream_counts_up_and_the_session_shows_working(make_app,
         await pilot.pause()
         option = app.sessions_panel.option_list.get_option_at_index(0)
         assert "working" not in str(option.prompt) and "● idle" in app.status_panel.text
+
+
+async def test_the_busy_session_row_is_redrawn_only_when_its_words_change(make_app, scripted):
+    """L1's `working, N s` is asked for on every tick and batch; an unchanged row (the
+    seconds have not moved) does not redraw the sessions list, which re-renders every row."""
+    silent = reply("Partial answer", chunk_size=4, gate="g", gate_after=3)
+    server = scripted({"replies": [silent]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        clock = app.probes.clock = FakeClock()
+        await app.submit("go")
+        await wait_until(
+            pilot, lambda: "~2 tokens streamed" in app.status_panel.text, what="live tokens"
+        )
+        option_list = app.sessions_panel.option_list
+        await wait_until(
+            pilot,
+            lambda: "working, 0 s" in str(option_list.get_option_at_index(0).prompt),
+            what="the busy row",
+        )
+        redraws = 0
+        clear_caches = option_list._clear_caches
+
+        def counting_clear_caches() -> None:
+            nonlocal redraws
+            redraws += 1
+            clear_caches()
+
+        option_list._clear_caches = counting_clear_caches
+        ticks = app.probes.ticks
+        await wait_until(pilot, lambda: app.probes.ticks >= ticks + 3, what="three ticks")
+        assert redraws == 0, f"the unchanged busy row redrew the sessions list {redraws} times"
+        clock.t = 12.0  # the words change: the row is redrawn, once a tick at most
+        ticks = app.probes.ticks
+        await wait_until(pilot, lambda: app.probes.ticks >= ticks + 2, what="two more ticks")
+        assert "working, 12 s" in str(option_list.get_option_at_index(0).prompt)
+        assert redraws == 1
+        server.open_gate("g")
+        await app.wait_for_turn()

@@ -135,6 +135,72 @@ async def test_a_reflow_after_a_scroll_arranges_the_screen_once(monkeypatch):
         )
 
 
+class Corners(App):
+    """Four panes: the top left and the bottom right change, the two others do not."""
+
+    CSS = "Horizontal { height: 1fr; } Static { width: 1fr; height: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Horizontal
+
+        with Horizontal():
+            yield Static("top left", id="tl")
+            yield Static("top right", id="tr")
+        with Horizontal():
+            yield Static("bottom left", id="bl")
+            yield Static("bottom right", id="br")
+
+
+async def test_a_partial_frame_renders_only_the_widgets_whose_regions_changed(monkeypatch):
+    from rich.console import Console
+    from textual._compositor import Compositor
+
+    compat.partial_updates_render_what_changed()
+    compat.partial_updates_render_what_changed()  # once per process, however often it is asked
+    rendered: list[str] = []
+    render_lines = Widget.render_lines
+
+    def counting_render_lines(self, crop):
+        rendered.append(self.id or type(self).__name__)
+        return render_lines(self, crop)
+
+    monkeypatch.setattr(Widget, "render_lines", counting_render_lines)
+    app = Corners()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        corners = {app.query_one("#tl", Static), app.query_one("#br", Static)}
+        for corner in corners:
+            corner.update(f"{corner.id}, changed", layout=False)
+        # What a frame does, by hand: the box around both changes is the whole screen.
+        compositor = screen._compositor
+        compositor.update_widgets(corners)
+        changed = set(compositor._dirty_regions)
+        rendered.clear()
+        update = compositor.render_update()
+        assert update is not None
+        console = Console(width=40, force_terminal=True, color_system="truecolor")
+        shown = update.render_segments(console)
+        assert "tl" in rendered and "br" in rendered
+        untouched = {"tr", "bl"} & set(rendered)
+        assert not untouched, (
+            f"a frame that changed two corners rendered the others too ({sorted(untouched)}): "
+            "fix textual_compat.partial_updates_render_what_changed"
+        )
+        # The same frame as Textual renders it: the same cells reach the terminal.
+        compositor._dirty_regions.update(changed)
+        with monkeypatch.context() as unpatched:
+            unpatched.setattr(Compositor, "_get_renders", Compositor._get_renders.original)
+            unpatched.setattr(
+                Compositor, "render_partial_update", Compositor.render_partial_update.original
+            )
+            rendered.clear()
+            whole = compositor.render_update()
+        assert {"tr", "bl"} <= set(rendered)  # what it saves: Textual renders every pane
+        assert whole is not None
+        assert whole.render_segments(console) == shown
+
+
 async def test_markdown_blocks_and_block_token_build_blocks_from_tokens():
     markdown = Markdown("")
     app = Host(markdown)
