@@ -8,17 +8,24 @@ from waits import wait_until
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 from hermes_tui.widgets.transcript import MAX_MOUNTED, PAGE_ROWS
 
-ROWS = 600
+ROWS = MAX_MOUNTED + 2 * PAGE_ROWS
+"""Enough rows that the window is trimmed on two pages in each direction (more pages only
+repeat the same paging, at about a second of layout each)."""
 
 
 async def seed(app, rows: int) -> str:
-    """A stored session of alternating questions and answers."""
+    """A stored session of alternating questions and answers.
+
+    The rows are queued and flushed: the writer applies them in one transaction (one
+    add_message call per row is a transaction, an fsync, each).
+    """
     session = await app.db.create_session(
         model="demo-model", provider="demo", workspace=str(app.workspace), title="long"
     )
     for i in range(rows):
         role = "user" if i % 2 == 0 else "assistant"
-        await app.db.add_message(session["id"], {"role": role, "content": f"{role} {i}"})
+        app.db.enqueue_message(session["id"], {"role": role, "content": f"{role} {i}"})
+    await app.db.flush()
     return session["id"]
 
 
