@@ -141,7 +141,7 @@ async def test_resume_shows_exactly_the_persisted_rows_and_no_reasoning(
         await pilot.pause()
         sessions = [s["id"] for s in app.sessions_panel.sessions]
         app.sessions_panel.option_list.highlighted = sessions.index(alpha_id)
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await wait_until(pilot, lambda: app.agent.session_id == alpha_id, what="resume")
 
         rows = await app.db.load_messages(alpha_id)
@@ -225,7 +225,7 @@ async def test_help_lists_every_command_and_key(make_app):
             assert name in text
         keys = str(app.screen.query_one("#help-keys").render())
         assert "new" in keys and "f2" in keys.lower()
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
 
@@ -249,11 +249,11 @@ async def test_panels_toggle_from_the_keyboard(make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert app.sessions_panel.display and app.status_panel.display
-        await pilot.press("f2")
+        await type_keys(pilot, "f2")
         assert not app.sessions_panel.display
-        await pilot.press("f3")
+        await type_keys(pilot, "f3")
         assert not app.status_panel.display
-        await pilot.press("f2", "f3")
+        await type_keys(pilot, "f2", "f3")
         assert app.sessions_panel.display and app.status_panel.display
         assert app.composer.has_focus
 
@@ -271,7 +271,7 @@ async def test_layout_at_80x24_keeps_transcript_and_composer_usable(make_app, sc
         assert transcript.width >= 75 and transcript.height >= 12
         assert composer.bottom <= 23 and composer.height >= 1
         assert app.transcript.query_one(AnswerBlock).region.height >= 1
-        await pilot.press("f2")
+        await type_keys(pilot, "f2")
         assert app.sessions_panel.display
 
 
@@ -286,17 +286,17 @@ async def test_composer_newline_history_and_completion(make_app, scripted_in_pro
         composer.load_text("")
         await type_keys(pilot, *"a\\", "enter", "b")
         assert composer.text == "a\nb"
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await app.wait_for_turn()
         assert composer.text == ""
-        await pilot.press("up")
+        await type_keys(pilot, "up")
         assert composer.text == "a\nb"
-        await pilot.press("down")
+        await type_keys(pilot, "down")
         assert composer.text == ""
         await type_keys(pilot, *"/res")
         hints = app.query_one("#hints")
         assert hints.display and "/resume" in str(hints.render())
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/resume "
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Static
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from agent import background as background_module
@@ -72,10 +72,10 @@ async def test_g2_ps_lists_the_server_and_stops_it_and_quitting_ends_the_rest(
 
         await app.submit("/ps")
         await wait_until(pilot, lambda: isinstance(app.screen, ProcessesScreen), what="/ps")
-        await pilot.press("s")
+        await type_keys(pilot, "s")
         await wait_until(pilot, lambda: not first.running, what="the server stopped")
         assert not group_alive(first.pgid)
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: "background" not in app.status_panel.text, what="gone")
 
         await run_turn(pilot, "start it again")
@@ -131,15 +131,15 @@ async def test_g2_quitting_with_a_background_process_asks_first(
         app.probes.clock = clock
         await run_turn(pilot, "start a sleeper")
         (sleeper,) = table.running()
-        await pilot.press("ctrl+q")
+        await type_keys(pilot, "ctrl+q")
         await wait_until(pilot, lambda: warnings() == 1, what="the warning")
         assert app.return_code is None and sleeper.running
         clock.advance(QUIT_CONFIRM_SECONDS + 1)  # too late: it asks again
-        await pilot.press("ctrl+q")
+        await type_keys(pilot, "ctrl+q")
         await wait_until(pilot, lambda: warnings() == 2, what="the warning again")
         assert app.return_code is None
         clock.advance(1)
-        await pilot.press("ctrl+q")
+        await type_keys(pilot, "ctrl+q")
         await wait_until(pilot, lambda: app.return_code is not None, what="the app to quit")
     wait_until(lambda: not group_alive(sleeper.pgid), timeout=5, what="the sleeper gone")
     assert app.stopped_background == "Stopped 1 background process: bg1 (sleep 60)."

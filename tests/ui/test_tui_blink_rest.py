@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ui.tui_helpers import type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.composer import Composer
@@ -25,7 +26,7 @@ async def test_the_cursor_rests_after_the_last_key_and_blinks_again_on_the_next(
         composer.wake_blink = seen_waking  # type: ignore[method-assign]
         await wait_until(pilot, lambda: not composer.cursor_blink, what="the blink at rest")
         rested = len(woken)
-        await pilot.press("a")
+        await type_keys(pilot, "a")
         assert woken[rested:] and all(woken), "a key wakes the blink"
         await wait_until(pilot, lambda: not composer.cursor_blink, what="the blink at rest again")
         keyed = len(woken)
@@ -38,5 +39,5 @@ async def test_a_composer_told_not_to_blink_never_starts(make_app):
     app = make_app()  # the test apps never blink (deterministic snapshots)
     async with app.run_test() as pilot:
         composer = app.query_one(Composer)
-        await pilot.press("a")
+        await type_keys(pilot, "a")
         assert not composer.cursor_blink

@@ -55,18 +55,18 @@ async def test_slash_lists_every_command_on_its_own_row(make_app, with_commands)
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         app.command_table.add_source(PromptSource())
-        await pilot.press("/")
+        await type_keys(pilot, "/")
         total = len(app.command_table.entries())
         lines = await listed(pilot, app, "/steer")
         assert f"1-8 of {total} commands" in lines[0], "the rest are a move away, and said"
         assert len(lines) == 9, "a title and eight rows, none wrapped"
         assert lines[1].startswith("▸ /steer <text>") and "built-in" in lines[1]
         for _ in range(total - 1):
-            await pilot.press("down")
+            await type_keys(pilot, "down")
         last = await listed(pilot, app, f"{total - 7}-{total} of {total}")
         assert any(line.startswith("▸ /mcp:docs:release") for line in last), last
         assert any("MCP prompt" in line and "Draft release notes" in line for line in last)
-        await pilot.press("down")  # round to the first again
+        await type_keys(pilot, "down")  # round to the first again
         assert (await listed(pilot, app, "▸ /steer"))[0].startswith("/  1-8 of")
 
 
@@ -93,22 +93,22 @@ async def test_up_down_tab_and_enter_take_the_highlighted_command(make_app, scri
         composer = app.composer
         await type_keys(pilot, *"/re")
         await listed(pilot, app, "▸ /redirect")
-        await pilot.press("down", "down", "up")
+        await type_keys(pilot, "down", "down", "up")
         await listed(pilot, app, "▸ /resume")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/resume "
         assert not any("/rewind" in line for line in hints(app)), "the list closed"
 
         composer.load_text("")
         await type_keys(pilot, *"/red")
         await listed(pilot, app, "▸ /redirect")
-        await pilot.press("enter")  # it needs its text: put in, not sent
+        await type_keys(pilot, "enter")  # it needs its text: put in, not sent
         await wait_until(pilot, lambda: composer.text == "/redirect ", what="/redirect put in")
 
         composer.load_text("")
         await type_keys(pilot, *"/hel")
         await listed(pilot, app, "▸ /help")
-        await pilot.press("enter")  # no argument needed: it runs
+        await type_keys(pilot, "enter")  # no argument needed: it runs
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="/help ran")
 
 
@@ -118,10 +118,10 @@ async def test_escape_closes_the_list_and_typing_opens_it_again(make_app):
         await app.ready()
         await type_keys(pilot, *"/re")
         await listed(pilot, app, "/rewind")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: not hints(app), what="the list closed")
         assert app.composer.text == "/re"
-        await pilot.press("w")
+        await type_keys(pilot, "w")
         await listed(pilot, app, "▸ /rewind")
 
 
@@ -134,7 +134,7 @@ async def test_up_walks_the_history_past_a_recalled_command(make_app, scripted_i
         composer = app.composer
         composer.remember("an older message")
         composer.remember("/help")
-        await pilot.press("up")
+        await type_keys(pilot, "up")
         await wait_until(pilot, lambda: composer.text == "/help", what="/help recalled")
-        await pilot.press("up")
+        await type_keys(pilot, "up")
         await wait_until(pilot, lambda: composer.text == "an older message", what="older")

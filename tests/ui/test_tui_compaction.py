@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, quick_probes, run_turn
+from ui.tui_helpers import FIXED_NOW, quick_probes, run_turn, type_keys
 from waits import wait_until
 
 from agent.config import load_config
@@ -203,10 +203,10 @@ async def test_search_finds_a_message_in_another_session_and_resumes_it(
         await app.run_command("/new")
         await run_turn(pilot, "something else entirely")
         assert app.agent.session_id != zebra_session
-        await pilot.press("ctrl+g")
+        await type_keys(pilot, "ctrl+g")
         panel = app.sessions_panel
         assert panel.search_input.has_focus
-        await pilot.press(*"zebra")
+        await type_keys(pilot, *"zebra")
         # The question and its echo match: the session is listed once (issue 29).
         await wait_until(pilot, lambda: len(panel.hits) == 1, what="one hit")
         assert {hit["session_id"] for hit in panel.hits} == {zebra_session}
@@ -214,16 +214,16 @@ async def test_search_finds_a_message_in_another_session_and_resumes_it(
         assert label.startswith("  where does the zebra") and "[zebra] live" in " ".join(
             label.split()
         )
-        await pilot.press("down", "enter")
+        await type_keys(pilot, "down", "enter")
         await wait_until(pilot, lambda: app.agent.session_id == zebra_session, what="resume")
         assert users(app) == ["where does the zebra live"]
         # Escape closes the search: the sessions list is back.
         panel.results.focus()
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         assert not panel.searching and panel.option_list.display
         assert not panel.results.display
         # Nothing the user types breaks the search.
-        await pilot.press("ctrl+g", *'"(*', "enter")
+        await type_keys(pilot, "ctrl+g", *'"(*', "enter")
         await wait_until(pilot, lambda: panel.results.option_count == 1, what="no matches")
         assert "no matches" in str(panel.results.get_option_at_index(0).prompt)
 

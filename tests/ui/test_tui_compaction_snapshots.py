@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ui.test_tui_compaction import compacting_app, echo_script, summary_reply, summary_tokens
-from ui.tui_helpers import run_turn
+from ui.tui_helpers import run_turn, type_keys
 from waits import wait_until
 
 SIZE = (120, 36)
@@ -55,7 +55,7 @@ def test_search_results_in_the_sessions_panel(
         await run_turn(pilot, "a zebra crossing in the test data")
         await app.run_command("/new")
         await run_turn(pilot, "nothing striped here")
-        await pilot.press("ctrl+g", *"zebra")
+        await type_keys(pilot, "ctrl+g", *"zebra")
         panel = app.sessions_panel
         # Each session once (issue 29): the question and its echoed answer make one hit.
         await wait_until(pilot, lambda: len(panel.hits) == 2, what="two sessions")

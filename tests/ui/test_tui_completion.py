@@ -30,7 +30,7 @@ async def test_tab_with_nothing_to_complete_keeps_the_keys_in_the_composer(make_
     async with app.run_test(size=SIZE) as pilot:
         await app.ready()
         await type_text(pilot, "hello")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         await type_text(pilot, " there")
         assert app.focused is app.composer
         assert app.composer.text == "hello there"
@@ -42,16 +42,16 @@ async def test_tab_completes_command_names_and_theme_arguments(make_app):
         await app.ready()
         composer = app.composer
         await type_text(pilot, "/th")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/theme "
         await type_text(pilot, "hermes-g")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/theme hermes-gruvbox "
         composer.load_text("")
         await type_text(pilot, "/theme hermes-")
-        await pilot.press("tab")  # several share nothing more: the first goes in
+        await type_keys(pilot, "tab")  # several share nothing more: the first goes in
         first = composer.text
-        await pilot.press("tab")  # and the next Tab moves on
+        await type_keys(pilot, "tab")  # and the next Tab moves on
         assert first.startswith("/theme hermes-") and composer.text != first
         assert composer.text.removeprefix("/theme ") in app.themes.names()
 
@@ -68,15 +68,15 @@ async def test_tab_completes_models_from_the_config_and_session_titles(
         composer = app.composer
         composer.load_text("")
         await type_text(pilot, "/model oth")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/model other:"
         composer.load_text("")
         await type_text(pilot, "/model scripted:t")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/model scripted:test-model "
         composer.load_text("")
         await type_text(pilot, "/resume flaky")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert composer.text == "/resume fix the flaky parser test "
 
 
@@ -110,10 +110,10 @@ async def test_the_picker_finds_a_file_and_enter_inserts_it(
         await type_text(pilot, "explain @pars")
         await picker_shows(pilot, app, "src/parser.py")
         assert app.query_one("#hints").has_class("-picker")
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         assert app.composer.text == "explain @src/parser.py "
         assert not app.completion.picking
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await app.wait_for_turn()
         await pilot.pause()
         [message] = app.transcript.query(UserMessage)
@@ -132,14 +132,14 @@ async def test_picker_keys_move_the_highlight_and_escape_closes_it(make_app, wor
         await type_text(pilot, "@al")
         await picker_shows(pilot, app, "alps.txt")
         first = app.completion.paths[0]
-        await pilot.press("down")
+        await type_keys(pilot, "down")
         assert app.completion.highlight == 1 and app.composer.text == "@al"
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert app.composer.text == f"@{app.completion.paths[1]} "
         assert app.completion.paths[1] != first
         await type_text(pilot, "@al")
         await picker_shows(pilot, app, "alps.txt")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         assert not app.completion.picking and not app.query_one("#hints").display
         await type_text(pilot, "p")
         assert app.composer.text.endswith("@alp")
@@ -154,7 +154,7 @@ async def test_a_folder_pick_opens_the_next_level(make_app, workspace):
         await type_text(pilot, "@src/dee")
         await picker_shows(pilot, app, "src/deep/")
         app.completion.highlight = app.completion.paths.index("src/deep/")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert app.composer.text == "@src/deep/"
         await picker_shows(pilot, app, "src/deep/leaf.py")
 
@@ -175,10 +175,10 @@ async def test_a_custom_command_completes_runs_and_shows_as_typed(
         await type_text(pilot, "/rev")
         await wait_until(pilot, lambda: "/review" in str(app.query_one("#hints").render()))
         assert "Review a file" in str(app.query_one("#hints").render())
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert app.composer.text == "/review "
         await type_text(pilot, "app.py")
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await app.wait_for_turn()
         await pilot.pause()
         [message] = app.transcript.query(UserMessage)
@@ -219,5 +219,5 @@ async def test_the_picker_grows_and_shrinks_with_its_results_and_shows_each_quer
         await shows("note0", 8)
         await type_text(pilot, "3")
         await shows("note03", 1)
-        await pilot.press("backspace", "backspace")
+        await type_keys(pilot, "backspace", "backspace")
         await shows("note", 8)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 SIZE = (120, 36)
@@ -29,9 +29,9 @@ def test_the_file_picker(snap_compare, make_app, workspace):
 
     async def typing(pilot):
         await app.ready()
-        await pilot.press(*"explain @pars")
+        await type_keys(pilot, *"explain @pars")
         await wait_until(pilot, lambda: app.completion.paths_for == "pars", what="the ranking")
-        await pilot.press("down")
+        await type_keys(pilot, "down")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=typing)

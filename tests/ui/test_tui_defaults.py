@@ -4,7 +4,7 @@ at once, in the transcript and the status panel, and nothing is sent or stored."
 from __future__ import annotations
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, quick_probes
+from ui.tui_helpers import FIXED_NOW, quick_probes, type_keys
 
 from agent.config import load_config
 from hermes_tui.app import HermesApp
@@ -36,7 +36,7 @@ async def test_a_model_without_its_key_is_a_notice_and_a_status_line(
         assert "No API key for provider openai" in status.text and "MY_KEY" in status.text
         assert "Demo model" not in status.text
 
-        await pilot.press(*"hi there", "enter")
+        await type_keys(pilot, *"hi there", "enter")
         await app.wait_for_turn()
         await pilot.pause()
         errors = [e.message for e in app.transcript.query(ErrorBlock)]

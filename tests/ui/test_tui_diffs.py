@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import answer_approval, reply, run_turn
+from ui.tui_helpers import answer_approval, reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.diff_view import DiffView
@@ -90,7 +90,7 @@ async def test_the_diff_folds_to_its_counts(make_app, scripted_in_process, works
         await run_turn(pilot, "shorter")
         [block] = diff_blocks(app)
         block.focus()
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         assert not block.expanded and not block.diff_view.display
         assert block.header_content().plain.startswith("▸ edit_file")
 

@@ -21,7 +21,7 @@ async def test_queued_input_shows_in_the_status_line_with_the_panel_hidden(
     app = make_app(server)
     async with app.run_test(size=(140, 40)) as pilot:
         await app.ready()
-        await pilot.press("f3")
+        await type_keys(pilot, "f3")
         assert not app.status_panel.display and app.status_line.display
         await type_keys(pilot, *"first task", "enter")
         await wait_until(pilot, lambda: app.busy, what="the turn")
@@ -74,7 +74,7 @@ async def test_ctrl_c_stops_a_running_turn(make_app, scripted_in_process):
         await app.ready()
         await app.submit("talk")
         await wait_until(pilot, lambda: "writing" in app.working_line.text, what="streaming")
-        await pilot.press("ctrl+c")
+        await type_keys(pilot, "ctrl+c")
         await app.wait_for_turn()
         await pilot.pause()
         assert app.status_panel.status.state == "stopped"
@@ -86,13 +86,13 @@ async def test_ctrl_c_clears_the_composer_then_quits_on_a_second_press(make_app)
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
         await type_keys(pilot, *"half a thought")
-        await pilot.press("ctrl+c")
+        await type_keys(pilot, "ctrl+c")
         assert app.composer.text == "" and app.is_running
-        await pilot.press("up")
+        await type_keys(pilot, "up")
         assert app.composer.text == "half a thought", "cleared text is one Up away"
-        await pilot.press("ctrl+c", "ctrl+c")
+        await type_keys(pilot, "ctrl+c", "ctrl+c")
         assert app.is_running, "the first press on an empty composer only warns"
-        await pilot.press("ctrl+c")
+        await type_keys(pilot, "ctrl+c")
         await wait_until(pilot, lambda: app.return_code is not None, what="the app to quit")
         assert app.return_code == 0
 
@@ -101,7 +101,7 @@ async def test_ctrl_q_quits(make_app):
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
-        await pilot.press("ctrl+q")
+        await type_keys(pilot, "ctrl+q")
         await wait_until(pilot, lambda: app.return_code is not None, what="the app to quit")
         assert app.return_code == 0
 

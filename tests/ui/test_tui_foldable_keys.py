@@ -6,6 +6,7 @@ Its action is its own (`fold`), not Textual's `toggle(attribute)` it once shadow
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
+from ui.tui_helpers import type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.foldable import Foldable
@@ -22,7 +23,7 @@ async def test_enter_and_space_fold_and_unfold_a_focused_block() -> None:
         block = pilot.app.query_one(Foldable)
         block.focus()
         await wait_until(pilot, lambda: block.has_focus, what="the block focused")
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await wait_until(pilot, lambda: block.expanded, what="unfolded by enter")
-        await pilot.press("space")
+        await type_keys(pilot, "space")
         await wait_until(pilot, lambda: not block.expanded, what="folded by space")

@@ -4,7 +4,7 @@ while the user is at the bottom, a command's reply shows where the user typed it
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.messages import NoticeLine
@@ -49,7 +49,7 @@ async def test_a_command_typed_while_scrolled_up_brings_the_reply_into_view(
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "write a lot")
-        await pilot.press("pageup", "pageup")
+        await type_keys(pilot, "pageup", "pageup")
         await pilot.pause()
         assert not app.transcript.following
         await app.submit("/model")
@@ -72,7 +72,7 @@ async def test_new_content_out_of_sight_is_announced_and_a_click_follows_it(
         line = app.query_one("#new-below")
         assert not line.display
         await app.submit("and more")
-        await pilot.press("pageup", "pageup")
+        await type_keys(pilot, "pageup", "pageup")
         await pilot.pause()
         assert not app.transcript.following
         server.open_gate("later")
@@ -91,11 +91,11 @@ async def test_scrolling_back_down_clears_the_line(make_app, scripted_in_process
     app = make_app(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await run_turn(pilot, "write a lot")
-        await pilot.press("pageup")
+        await type_keys(pilot, "pageup")
         await pilot.pause()
         await app.transcript.add_notice("something happened meanwhile")
         line = app.query_one("#new-below")
         await wait_until(pilot, lambda: line.display, what="the new-below line")
-        await pilot.press("ctrl+end")
+        await type_keys(pilot, "ctrl+end")
         await wait_until(pilot, lambda: not line.display, what="the line to go")
         assert app.transcript.following

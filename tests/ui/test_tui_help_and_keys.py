@@ -27,9 +27,9 @@ async def test_page_keys_scroll_the_help(make_app):
     async with app.run_test(size=(80, 24)) as pilot:
         body = await open_help(pilot, app)
         assert body.max_scroll_y > 0, "at 80x24 the help is longer than its box"
-        await pilot.press("pagedown")
+        await type_keys(pilot, "pagedown")
         await wait_until(pilot, lambda: body.scroll_y > 0, what="a page down")
-        await pilot.press("pageup")
+        await type_keys(pilot, "pageup")
         await wait_until(pilot, lambda: body.scroll_y == 0, what="a page up")
 
 
@@ -73,8 +73,8 @@ async def test_tab_after_an_unknown_provider_offers_nothing(make_app, scripted_i
         app.completion.models.lister = None
         app.completion.models.listed["other"] = ("llama3:bad:q4",)
         await type_keys(pilot, *"/model bad:")
-        await pilot.press("tab")
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
+        await type_keys(pilot, "tab")
         assert app.composer.text == "/model bad:"
         assert not app.query_one("#hints").display
         app.composer.load_text("")
@@ -89,5 +89,5 @@ async def test_ctrl_p_is_in_the_key_bar_and_opens_the_palette(make_app, width):
         await app.ready()
         await pilot.pause()
         assert "^p palette" in app.query_one(KeyBar).render().plain
-        await pilot.press("ctrl+p")
+        await type_keys(pilot, "ctrl+p")
         await wait_until(pilot, lambda: CommandPalette.is_open(app), what="the palette")

@@ -8,7 +8,7 @@ import io
 
 from mcp_servers import stdio_entry
 from PIL import Image
-from ui.tui_helpers import reply, run_turn, settled_screen
+from ui.tui_helpers import reply, run_turn, settled_screen, type_keys
 
 from hermes_tui.widgets.messages import UserMessage, chip_label
 
@@ -101,7 +101,7 @@ async def test_ctrl_v_without_a_clipboard_tool_says_so_in_one_sentence(
         await app.ready()
         shown: list[str] = []
         app.notify = lambda message, **_kw: shown.append(str(message))  # type: ignore[method-assign]
-        await pilot.press("ctrl+v")
+        await type_keys(pilot, "ctrl+v")
         await wait_until(pilot, lambda: shown, what="the notice")
         assert shown == [NO_TOOL]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 from textual.widgets._markdown import MarkdownFence
-from ui.tui_helpers import quick_probes, reply, run_turn
+from ui.tui_helpers import quick_probes, reply, run_turn, type_keys
 from waits import wait_until
 
 from agent.config import load_config
@@ -46,7 +46,7 @@ async def test_copy_sends_the_answer_source_over_osc52(make_app, scripted_in_pro
     async with app.run_test(size=(80, 30)) as pilot:
         await run_turn(pilot, "explain")
         written = capture_writes(app)
-        await pilot.press("f4")
+        await type_keys(pilot, "f4")
         # The source: no wrap newlines in the long line, no rendering indentation.
         assert clipboard_payloads(written) == [ANSWER]
         assert any("Copied the last answer" in n.message for n in app._notifications)
@@ -62,7 +62,7 @@ async def test_copy_takes_the_code_block_under_the_mouse(make_app, scripted_in_p
         await pilot.pause()
         await pilot.hover(MarkdownFence)
         written = capture_writes(app)
-        await pilot.press("f4")
+        await type_keys(pilot, "f4")
         assert clipboard_payloads(written) == [CODE.rstrip("\n")]
         assert any("Copied the code block" in n.message for n in app._notifications)
 
@@ -73,18 +73,18 @@ async def test_jump_keys_select_messages_and_copy_the_selected_one(make_app, scr
     async with app.run_test(size=(100, 30)) as pilot:
         await run_turn(pilot, "one")
         await run_turn(pilot, "two")
-        await pilot.press("alt+up")
+        await type_keys(pilot, "alt+up")
         assert isinstance(app.transcript.selected, AnswerBlock)
         assert app.transcript.selected.source == "second answer"
-        await pilot.press("alt+up", "alt+up")
+        await type_keys(pilot, "alt+up", "alt+up")
         assert app.transcript.selected.source == "first answer"
         assert app.transcript.selected.has_class("-selected")
         written = capture_writes(app)
-        await pilot.press("f4")
+        await type_keys(pilot, "f4")
         assert clipboard_payloads(written) == ["first answer"]
-        await pilot.press("alt+up")
+        await type_keys(pilot, "alt+up")
         assert isinstance(app.transcript.selected, UserMessage)
-        await pilot.press("alt+down")
+        await type_keys(pilot, "alt+down")
         assert app.transcript.selected.source == "first answer"
 
 
@@ -103,9 +103,9 @@ async def test_page_keys_scroll_the_transcript_from_the_composer(make_app, scrip
         # grow the transcript after the turn ends.
         await wait_until(pilot, at_bottom, what="a tall transcript, at its bottom")
         assert app.focused is app.composer
-        await pilot.press("pageup")
+        await type_keys(pilot, "pageup")
         await wait_until(pilot, lambda: not at_bottom(), what="page up")
-        await pilot.press("pagedown")
+        await type_keys(pilot, "pagedown")
         await wait_until(pilot, at_bottom, what="page down")
 
 
@@ -113,11 +113,11 @@ async def test_focus_keys(make_app):
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await app.ready()
-        await pilot.press("ctrl+t")
+        await type_keys(pilot, "ctrl+t")
         assert app.focused is app.transcript
-        await pilot.press("ctrl+l")
+        await type_keys(pilot, "ctrl+l")
         assert app.focused is app.composer
-        await pilot.press("ctrl+o")
+        await type_keys(pilot, "ctrl+o")
         assert app.focused is app.sessions_panel.option_list
 
 
@@ -138,11 +138,11 @@ async def test_remapped_keys_drive_actions_help_and_footer(
     async with app.run_test(size=(120, 30)) as pilot:
         await run_turn(pilot, "hi")
         written = capture_writes(app)
-        await pilot.press("f4")
+        await type_keys(pilot, "f4")
         assert clipboard_payloads(written) == []
-        await pilot.press("f8")
+        await type_keys(pilot, "f8")
         assert clipboard_payloads(written) == ["remapped answer"]
-        await pilot.press("f9")
+        await type_keys(pilot, "f9")
         assert isinstance(app.transcript.selected, AnswerBlock)
         shown = dict((description, keys) for keys, description in app.keys.help_rows())
         assert shown["copy"] == "f8" and shown["previous message"] == "f9"
@@ -166,7 +166,7 @@ async def test_the_key_bar_lists_what_can_act_and_a_click_presses_the_key(
         start = bar.column_of("f1")
         await pilot.click(KeyBar, offset=(start + 1, 0))
         await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await app.submit("stream slowly")
         await wait_until(
             pilot,

@@ -5,7 +5,7 @@ blocks show they are clipped, the key bar keeps help in reach."""
 from __future__ import annotations
 
 import pytest
-from ui.tui_helpers import reply, run_turn, settled_screen
+from ui.tui_helpers import reply, run_turn, settled_screen, type_keys
 from waits import wait_until
 
 from hermes_tui.layout import SESSIONS_MIN_WIDTH, STATUS_MIN_WIDTH, panels_for
@@ -54,7 +54,7 @@ async def test_a_panel_toggled_by_hand_lasts_until_the_next_resize(make_app):
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await app.ready()
-        await pilot.press("f3")
+        await type_keys(pilot, "f3")
         assert not app.status_panel.display and app.status_line.display
         await pilot.resize_terminal(150, 40)
         await pilot.pause()

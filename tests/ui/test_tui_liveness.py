@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.messages import AnswerBlock
@@ -46,8 +46,8 @@ async def test_the_stall_banner_warns_once_only_with_waiting_input_and_clears(
         ticks = app.probes.ticks
         await wait_until(pilot, lambda: app.probes.ticks >= ticks + 2, what="two ticks of silence")
         assert not banner.display and banner.shown == 0, "no banner without waiting input"
-        await pilot.press(*"next")
-        await pilot.press("enter")
+        await type_keys(pilot, *"next")
+        await type_keys(pilot, "enter")
         shown = await wait_until(pilot, lambda: banner.display and banner.text, what="the banner")
         assert "No activity for 5 s while your message waits: /stop or /new" in shown
         server.open_gate("resume")  # one chunk: activity at t=5, so no silence any more
@@ -74,7 +74,7 @@ async def test_the_status_panel_shows_the_running_tool_and_for_how_long(make_app
             lambda: "running tool run_shell (7 s)" in app.status_panel.text,
             what="the running tool in the status panel",
         )
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await app.wait_for_turn()
         await pilot.pause()
         assert "● stopped" in app.status_panel.text

@@ -15,16 +15,26 @@ from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
 from hermes_tui.widgets.messages import UserMessage
 
 ANSWERS = 30
+LINES_SCROLLED = 200
+"""The answers' length in the scroll-up test: several chunks each, more than 10 to build."""
 
 
-async def seed(app, answers: int) -> str:
-    """A stored session of questions, each answered by a 300-line Markdown answer."""
+def answer_of(i: int, lines: int | None = None) -> str:
+    """The i-th long answer (300 lines), or its first `lines` lines."""
+    text = long_answer(i)
+    return text if lines is None else "\n".join(text.splitlines()[:lines]) + "\n"
+
+
+async def seed(app, answers: int, lines: int | None = None) -> str:
+    """A stored session of questions, each answered by a 300-line Markdown answer (or its
+    first `lines` lines). The rows are queued and flushed in one transaction."""
     session = await app.db.create_session(
         model="demo-model", provider="demo", workspace=str(app.workspace), title="long answers"
     )
     for i in range(answers):
-        await app.db.add_message(session["id"], {"role": "user", "content": f"question {i}?"})
-        await app.db.add_message(session["id"], {"role": "assistant", "content": long_answer(i)})
+        app.db.enqueue_message(session["id"], {"role": "user", "content": f"question {i}?"})
+        app.db.enqueue_message(session["id"], {"role": "assistant", "content": answer_of(i, lines)})
+    await app.db.flush()
     return session["id"]
 
 
@@ -124,11 +134,14 @@ async def test_the_screen_paints_while_long_answers_are_parsed(make_app):
 
 async def test_scrolling_up_builds_the_rest_and_pages_in_older_answers(make_app):
     """Z2, U5: scrolling up builds each chunk as it comes into view and pages in older rows
-    at the top, until the session's first question; the window stays bounded."""
+    at the top, until the session's first question; the window stays bounded.
+
+    Two answers of 200 lines (8 chunks each): every scroll lays out the chunks built so far
+    again, so two 300-line answers cost over twice as much for the same steps."""
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await app.ready()
-        session_id = await seed(app, 2)
+        session_id = await seed(app, 2, lines=LINES_SCROLLED)
         await opened(app, pilot, session_id)
         transcript = app.transcript
         built = app.probes.markdown_builds
@@ -152,7 +165,7 @@ async def test_scrolling_up_builds_the_rest_and_pages_in_older_answers(make_app)
         assert not seen_pending_in_view
         # The first answer's top is built Markdown on screen now.
         answer = transcript.children[1]
-        assert isinstance(answer, LazyAnswer) and answer.source == long_answer(0)
+        assert isinstance(answer, LazyAnswer) and answer.source == answer_of(0, LINES_SCROLLED)
         assert not isinstance(answer.children[0], PendingChunk)
 
 

@@ -8,17 +8,24 @@ from waits import wait_until
 from hermes_tui.widgets.messages import AnswerBlock, UserMessage
 from hermes_tui.widgets.transcript import MAX_MOUNTED, PAGE_ROWS
 
-ROWS = 600
+ROWS = MAX_MOUNTED + 2 * PAGE_ROWS
+"""Enough rows that the window is trimmed on two pages in each direction (more pages only
+repeat the same paging, at about a second of layout each)."""
 
 
 async def seed(app, rows: int) -> str:
-    """A stored session of alternating questions and answers."""
+    """A stored session of alternating questions and answers.
+
+    The rows are queued and flushed: the writer applies them in one transaction (one
+    add_message call per row is a transaction, an fsync, each).
+    """
     session = await app.db.create_session(
         model="demo-model", provider="demo", workspace=str(app.workspace), title="long"
     )
     for i in range(rows):
         role = "user" if i % 2 == 0 else "assistant"
-        await app.db.add_message(session["id"], {"role": role, "content": f"{role} {i}"})
+        app.db.enqueue_message(session["id"], {"role": role, "content": f"{role} {i}"})
+    await app.db.flush()
     return session["id"]
 
 
@@ -50,8 +57,11 @@ async def test_scrolling_up_pages_in_older_rows_and_the_window_stays_bounded(mak
         while oldest_seq(app) > 1:
             before = oldest_seq(app)
             transcript.scroll_home(animate=False, immediate=True)
-            await wait_until(pilot, lambda: oldest_seq(app) < before, what="an older page")
-            await wait_until(pilot, lambda: not transcript.paging, what="paging done")
+            await wait_until(
+                pilot,
+                lambda: oldest_seq(app) < before and not transcript.paging,
+                what="an older page, paging done",
+            )
             assert len(transcript.children) <= MAX_MOUNTED
         assert texts(app)[0] == "user 0"
         assert f"assistant {ROWS - 1}" not in texts(app)  # the bottom was let go
@@ -61,10 +71,11 @@ async def test_scrolling_up_pages_in_older_rows_and_the_window_stays_bounded(mak
             transcript.scroll_end(animate=False, immediate=True)
             await wait_until(
                 pilot,
-                lambda: max(w.row_seq for w in transcript.children) > newest,
-                what="a newer page",
+                lambda: (
+                    max(w.row_seq for w in transcript.children) > newest and not transcript.paging
+                ),
+                what="a newer page, paging done",
             )
-            await wait_until(pilot, lambda: not transcript.paging, what="paging done")
             assert len(transcript.children) <= MAX_MOUNTED
         assert "user 0" not in texts(app)
 
@@ -83,8 +94,11 @@ async def test_a_new_turn_below_a_trimmed_window_reloads_the_newest_rows(
         while f"assistant {ROWS - 1}" in texts(app):
             before = oldest_seq(app)
             transcript.scroll_home(animate=False, immediate=True)
-            await wait_until(pilot, lambda: oldest_seq(app) < before, what="an older page")
-            await wait_until(pilot, lambda: not transcript.paging, what="paging done")
+            await wait_until(
+                pilot,
+                lambda: oldest_seq(app) < before and not transcript.paging,
+                what="an older page, paging done",
+            )
         await run_turn(pilot, "and now?")
         assert texts(app)[-4:] == [
             f"user {ROWS - 2}",

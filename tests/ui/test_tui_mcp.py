@@ -7,7 +7,7 @@ from __future__ import annotations
 import yaml
 from mcp_servers import stdio_entry
 from textual.widgets import Button, OptionList, Static
-from ui.tui_helpers import answer_approval, approval_dialog, reply, run_turn
+from ui.tui_helpers import answer_approval, approval_dialog, reply, run_turn, type_keys
 from waits import wait_until
 
 from agent.config import load_config
@@ -96,11 +96,11 @@ async def test_the_status_panel_and_the_mcp_panel_show_each_server(
         assert "tokens" in rows[0] and rows[1].split()[:2] == ["gone", "failed"]
         detail = screen.query_one("#mcp-detail-text", Static)
         assert "mcp__calc__echo  [asks · says read-only]" in str(detail.content)
-        await pilot.press("down")
+        await type_keys(pilot, "down")
         await wait_until(pilot, lambda: "last error: exited" in str(detail.content))
-        await pilot.press("s")
+        await type_keys(pilot, "s")
         await wait_until(pilot, lambda: "missing configuration" in str(detail.content))
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, McpScreen))
 
 
@@ -118,7 +118,7 @@ async def test_restart_from_the_panel_brings_a_server_back(
         await wait_until(pilot, lambda: calc.state == State.DISABLED)
         await app.submit("/mcp")
         await wait_until(pilot, lambda: isinstance(app.screen, McpScreen))
-        await pilot.press("r")
+        await type_keys(pilot, "r")
         await wait_until(pilot, lambda: calc.state == State.READY, timeout=20)
 
 

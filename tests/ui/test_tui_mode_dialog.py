@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
@@ -23,13 +23,13 @@ async def test_shift_tab_over_the_approval_dialog_keeps_the_mode(make_app, scrip
         await app.submit("write a file")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
         for _ in range(2):  # (three presses would cycle back to ask)
-            await pilot.press("shift+tab")
+            await type_keys(pilot, "shift+tab")
             await pilot.pause()
             assert app.agent.approval_mode == "ask"
         assert "mode ask" in app.status_panel.text
         assert isinstance(app.screen, ApprovalScreen), "the dialog is still open"
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="closed")
         await app.wait_for_turn(timeout=30)
-        await pilot.press("shift+tab")
+        await type_keys(pilot, "shift+tab")
         await wait_until(pilot, lambda: app.agent.approval_mode == "auto-edit", what="switched")

@@ -7,6 +7,7 @@ import socket
 import threading
 
 import yaml
+from ui.tui_helpers import type_keys
 from waits import wait_until
 
 from agent.config import load_config
@@ -53,7 +54,7 @@ async def test_model_lists_what_each_provider_serves_off_the_ui_thread(
         await app.submit("/model")
         await wait_until(pilot, lambda: asked_on, what="the listing to be asked")
         assert "Asking the providers for their models" in _notices(app)[-1]
-        await pilot.press(*"still typing")  # keys go on while the servers are asked
+        await type_keys(pilot, *"still typing")  # keys go on while the servers are asked
         assert app.composer.text == "still typing"
         assert asked_on != [threading.current_thread().name]
         gate.set()
@@ -68,7 +69,7 @@ async def test_model_lists_what_each_provider_serves_off_the_ui_thread(
         assert "  other: test-model, coder-7b" in lines
         assert f"  dead: the server at {dead_url} did not answer; is it running?" in lines
         app.composer.load_text("")
-        await pilot.press(*"/model other:c", "tab")
+        await type_keys(pilot, *"/model other:c", "tab")
         assert app.composer.text == "/model other:coder-7b "
 
 

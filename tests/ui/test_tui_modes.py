@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from agent.modes import MODE_KEY, PLAN_NO_CHANGES
@@ -47,11 +47,11 @@ async def test_shift_tab_cycles_and_plan_refuses_a_write(
         assert "mode ask" in app.status_panel.text
         seen = []
         for _ in range(3):
-            await pilot.press("shift+tab")
+            await type_keys(pilot, "shift+tab")
             await pilot.pause()
             seen.append(str(app.agent.approval_mode))
         assert seen == ["auto-edit", "plan", "ask"]
-        await pilot.press("shift+tab", "shift+tab")
+        await type_keys(pilot, "shift+tab", "shift+tab")
         await wait_until(pilot, lambda: "mode plan" in app.status_panel.text, what="plan shown")
         assert "mode plan" in app.status_line.text
         assert any("plan mode: no file changes" in text for text in notices(app))
@@ -76,12 +76,12 @@ async def test_mode_command_and_yolo_confirmation(make_app, scripted_in_process)
         assert app.agent.approval_mode == "auto-edit"
         await app.submit("/mode yolo")
         await wait_until(pilot, lambda: isinstance(app.screen, YoloScreen), what="yolo dialog")
-        await pilot.press("n")
+        await type_keys(pilot, "n")
         await wait_until(pilot, lambda: not isinstance(app.screen, YoloScreen), what="closed")
         assert app.agent.approval_mode == "auto-edit"
         await app.submit("/mode yolo")
         await wait_until(pilot, lambda: isinstance(app.screen, YoloScreen), what="yolo dialog")
-        await pilot.press("y")
+        await type_keys(pilot, "y")
         await wait_until(pilot, lambda: app.agent.approval_mode == "yolo", what="yolo on")
         await wait_until(pilot, lambda: "mode yolo" in app.status_panel.text, what="shown")
         await app.submit("/mode nonsense")
@@ -89,7 +89,7 @@ async def test_mode_command_and_yolo_confirmation(make_app, scripted_in_process)
             "No mode called 'nonsense'; the modes are ask, auto-edit, plan, yolo."
         )
         # shift+Tab leaves yolo for the start of the cycle, never back into yolo.
-        await pilot.press("shift+tab")
+        await type_keys(pilot, "shift+tab")
         await wait_until(pilot, lambda: app.agent.approval_mode == "ask", what="back to ask")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.widgets import Static
-from ui.tui_helpers import approval_dialog, reply
+from ui.tui_helpers import approval_dialog, reply, type_keys
 from waits import wait_until
 
 from agent.tools.permissions import project_rules_path
@@ -49,11 +49,11 @@ async def test_always_for_echo_in_this_project_writes_a_rule_that_a_compound_mis
         assert dialog.request.rule == "run_shell(echo *)"
         scope = str(dialog.query_one("#approval-always", Static).content)
         assert "always for `echo *` in this project" in scope
-        await pilot.press("p")
+        await type_keys(pilot, "p")
         compound = await approval_dialog(pilot, armed=True, after=dialog)
         assert "touch pwned" in compound.request.detail and compound.request.rule == ""
         assert states(app) == ["ok", "ok", "awaiting"]
-        await pilot.press("n")
+        await type_keys(pilot, "n")
         await app.wait_for_turn()
         assert not (workspace / "pwned").exists()
         assert project_rules_path(hermes_home, workspace).is_file()
@@ -115,6 +115,6 @@ async def test_g3_the_project_offer_for_a_web_fetch_names_the_domain_not_a_comma
         assert "p: always for pages on `docs.python.org` in this project" in scope
         assert "the rule web_fetch(docs.python.org)" in scope
         assert "other domains still ask" in scope and "compound" not in scope
-        await pilot.press("n")
+        await type_keys(pilot, "n")
         await app.wait_for_turn()
         assert states(app) == ["declined"]

@@ -45,7 +45,7 @@ async def test_approving_switches_to_auto_edit_and_the_turn_writes(
     app = make_app(server, approval="plan")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
-        await pilot.press("e")
+        await type_keys(pilot, "e")
         await wait_until(pilot, lambda: "mode auto-edit" in app.status_panel.text, what="shown")
         await wait_until(pilot, lambda: (workspace / "notes.txt").exists(), what="written")
         assert app.agent.approval_mode == "auto-edit"
@@ -57,9 +57,9 @@ async def test_keep_planning_sends_the_note(make_app, scripted_in_process, works
     app = make_app(server, approval="plan")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
-        await pilot.press("k")
+        await type_keys(pilot, "k")
         await type_keys(pilot, *"cover the README")
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await wait_until(pilot, lambda: len(server.requests) == 2, what="the next call")
         assert "cover the README" in str(server.requests[-1].body["messages"])
         assert app.agent.approval_mode == "plan"

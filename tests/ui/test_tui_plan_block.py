@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Markdown
 from ui.test_tui_plan import PLAN, open_plan, propose
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.tool_block import ToolBlock
@@ -33,7 +33,7 @@ async def test_n1_the_plan_shows_as_markdown_on_the_turn_and_on_resume(
     app = make_app(server, approval="plan")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_plan(app, pilot, "add notes")
-        await pilot.press("k", *"more", "enter")
+        await type_keys(pilot, "k", *"more", "enter")
         await app.wait_for_turn()
         await wait_until(pilot, lambda: plan_blocks(app) and rendered(plan_blocks(app)[0]))
         session = app.agent.session_id
@@ -54,7 +54,7 @@ def test_n1_the_plan_block_in_the_transcript(snap_compare, make_app, scripted_in
 
     async def before(pilot):
         await open_plan(app, pilot, "add notes")
-        await pilot.press("k", *"more", "enter")
+        await type_keys(pilot, "k", *"more", "enter")
         await app.wait_for_turn()
         await wait_until(pilot, lambda: plan_blocks(app) and rendered(plan_blocks(app)[0]))
         await pilot.pause()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.approval import ApprovalScreen
@@ -36,14 +36,14 @@ async def test_always_for_writes_still_asks_for_a_git_hook(
         await app.submit("write things")
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="modal")
         assert not app.screen.request.protected
-        await pilot.press("a")
+        await type_keys(pilot, "a")
         await wait_until(
             pilot,
             lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.protected,
             what="the protected write's modal",
         )
         assert app.screen.request.summary.startswith("protected path (runs code on its own)")
-        await pilot.press("n")
+        await type_keys(pilot, "n")
         await app.wait_for_turn()
         await pilot.pause()
     assert (workspace / "notes.txt").read_text() == "hi\n"

@@ -100,7 +100,7 @@ async def test_the_steer_key_sends_the_composer_text_as_a_steer(make_app, script
     async with app.run_test(size=(120, 40)) as pilot:
         await start_streaming(pilot)
         await type_keys(pilot, *"use pytest")
-        await pilot.press("ctrl+s")
+        await type_keys(pilot, "ctrl+s")
         assert app.composer.text == "" and queued(app) == []
         server.open_gate("g")
         await app.wait_for_turn()
@@ -171,7 +171,7 @@ async def test_stop_pauses_the_queue_and_resume_runs_it(make_app, scripted_in_pr
         await start_streaming(pilot)
         await type_and_send(pilot, "two")
         await type_and_send(pilot, "three")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await app.wait_for_turn()
         await pilot.pause()
         assert app.input_queue.paused and queued(app) == [("two", "queued"), ("three", "queued")]
@@ -180,7 +180,7 @@ async def test_stop_pauses_the_queue_and_resume_runs_it(make_app, scripted_in_pr
         assert rows(app, AnswerBlock), "the partial answer stays on screen"
         view = app.status_panel.queue_view
         assert "paused" in str(view.query_one("#queue-title").content)
-        await pilot.press("ctrl+r")
+        await type_keys(pilot, "ctrl+r")
         await wait_until(pilot, lambda: not app.busy and not queued(app), what="the queue ran")
         assert [last_user(r) for r in server.requests] == ["one", "two", "three"]
         assert not app.input_queue.paused and queued(app) == []
@@ -210,11 +210,11 @@ async def test_queued_items_can_be_removed_and_pulled_back_for_editing(
         await start_streaming(pilot)
         for text in ("alpha", "beta", "gamma", "delta"):
             await type_and_send(pilot, text)
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         assert app.focused is app.status_panel.queue_view.list
-        await pilot.press("down", "delete")
+        await type_keys(pilot, "down", "delete")
         assert [t for t, _ in queued(app)] == ["alpha", "gamma", "delta"]
-        await pilot.press("e")
+        await type_keys(pilot, "e")
         assert app.focused is app.composer
         assert app.composer.text == "gamma"
         await app.submit("/queue rm 2")

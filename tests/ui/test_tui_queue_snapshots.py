@@ -29,7 +29,7 @@ async def queue_three(pilot) -> None:
     app = pilot.app
     for text in ("then run the whole suite", "and update the changelog"):
         await type_keys(pilot, *text)
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
     # As a refused steer lands: behind the older items.
     app.input_queue.push("prefer pytest fixtures over setUp methods", "steer")
     app.turns.show_queue()
@@ -57,7 +57,7 @@ def test_paused_queue_after_stop(snap_compare, make_app, scripted_in_process):
     async def stopped(pilot):
         await streaming(pilot)
         await queue_three(pilot)
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await app.wait_for_turn()
         await pilot.pause()
 
@@ -96,7 +96,7 @@ def test_stall_banner(snap_compare, make_app, scripted_in_process):
     async def stalled(pilot):
         await streaming(pilot)
         await type_keys(pilot, *"are you still there?")
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         # Five silent minutes, without waiting them.
         app.agent.activity.idle_for = lambda: 300.0
         await wait_until(pilot, lambda: app.stall_banner.display, what="the stall banner")

@@ -4,7 +4,7 @@ transcript shows; no request ever carries them."""
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.markers import Marker
@@ -35,7 +35,7 @@ async def test_a_stopped_turn_shows_stopped_after_a_resume(make_app, scripted_in
         await app.ready()
         await app.submit("go")
         await wait_until(pilot, lambda: app.status.turn_state.streamed_chars, what="the stream")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await app.wait_for_turn()
         await resume_it(app, pilot)
         assert markers(app) == ["■ stopped"]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from agent.checkpoints.shadow import git_available
@@ -149,7 +149,7 @@ async def test_redo_is_gone_once_a_turn_changes_files_and_keeps_outside_edits(
         await app.submit("/redo")
         await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), what="conflicts")
         assert app.screen.paths == ["one.txt"]
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await app.changes.wait()
         await wait_until(pilot, marked, what="the redo's marker")
         assert (workspace / "one.txt").read_text() == "mine\n"
@@ -173,7 +173,7 @@ async def test_undo_keeps_an_outside_edit_unless_confirmed(
         await app.submit("/undo")
         await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), what="conflicts")
         assert app.screen.paths == ["app.py"]
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await app.changes.wait()
         await wait_until(
             pilot,
@@ -195,8 +195,8 @@ async def test_rewind_both_restores_code_and_conversation(make_app, scripted_in_
         picker = app.screen
         assert [p.text for p in picker.points] == ["second", "first"]
         assert picker.points[0].files == ("app.py",)
-        await pilot.press("enter")  # "second", the newest
-        await pilot.press("enter")  # restore code and conversation
+        await type_keys(pilot, "enter")  # "second", the newest
+        await type_keys(pilot, "enter")  # restore code and conversation
         await app.changes.wait()
         await wait_until(pilot, lambda: app.composer.text, what="the rewound message back")
         # The composer is filled before the marker is sent: wait for the marker too.
@@ -224,8 +224,8 @@ async def test_rewind_conversation_only_keeps_the_code(make_app, scripted_in_pro
         await run_turn(pilot, "second")
         await app.submit("/rewind")
         await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
-        await pilot.press("down", "enter")  # "first"
-        await pilot.press("down", "enter")  # conversation only
+        await type_keys(pilot, "down", "enter")  # "first"
+        await type_keys(pilot, "down", "enter")  # conversation only
         await app.changes.wait()
         await wait_until(pilot, lambda: app.composer.text, what="the rewound message back")
         assert (workspace / "app.py").read_text() == "print('two')\n"
@@ -244,8 +244,8 @@ async def test_a_rewind_of_the_conversation_drops_what_redo_could_bring_back(
         await command(pilot, app, "/undo", until=one_more_marker(app))
         await app.submit("/rewind")
         await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
-        await pilot.press("enter")  # "second"
-        await pilot.press("down", "enter")  # conversation only
+        await type_keys(pilot, "enter")  # "second"
+        await type_keys(pilot, "down", "enter")  # conversation only
         await app.changes.wait()
         # The rewind's marker first, or it lands after /redo's notice, which is read below.
         await wait_until(pilot, last_marker_starts(app, "◈ rewound"), what="the rewind's marker")
@@ -261,8 +261,8 @@ async def test_rewind_code_only_keeps_the_conversation(make_app, scripted_in_pro
         await run_turn(pilot, "second")
         await app.submit("/rewind")
         await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
-        await pilot.press("down", "enter")  # "first"
-        await pilot.press("down", "down", "enter")  # code only
+        await type_keys(pilot, "down", "enter")  # "first"
+        await type_keys(pilot, "down", "down", "enter")  # code only
         await app.changes.wait()
         await wait_until(
             pilot, lambda: not isinstance(app.screen, RewindScreen), what="the picker closed"
@@ -278,16 +278,16 @@ async def test_escape_twice_on_an_empty_composer_opens_the_picker(
     app = make_app(scripted_in_process(two_turns()), approval="yolo")
     async with app.run_test(size=(120, 40)) as pilot:
         await run_turn(pilot, "first")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await pilot.pause()
         assert not isinstance(app.screen, RewindScreen)
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen), what="the picker")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, RewindScreen), what="closed")
         # With text in the composer, Esc Esc does not open it.
         app.composer.text = "draft"
-        await pilot.press("escape", "escape")
+        await type_keys(pilot, "escape", "escape")
         await pilot.pause()
         assert not isinstance(app.screen, RewindScreen)
 
@@ -302,10 +302,10 @@ async def test_escape_that_stops_a_turn_does_not_open_the_picker(
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("talk")
         await wait_until(pilot, lambda: app.busy, what="the turn")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         server.open_gate("g")
         await app.wait_for_turn()
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await pilot.pause()
         assert not isinstance(app.screen, RewindScreen)
 

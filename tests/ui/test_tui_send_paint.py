@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 
 from hermes_tui.turns import WORK_GROUP
 
@@ -40,7 +40,7 @@ async def test_the_turn_thread_starts_after_the_bubble_frame_is_drawn(make_app, 
         transcript.add_user = shown  # type: ignore[method-assign]
         app.run_worker = started  # type: ignore[method-assign]
         for text in ("first", "second"):
-            await pilot.press(*text, "enter")
+            await type_keys(pilot, *text, "enter")
             await app.wait_for_turn()
     assert events == [
         "mounted first",

@@ -10,7 +10,7 @@ import asyncio
 import random
 
 from textual import events
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from agent.scripted.script import RequestInfo
@@ -71,10 +71,10 @@ async def test_text_typed_during_a_held_send_stays_in_the_composer(make_app, scr
     async with app.run_test() as pilot:
         await app.ready()
         app.probes.send_hold = hold
-        await pilot.press(*keys_for("bigping 1"), "enter")
+        await type_keys(pilot, *keys_for("bigping 1"), "enter")
         await wait_until(pilot, lambda: hold.held, what="the send to reach the hook")
         assert app.composer.text == ""
-        await pilot.press(*keys_for("lost1"))
+        await type_keys(pilot, *keys_for("lost1"))
         await wait_until(pilot, lambda: app.composer.text == "lost1", what="the new draft")
         hold.release()
         await app.wait_for_turn()
@@ -94,9 +94,9 @@ async def test_escape_during_a_held_send_stops_the_turn_before_the_model(
     async with app.run_test() as pilot:
         await app.ready()
         app.probes.send_hold = hold
-        await pilot.press(*keys_for("stop me"), "enter")
+        await type_keys(pilot, *keys_for("stop me"), "enter")
         await wait_until(pilot, lambda: hold.held, what="the send to reach the hook")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         # The stop is taken while the send is still held: the key did not wait for it.
         assert hold.held and app.turns.stops == 1
         hold.release()
@@ -120,9 +120,9 @@ async def test_a_stopped_send_never_overwrites_a_newer_draft(make_app, scripted_
     async with app.run_test() as pilot:
         await app.ready()
         app.probes.send_hold = hold
-        await pilot.press(*keys_for("first"), "enter")
+        await type_keys(pilot, *keys_for("first"), "enter")
         await wait_until(pilot, lambda: hold.held, what="the send to reach the hook")
-        await pilot.press(*keys_for("draft"), "escape")
+        await type_keys(pilot, *keys_for("draft"), "escape")
         hold.release()
         await app.wait_for_turn()
         assert app.composer.text == "draft"
@@ -139,9 +139,9 @@ async def test_a_line_sent_behind_a_stopped_send_waits_in_the_queue(make_app, sc
     async with app.run_test() as pilot:
         await app.ready()
         app.probes.send_hold = hold
-        await pilot.press(*keys_for("one"), "enter")
+        await type_keys(pilot, *keys_for("one"), "enter")
         await wait_until(pilot, lambda: hold.held, what="the send to reach the hook")
-        await pilot.press(*keys_for("two"), "enter", "escape")
+        await type_keys(pilot, *keys_for("two"), "enter", "escape")
         hold.release()
         await app.wait_for_turn()
         assert server.requests == []
@@ -168,7 +168,7 @@ async def test_escape_after_the_send_reaches_the_worker_still_stops_it(
             return real_run(text, **kwargs)
 
         agent.run_turn = run_after_a_stop
-        await pilot.press(*keys_for("go"), "enter")
+        await type_keys(pilot, *keys_for("go"), "enter")
         await app.wait_for_turn()
         assert server.requests == []
         assert not app.busy and app.composer.text == "go"
@@ -199,7 +199,7 @@ async def test_random_keys_enters_and_turn_ends_lose_and_repeat_nothing(
                 type_burst(app, text)
                 draft += text
             elif action == "enter" and draft.strip():
-                await pilot.press("enter")
+                await type_keys(pilot, "enter")
                 sent.append(draft)
                 draft = ""
             elif action == "release":

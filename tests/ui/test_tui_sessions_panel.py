@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui.tui_helpers import FIXED_NOW
+from ui.tui_helpers import FIXED_NOW, type_keys
 from waits import wait_until
 
 from hermes_tui.layout import sessions_width
@@ -81,7 +81,7 @@ async def test_the_panel_says_how_many_older_sessions_and_loads_them_at_its_end(
         assert last.id == OLDER_ID
         assert "8 older sessions" in str(last.prompt)
         await app.action_focus_sessions()
-        await pilot.press("end")
+        await type_keys(pilot, "end")
         await wait_until(
             pilot, lambda: len(panel.sessions) == STORE_SIZE, what="the older sessions loaded"
         )
@@ -89,7 +89,7 @@ async def test_the_panel_says_how_many_older_sessions_and_loads_them_at_its_end(
         titles = [s["title"] for s in panel.sessions]
         assert titles[-1] == long_title(0), "the oldest session is listed last"
         assert option_list.highlighted == SESSIONS_PAGE, "on the first session it loaded"
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await wait_until(
             pilot, lambda: app.agent.session_id == panel.sessions[SESSIONS_PAGE]["id"],
             what="an older session resumed",
@@ -129,9 +129,9 @@ async def test_ctrl_arrows_resize_the_panel_and_the_width_is_remembered(make_app
         await seed(app, 3)
         await app.action_focus_sessions()
         await pilot.pause()
-        await pilot.press("ctrl+right", "ctrl+right")
+        await type_keys(pilot, "ctrl+right", "ctrl+right")
         await wait_until(pilot, lambda: app.sessions_panel.outer_size.width == 48, what="wider")
-        await pilot.press("ctrl+left")
+        await type_keys(pilot, "ctrl+left")
         await wait_until(pilot, lambda: app.sessions_panel.outer_size.width == 44, what="narrower")
         first = panel_lines(app)[0]
         assert long_title(2)[:30] in first, "a wider panel shows more of the title"
@@ -176,7 +176,7 @@ async def test_a_search_lists_each_session_once(make_app):
             await app.db.add_message(many["id"], {"role": "user", "content": text})
         await app.db.add_message(one["id"], {"role": "user", "content": "one zebra here"})
         await app.sessions.open_search()
-        await pilot.press(*"zebra")
+        await type_keys(pilot, *"zebra")
         panel = app.sessions_panel
         await wait_until(pilot, lambda: panel.hits, what="the hits")
         assert [hit["title"] for hit in panel.hits] == ["one", "many"]

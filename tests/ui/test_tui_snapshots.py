@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn
+from ui.tui_helpers import FIXED_NOW, FakeClock, approval_dialog, reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.help import HelpScreen
@@ -164,7 +164,7 @@ def test_approval_modal_before_it_arms(snap_compare, make_app, scripted_in_proce
     async def modal(pilot):
         await app.submit("note the todo")
         await approval_dialog(pilot)
-        await pilot.press(*"also")
+        await type_keys(pilot, *"also")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=modal)
@@ -246,7 +246,7 @@ def test_command_completion(snap_compare, make_app):
 
     async def typing(pilot):
         await app.ready()
-        await pilot.press(*"/s")
+        await type_keys(pilot, *"/s")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=typing)
 

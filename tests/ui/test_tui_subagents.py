@@ -4,7 +4,7 @@ status panel; and a snapshot of the finished block."""
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.messages import NoticeLine
@@ -145,7 +145,7 @@ async def test_g1_esc_while_a_subagent_runs_stops_it_with_its_parent(
             )
             block = task_block(app)
             assert block.state == "running"
-            await pilot.press("escape")
+            await type_keys(pilot, "escape")
             await app.wait_for_turn(20)
             await wait_until(pilot, lambda: block.state == "error", what="the task block stopped")
             assert "stopped" in block.output

@@ -4,7 +4,7 @@ shows its own, and the model's words are made terminal-safe."""
 
 from __future__ import annotations
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 PLAN = [
@@ -32,10 +32,10 @@ async def test_n2_the_panel_and_the_line_show_the_list_and_a_resume_brings_it_ba
         panel = app.status_panel
         await wait_until(pilot, lambda: "Todo 1/3" in panel.text, what="the todo list")
         assert "☑ read the parser ▶ split the lexer out ☐ run the tests" in panel.text
-        await pilot.press("f3")
+        await type_keys(pilot, "f3")
         await wait_until(pilot, lambda: app.status_line.display, what="the one-line status")
         assert "todo 1/3 ▶ split the lexer out" in app.status_line.text
-        await pilot.press("f3")
+        await type_keys(pilot, "f3")
         listed = app.agent.session_id
         await app.submit("/new")
         await run_turn(pilot, "hello")

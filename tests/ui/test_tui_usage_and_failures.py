@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from ui.tui_helpers import FIXED_NOW, quick_probes, reply, run_turn
+from ui.tui_helpers import FIXED_NOW, quick_probes, reply, run_turn, type_keys
 from waits import wait_until
 
 from agent import events as ev
@@ -79,7 +79,7 @@ async def test_a_stopped_calls_estimate_is_marked(make_app, scripted):
                 lambda: app.status.turn_state.streamed_chars > 0,
                 what="the first streamed text",
             )
-            await pilot.press("escape")
+            await type_keys(pilot, "escape")
             await app.wait_for_turn()
             await pilot.pause()
             text = status_text(app)

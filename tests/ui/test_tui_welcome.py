@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from textual.geometry import Region
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.widgets.welcome import Welcome, WelcomeFacts, welcome_content
@@ -141,7 +141,7 @@ async def test_the_welcome_names_the_mode_in_use_after_a_switch(make_app):
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
         await wait_until(pilot, lambda: app.transcript.query(Welcome), what="the welcome")
-        await pilot.press("shift+tab")
+        await type_keys(pilot, "shift+tab")
         await wait_until(
             pilot, lambda: "mode auto-edit (" in welcome_text(app), what="the new mode named"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from textual.app import App, ComposeResult
-from ui.tui_helpers import reply
+from ui.tui_helpers import reply, type_keys
 from waits import wait_until
 
 from agent import events as ev
@@ -137,7 +137,7 @@ async def test_escape_stops_a_running_turn(make_app, scripted_in_process):
     async with app.run_test(size=(120, 40)) as pilot:
         await app.submit("go")
         await wait_until(pilot, lambda: app.transcript.query(ReasoningBlock), what="reasoning")
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await app.wait_for_turn(10)
         await pilot.pause()
         assert app.status_panel.status.state == "stopped"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ui.tui_helpers import reply, run_turn
+from ui.tui_helpers import reply, run_turn, type_keys
 from waits import wait_until
 
 from hermes_tui.screens.workspace import WorkspaceScreen
@@ -69,7 +69,7 @@ async def test_resuming_from_another_folder_can_switch_to_it(
         await app.ready()
         await app.resume_session(session_id)
         await wait_until(pilot, lambda: isinstance(app.screen, WorkspaceScreen), what="dialog")
-        await pilot.press("s")
+        await type_keys(pilot, "s")
         await wait_until(pilot, lambda: not isinstance(app.screen, WorkspaceScreen), what="close")
         assert app.agent.workspace != other, "it went back to the session's folder"
         assert app.agent.workspace.name == "workspace"
@@ -88,7 +88,7 @@ async def test_continuing_here_records_this_folder(make_app, scripted_in_process
         await app.ready()
         await app.resume_session(session_id)
         await wait_until(pilot, lambda: isinstance(app.screen, WorkspaceScreen), what="dialog")
-        await pilot.press("c")
+        await type_keys(pilot, "c")
         await wait_until(pilot, lambda: not isinstance(app.screen, WorkspaceScreen), what="close")
         assert app.agent.workspace == other
         await wait_until(
