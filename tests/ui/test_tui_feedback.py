@@ -41,15 +41,15 @@ async def test_a_spinner_runs_under_the_transcript_while_a_turn_runs(make_app, s
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
         spinner = app.working_line
-        assert not spinner.display
+        assert not spinner.running and spinner.text == ""
         await app.submit("go")
         await wait_until(pilot, lambda: "writing" in spinner.text, what="the spinner")
-        assert spinner.display and spinner.text[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+        assert spinner.running and spinner.text[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
         assert "esc stops" in spinner.text
         server.open_gate("g")
         await app.wait_for_turn()
         await pilot.pause()
-        assert not spinner.display
+        assert not spinner.running and spinner.text == ""
 
 
 async def test_a_failed_tool_block_is_open_with_its_error(make_app, scripted_in_process):
