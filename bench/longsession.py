@@ -11,7 +11,7 @@ session in the same run:
   them, and `paint_<side>_cpu_ratio`, `built_<side>_cpu_ratio`: the same in the process's
   CPU time (steadier on a loaded machine). `--only paint` prints these alone (`--runs` opens
   of each session, median).
-- `longsession.enter_<side>_ratio`: Enter to the user's bubble painted with a session of
+- `longsession.enter_<side>_ratio`: Enter to the user's bubble on screen with a session of
   long answers open (`50k`, `1m`; `--turns-side` adds the 1,000-turn session) / an empty one;
   `longsession.key_<side>_ratio`: composer key to echo, the same sides; target <= 1.2.
   The sides alternate round by round (`--rounds`), each a few samples a round; each ratio
