@@ -11,7 +11,7 @@ session in the same run:
   them, and `paint_<side>_cpu_ratio`, `built_<side>_cpu_ratio`: the same in the process's
   CPU time (steadier on a loaded machine). `--only paint` prints these alone (`--runs` opens
   of each session, median).
-- `longsession.enter_<side>_ratio`: Enter to the user's bubble painted with a session of
+- `longsession.enter_<side>_ratio`: Enter to the user's bubble on screen with a session of
   long answers open (`50k`, `1m`; `--turns-side` adds the 1,000-turn session) / an empty one;
   `longsession.key_<side>_ratio`: composer key to echo, the same sides; target <= 1.2.
   The sides alternate round by round (`--rounds`), each a few samples a round; each ratio
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual.errors import NoWidget
 
 from bench._common import figure, isolated_home, median
 from bench._long_answers import seed_empty, seed_turns
@@ -160,8 +161,28 @@ async def keypress_seconds(app: Any, pilot: Any, presses: int) -> Timings:
     return walls, cpus
 
 
+def on_screen(app: Any, widget: Any) -> bool:
+    """True once a frame shows `widget` in the transcript: the screen's last layout puts it
+    under a cell of the view (a layout draws its frame before anything else runs).
+
+    Mounted is not shown: the first layout after Enter may place the bubble below the view
+    (the scroll to the end comes a frame later), and a refresh awaited then can be one that
+    had no layout to do at all (the bubble not placed yet)."""
+    view = app.transcript.region
+    x = view.x + view.width // 2
+    for y in range(view.bottom - 1, view.y - 1, -1):
+        try:
+            found, _ = app.screen.get_widget_at(x, y)
+        except NoWidget:  # nothing under that cell
+            continue
+        if found is widget:
+            return True
+    return False
+
+
 async def enter_seconds(app: Any, pilot: Any, sends: int) -> Timings:
-    """Latency from Enter to the user's bubble painted; each turn is stopped and awaited."""
+    """Latency from Enter to the user's bubble on screen (`on_screen`); each turn is stopped
+    and awaited."""
     from hermes_tui.widgets.messages import UserMessage
 
     composer = app.composer
@@ -176,10 +197,11 @@ async def enter_seconds(app: Any, pilot: Any, sends: int) -> Timings:
 
         def bubbled(text: str = text) -> bool:
             last = app.transcript.last_user
-            return isinstance(last, UserMessage) and last.text == text and last.is_attached
+            if not (isinstance(last, UserMessage) and last.text == text and last.is_attached):
+                return False
+            return on_screen(app, last)
 
         await until(bubbled, "the user's bubble")
-        await app.screen.wait_for_refresh()
         walls.append(time.perf_counter() - started)
         cpus.append(time.thread_time() - cpu)
         app.turns.stop()

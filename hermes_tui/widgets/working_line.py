@@ -1,4 +1,8 @@
-"""The working spinner under the transcript while a turn runs: what it does, how long."""
+"""The working spinner under the transcript while a turn runs: what it does, how long.
+
+Its row is always there, blank while idle: a line that appeared at Enter shrank the
+transcript by a row, and that resize cost a second layout and a repaint of the whole view
+before the user's bubble showed (with a long session open, most of Enter's time; Z2)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ FRAMES_PER_SECOND = 8
 
 
 class WorkingLine(Widget, can_focus=False):
-    """Hidden while idle; `start()` shows `describe()` behind a spinner until `stop()`."""
+    """Blank while idle; `start()` shows `describe()` behind a spinner until `stop()`. The
+    row never comes or goes, so the transcript above keeps its size (no layout at Enter)."""
 
     DEFAULT_CSS = """
     WorkingLine {
@@ -26,7 +31,8 @@ class WorkingLine(Widget, can_focus=False):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.display = False
+        self.running = False
+        """True from `start()` to `stop()`: the spinner shows."""
         self._describe: Callable[[], str] = str
         self._clock: Callable[[], float] = float
         self.stop_key = "esc"
@@ -35,13 +41,15 @@ class WorkingLine(Widget, can_focus=False):
         """Spin with `describe()` as the text; the frame follows `clock` (a still clock in
         tests keeps snapshots still)."""
         self._describe, self._clock = describe, clock
-        self.display = True
+        self.running = True
         self.auto_refresh = 1 / FRAMES_PER_SECOND
+        self.refresh()
 
     def stop(self) -> None:
-        """The turn ended: hide, and stop repainting."""
-        self.display = False
+        """The turn ended: blank the row, and stop repainting."""
+        self.running = False
         self.auto_refresh = None
+        self.refresh()
 
     @property
     def text(self) -> str:
@@ -49,6 +57,8 @@ class WorkingLine(Widget, can_focus=False):
         return self.render().plain
 
     def render(self) -> Content:
+        if not self.running:
+            return Content("")
         frame = FRAMES[int(self._clock() * FRAMES_PER_SECOND) % len(FRAMES)]
         return Content.assemble(
             (frame, "$accent"), " ", self._describe(), (f"  · {self.stop_key} stops", "dim")

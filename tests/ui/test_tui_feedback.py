@@ -41,15 +41,37 @@ async def test_a_spinner_runs_under_the_transcript_while_a_turn_runs(make_app, s
     async with app.run_test(size=(120, 36)) as pilot:
         await app.ready()
         spinner = app.working_line
-        assert not spinner.display
+        assert not spinner.running and spinner.text == ""
         await app.submit("go")
         await wait_until(pilot, lambda: "writing" in spinner.text, what="the spinner")
-        assert spinner.display and spinner.text[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+        assert spinner.running and spinner.text[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
         assert "esc stops" in spinner.text
         server.open_gate("g")
         await app.wait_for_turn()
         await pilot.pause()
-        assert not spinner.display
+        assert not spinner.running and spinner.text == ""
+
+
+async def test_enter_and_the_turn_s_end_leave_the_transcript_its_size(
+    make_app, scripted_in_process
+):
+    """The working line's row is always there, blank while idle: a line that appeared at
+    Enter shrank the transcript by a row, a layout and a repaint of the whole view of its own
+    before the bubble's (Z2), and its going at the turn's end did it again."""
+    server = scripted_in_process({"replies": [reply("Streaming now.", gate="g", **HELD)]})
+    app = make_app(server)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.ready()
+        await pilot.pause()
+        idle = app.transcript.size
+        await type_keys(pilot, *"go", "enter")
+        await wait_until(pilot, lambda: "writing" in app.working_line.text, what="the spinner")
+        await pilot.pause()
+        assert app.transcript.size == idle
+        server.open_gate("g")
+        await app.wait_for_turn()
+        await pilot.pause()
+        assert app.working_line.text == "" and app.transcript.size == idle
 
 
 async def test_a_failed_tool_block_is_open_with_its_error(make_app, scripted_in_process):

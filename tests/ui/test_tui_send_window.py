@@ -102,7 +102,7 @@ async def test_escape_during_a_held_send_stops_the_turn_before_the_model(
         hold.release()
         await app.wait_for_turn()
         assert server.requests == []
-        assert not app.busy and app.working_line.display is False
+        assert not app.busy and not app.working_line.running
         assert app.composer.text == "stop me"
         assert app.agent.session_id is None  # nothing was written for it
         shown = [row.text for row in app.transcript.query(NoticeLine)]
