@@ -81,6 +81,7 @@ class HermesApp(KeyActions, App[int]):
     ) -> None:
         super().__init__()
         textual_compat.reflow_from_the_last_map()  # a bubble's frame arranges the screen once
+        textual_compat.styles_caches_die_with_their_widgets()  # not pinned by an lru_cache
         self.config = config
         self.ui_settings = ui_settings(config)  # `ui:` and `keys:` are the front end's to check
         self.probes = probes or Probes()
