@@ -24,6 +24,7 @@ from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
 from hermes_tui.doors import started
+from hermes_tui.gc_pacing import GcPacing
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.modes import ModeController
@@ -108,6 +109,8 @@ class HermesApp(KeyActions, App[int]):
         self.modes = ModeController(self)
         self.notifier = Notifier(self, lambda data: self._terminal_write(data))
         self.sessions = SessionsController(self)
+        # A resume builds with the collector off; one collection follows at idle (Z2).
+        self.gc_pacing = GcPacing(self.set_timer, lambda: self.transcript.filling)
         self.themes = theming.AppThemes(self, settings=self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
@@ -262,6 +265,7 @@ class HermesApp(KeyActions, App[int]):
 
     async def on_unmount(self) -> None:
         startup_gc.release_unused()  # an app that never came up (an error, the first-frame bench)
+        self.gc_pacing.release()
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()

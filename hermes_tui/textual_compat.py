@@ -157,7 +157,7 @@ def styles_caches_die_with_their_widgets() -> None:
 
     if getattr(StylesCache.get_inner_outer, "keyed_on_colours", False):
         return
-    inner_outer = StylesCache.get_inner_outer.__wrapped__  # type: ignore[attr-defined]
+    inner_outer = StylesCache.get_inner_outer.__wrapped__
 
     @lru_cache(1024)
     def get_inner_outer(base_background: Any, background: Any) -> Any:

@@ -57,3 +57,36 @@ async def test_a_session_switched_away_from_leaves_no_widget_or_line_alive(make_
             f"{pinned} of {len(caches)} styles caches of the first session alive: fix "
             "textual_compat.styles_caches_die_with_their_widgets"
         )
+
+
+async def test_a_resume_builds_with_no_collection_and_collects_once_at_idle(make_app):
+    """Z2: from the resume until its view is built not one collection runs (a full one
+    freeing the old session's widgets cost a few hundred milliseconds of most long opens);
+    once the app is idle one full collection frees what the resume left, and the collector
+    runs as usual again."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        first = await seed(app, 2, "first")
+        other = await seed(app, 2, "other")
+        await opened(app, pilot, first)
+        await wait_until(pilot, lambda: not app.gc_pacing.held, what="the first catch-up")
+        collections: list[int] = []
+
+        def count(phase: str, info: dict) -> None:
+            if phase == "start":
+                collections.append(info["generation"])
+
+        gc.callbacks.append(count)
+        try:
+            await opened(app, pilot, other)
+            during = list(collections)
+            assert during == [], f"collections while the resume built (generations): {during}"
+            assert app.gc_pacing.held and not gc.isenabled()
+            catch_ups = app.gc_pacing.catch_ups
+            await wait_until(pilot, lambda: not app.gc_pacing.held, what="the catch-up at idle")
+        finally:
+            gc.callbacks.remove(count)
+        assert collections[len(during) :][:1] == [2], "the catch-up is one full collection"
+        assert app.gc_pacing.catch_ups == catch_ups + 1
+        assert gc.isenabled()
