@@ -6,8 +6,9 @@ triggers a full collection, so one landed in most opens of a long session, a few
 milliseconds between the resume and its first paint. While a resume and the Markdown build
 near its view run, the collector is off; once the view has been built and nothing has asked
 for a collection's pause for `IDLE_DELAY` seconds, one full collection frees what the resume
-left and the collector runs as usual again. Back-to-back resumes with no idle between them
-never let garbage pile up past `HELD_LIMIT` objects: the next resume collects first.
+left and the collector runs as usual again. Neither back-to-back resumes with no idle between
+them nor a view that keeps building (a long answer streaming in) let garbage pile up past
+`HELD_LIMIT` objects: the next resume, or the next check, collects first.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ class GcPacing:
         self._timer = None
         if not self._held:
             return
-        if self._busy():
-            self._timer = self._schedule(self._delay, self._idle)
+        if self._busy() and gc.get_count()[0] <= HELD_LIMIT:
+            self._timer = self._schedule(self._delay, self._idle)  # a fill, a long stream: later
             return
         self._collect()
         self._held = False

@@ -99,3 +99,17 @@ def test_a_pause_that_is_not_its_own_stays(collector):
     assert not pacing.held and not timers.pending
     pacing.release()
     assert not gc.isenabled()
+
+
+def test_a_view_that_keeps_building_still_collects_past_the_limit(collector, monkeypatch):
+    monkeypatch.setattr(gc_pacing, "HELD_LIMIT", 1_000)
+    timers = Timers()
+    pacing = GcPacing(timers, lambda: True)  # a long answer streaming in: never idle
+    pacing.hold()
+    pacing.settle()
+    timers.fire()
+    assert pacing.held and pacing.catch_ups == 0  # little allocated: it waits on
+    kept = [[i] for i in range(5_000)]
+    timers.fire()
+    assert pacing.catch_ups == 1 and gc.isenabled() and not timers.pending
+    del kept
