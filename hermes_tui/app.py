@@ -24,6 +24,7 @@ from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
 from hermes_tui.doors import started
+from hermes_tui.gc_pacing import GcPacing
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.modes import ModeController
@@ -82,6 +83,7 @@ class HermesApp(KeyActions, App[int]):
         super().__init__()
         textual_compat.reflow_from_the_last_map()  # a bubble's frame arranges the screen once
         textual_compat.partial_updates_render_what_changed()  # a spinner frame renders the spinner
+        textual_compat.styles_caches_die_with_their_widgets()  # not pinned by an lru_cache
         self.config = config
         self.ui_settings = ui_settings(config)  # `ui:` and `keys:` are the front end's to check
         self.probes = probes or Probes()
@@ -108,6 +110,8 @@ class HermesApp(KeyActions, App[int]):
         self.modes = ModeController(self)
         self.notifier = Notifier(self, lambda data: self._terminal_write(data))
         self.sessions = SessionsController(self)
+        # A resume builds with the collector off; one collection follows at idle (Z2).
+        self.gc_pacing = GcPacing(self.set_timer, lambda: self.transcript.filling)
         self.themes = theming.AppThemes(self, settings=self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None
@@ -262,6 +266,7 @@ class HermesApp(KeyActions, App[int]):
 
     async def on_unmount(self) -> None:
         startup_gc.release_unused()  # an app that never came up (an error, the first-frame bench)
+        self.gc_pacing.release()
         if self._froze_heap:
             gc.unfreeze()
         self.approval.decline_all()

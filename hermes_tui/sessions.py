@@ -14,6 +14,7 @@ from hermes_tui.welcome_facts import welcome_facts
 if TYPE_CHECKING:
     from agent.config import Config
     from agent.loop import Agent
+    from hermes_tui.gc_pacing import GcPacing
     from hermes_tui.keys import KeyMap
     from hermes_tui.modes import ModeController
     from hermes_tui.probes import Probes
@@ -47,6 +48,7 @@ class SessionsHost(Notices, RunsWorkers, ShowsScreens, Protocol):
     turns: TurnController
     modes: ModeController
     keys: KeyMap
+    gc_pacing: GcPacing
 
     @property
     def sessions_panel(self) -> SessionsPanel:
@@ -153,6 +155,14 @@ class SessionsController:
         app = self.app
         if await app.turns.refused("switch sessions"):
             return
+        app.gc_pacing.hold()  # no collection between the resume and its paint
+        try:
+            await self._open(session_id)
+        finally:
+            app.gc_pacing.settle()  # one collection once the view is built and idle
+
+    async def _open(self, session_id: str) -> None:
+        app = self.app
         await self._db.flush()
         session = await self._db.get_session(session_id)
         if session is None:

@@ -206,6 +206,31 @@ def partial_updates_render_what_changed() -> None:
     render_partial_update_of_what_changed.original = render_partial_update  # type: ignore[attr-defined]
     Compositor._get_renders = get_renders_of_what_changed  # type: ignore[method-assign]
     Compositor.render_partial_update = render_partial_update_of_what_changed  # type: ignore[method-assign]
+def styles_caches_die_with_their_widgets() -> None:
+    """A removed widget's rendered lines die with it, not up to 1,024 widgets later (once
+    per process; Z2, U5).
+
+    `StylesCache.get_inner_outer` (textual._styles_cache) is an `lru_cache` on a method, so
+    its key holds the `StylesCache` itself: every widget ever painted kept its styles cache,
+    and with it every line it rendered (a `Strip` and its seven small caches each), until
+    1,024 later widgets pushed it out. A long answer's blocks kept some 5,000 objects alive
+    per session switch, each rescanned by every full collection. The two colours are the
+    whole answer, so the cache is kept on them alone.
+    """
+    from functools import lru_cache
+
+    from textual._styles_cache import StylesCache
+
+    if getattr(StylesCache.get_inner_outer, "keyed_on_colours", False):
+        return
+    inner_outer = StylesCache.get_inner_outer.__wrapped__
+
+    @lru_cache(1024)
+    def get_inner_outer(base_background: Any, background: Any) -> Any:
+        return inner_outer(None, base_background, background)
+
+    get_inner_outer.keyed_on_colours = True  # type: ignore[attr-defined]
+    StylesCache.get_inner_outer = staticmethod(get_inner_outer)  # type: ignore[method-assign,assignment]
 
 
 def markdown_blocks(markdown: Markdown, tokens: Iterable[Token]) -> list[MarkdownBlock]:

@@ -199,6 +199,29 @@ async def test_a_partial_frame_renders_only_the_widgets_whose_regions_changed(mo
         assert {"tr", "bl"} <= set(rendered)  # what it saves: Textual renders every pane
         assert whole is not None
         assert whole.render_segments(console) == shown
+def test_a_painted_styles_cache_dies_with_its_widget():
+    import gc
+    import weakref
+
+    from textual._styles_cache import StylesCache
+    from textual.color import Color
+
+    compat.styles_caches_die_with_their_widgets()
+    compat.styles_caches_die_with_their_widgets()  # once per process, however often it is asked
+    cache = StylesCache()
+    base, background = Color(10, 20, 30), Color(200, 100, 0, 0.5)
+    inner, outer = cache.get_inner_outer(base, background)  # as render_line asks it
+    assert (inner.background, outer.background) == (base + background, base), (
+        "StylesCache.get_inner_outer answers otherwise: fix "
+        "textual_compat.styles_caches_die_with_their_widgets"
+    )
+    gone = weakref.ref(cache)
+    del cache
+    gc.collect()
+    assert gone() is None, (
+        "a painted StylesCache outlives its widget: fix "
+        "textual_compat.styles_caches_die_with_their_widgets"
+    )
 
 
 async def test_markdown_blocks_and_block_token_build_blocks_from_tokens():
