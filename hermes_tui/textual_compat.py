@@ -206,6 +206,8 @@ def partial_updates_render_what_changed() -> None:
     render_partial_update_of_what_changed.original = render_partial_update  # type: ignore[attr-defined]
     Compositor._get_renders = get_renders_of_what_changed  # type: ignore[method-assign]
     Compositor.render_partial_update = render_partial_update_of_what_changed  # type: ignore[method-assign]
+
+
 def styles_caches_die_with_their_widgets() -> None:
     """A removed widget's rendered lines die with it, not up to 1,024 widgets later (once
     per process; Z2, U5).

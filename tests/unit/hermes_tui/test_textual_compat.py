@@ -199,6 +199,8 @@ async def test_a_partial_frame_renders_only_the_widgets_whose_regions_changed(mo
         assert {"tr", "bl"} <= set(rendered)  # what it saves: Textual renders every pane
         assert whole is not None
         assert whole.render_segments(console) == shown
+
+
 def test_a_painted_styles_cache_dies_with_its_widget():
     import gc
     import weakref
