@@ -54,6 +54,13 @@ def pending_in_view(app) -> list[PendingChunk]:
 
 
 async def opened(app, pilot, session_id: str) -> None:
+    """Resume `session_id` until its view is built. The screens around the view are built
+    MARGIN_DELAY later, with no wait here: unless the test set its own delay, that build waits
+    for a scroll, so what a test reads after this is the resume's own build (on a loaded
+    machine the half second passed before the test looked, and it read the margin's build
+    half done)."""
+    if app.probes.margin_delay is None:
+        app.probes.margin_delay = 3600.0
     await app.resume_session(session_id)
     await wait_until(pilot, lambda: not app.transcript.filling, what="the view built")
 
@@ -222,10 +229,18 @@ async def test_chunks_not_built_are_one_blank_run_split_only_where_the_view_near
         assert len(above.chunks) > 3 and above.outer_size.height == sum(above.heights or ())
         # Into the middle of the run: only the chunks near the view are built.
         transcript = app.transcript
-        transcript.scroll_to(y=last.virtual_region.y + above.outer_size.height // 2, animate=False)
+        middle = last.virtual_region.y + above.outer_size.height // 2
+        transcript.scroll_to(y=middle, animate=False, immediate=True)
         await wait_until(
             pilot,
-            lambda: not transcript.filling and not transcript.paging and not pending_in_view(app),
+            # At the middle first: before the scroll is applied, the bottom's view holds all
+            # of this as well (nothing filling, nothing pending in view).
+            lambda: (
+                transcript.scroll_y == middle
+                and not transcript.filling
+                and not transcript.paging
+                and not pending_in_view(app)
+            ),
             what="the middle of the run built",
         )
         runs = blank_runs(last)
