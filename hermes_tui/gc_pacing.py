@@ -42,12 +42,17 @@ class GcPacing:
         busy: Callable[[], bool],
         delay: float = IDLE_DELAY,
         collect: Callable[[], object] = gc.collect,
+        count: Callable[[], int] = lambda: gc.get_count()[0],
     ) -> None:
         self._schedule = schedule
-        self._collect_all = collect  # a full collection (a test counts them instead)
+        # A full collection and the allocation count: a test gives its own of each, since
+        # any thread of the process allocates into the real count.
+        self._collect_all = collect
+        self._count = count
         self._busy = busy  # the view is still being built: not idle yet
         self._delay = delay
         self._held = False
+        self._since = 0  # the collector's allocation count when it last stopped or collected
         self._timer: Stoppable | None = None
         self.catch_ups = 0
         """Catch-up collections run so far (a test counts them)."""
@@ -61,13 +66,14 @@ class GcPacing:
         """Keep the collector off from now until the catch-up after `settle()`."""
         self._stop_timer()
         if self._held:
-            if gc.get_count()[0] > HELD_LIMIT:
+            if self._allocated() > HELD_LIMIT:
                 self._collect()  # no idle since the last resume: do not let garbage pile up
             return
         if not gc.isenabled():
             return  # someone else paused it (start-up): theirs to resume
         gc.disable()
         self._held = True
+        self._since = self._count()
 
     def settle(self) -> None:
         """The resume is done: collect once the view is built and the app is idle."""
@@ -86,7 +92,7 @@ class GcPacing:
         self._timer = None
         if not self._held:
             return
-        if self._busy() and gc.get_count()[0] <= HELD_LIMIT:
+        if self._busy() and self._allocated() <= HELD_LIMIT:
             self._timer = self._schedule(self._delay, self._idle)  # a fill, a long stream: later
             return
         self._collect()
@@ -96,6 +102,13 @@ class GcPacing:
     def _collect(self) -> None:
         self._collect_all()
         self.catch_ups += 1
+        self._since = self._count()
+
+    def _allocated(self) -> int:
+        # Counted from when it stopped, not read alone: the count is since the last
+        # collection of the youngest generation, which the process may not have had for a
+        # while (it was seen over the limit the moment the collector stopped).
+        return self._count() - self._since
 
     def _stop_timer(self) -> None:
         if self._timer is not None:

@@ -36,14 +36,26 @@ class Timers:
 
 
 class Collections:
-    """A full collection the test counts: a real one scans the whole test process's heap
-    (seconds, late in a suite), and what is asked here is when, not what it frees."""
+    """A full collection the test counts, over an allocation count the test moves: a real
+    collection scans the whole test process's heap (seconds, late in a suite), and the real
+    count moves with every thread of the process (an app's preload thread from an earlier
+    test put it over the limit at once). What is asked here is when it collects."""
 
     def __init__(self) -> None:
         self.runs = 0
+        self.allocated = 0
 
     def __call__(self) -> None:
         self.runs += 1
+        self.allocated = 0
+
+    def count(self) -> int:
+        return self.allocated
+
+
+def pacing_of(timers, busy, collections: Collections | None = None, **options) -> GcPacing:
+    collections = collections or Collections()
+    return GcPacing(timers, busy, collect=collections, count=collections.count, **options)
 
 
 @pytest.fixture
@@ -60,7 +72,7 @@ def collector():
 
 def test_a_resume_holds_the_collector_until_the_idle_catch_up(collector):
     timers, busy = Timers(), [True]
-    pacing = GcPacing(timers, lambda: busy[0], delay=0.5, collect=Collections())
+    pacing = pacing_of(timers, lambda: busy[0], delay=0.5)
     pacing.hold()
     assert not gc.isenabled() and pacing.held
     pacing.settle()
@@ -75,7 +87,7 @@ def test_a_resume_holds_the_collector_until_the_idle_catch_up(collector):
 
 def test_a_new_resume_before_the_idle_postpones_the_catch_up(collector):
     timers = Timers()
-    pacing = GcPacing(timers, lambda: False, collect=Collections())
+    pacing = pacing_of(timers, lambda: False)
     pacing.hold()
     pacing.settle()
     pacing.hold()  # the next resume: its own build must not pay for the last one's garbage
@@ -88,22 +100,23 @@ def test_a_new_resume_before_the_idle_postpones_the_catch_up(collector):
 def test_back_to_back_resumes_collect_once_the_garbage_passes_the_limit(collector, monkeypatch):
     monkeypatch.setattr(gc_pacing, "HELD_LIMIT", 1_000)
     collections = Collections()
-    pacing = GcPacing(Timers(), lambda: False, collect=collections)
+    pacing = pacing_of(Timers(), lambda: False, collections)
     pacing.hold()
     pacing.settle()
     pacing.hold()
     assert pacing.catch_ups == 0  # little allocated since the collector stopped
-    kept = [[i] for i in range(5_000)]  # more tracked objects than the limit
+    collections.allocated += 5_000  # more tracked objects than the limit
     pacing.hold()
     assert pacing.catch_ups == 1 and collections.runs == 1 and not gc.isenabled()
-    del kept
+    pacing.hold()
+    assert pacing.catch_ups == 1  # counted from the catch-up on, not from the first stop
     pacing.release()
     assert gc.isenabled()
 
 
 def test_a_pause_that_is_not_its_own_stays(collector):
     timers = Timers()
-    pacing = GcPacing(timers, lambda: False, collect=Collections())
+    pacing = pacing_of(timers, lambda: False)
     gc.disable()  # start-up's pause (startup_gc) is still on
     pacing.hold()
     pacing.settle()
@@ -114,15 +127,14 @@ def test_a_pause_that_is_not_its_own_stays(collector):
 
 def test_a_view_that_keeps_building_still_collects_past_the_limit(collector, monkeypatch):
     monkeypatch.setattr(gc_pacing, "HELD_LIMIT", 1_000)
-    timers = Timers()
-    pacing = GcPacing(
-        timers, lambda: True, collect=Collections()
-    )  # a long answer streaming in: never idle
+    timers, collections = Timers(), Collections()
+    pacing = pacing_of(timers, lambda: True, collections)  # a long answer streams in
+    collections.allocated = 900  # allocated before it stopped: not its own to count
     pacing.hold()
     pacing.settle()
+    collections.allocated += 900
     timers.fire()
     assert pacing.held and pacing.catch_ups == 0  # little allocated: it waits on
-    kept = [[i] for i in range(5_000)]
+    collections.allocated += 5_000
     timers.fire()
     assert pacing.catch_ups == 1 and gc.isenabled() and not timers.pending
-    del kept
