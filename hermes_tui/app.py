@@ -24,13 +24,13 @@ from hermes_tui.actions import KeyActions
 from hermes_tui.approval import ApprovalFlow
 from hermes_tui.bridge import AgentEvents, Bridge, unless_shut_down
 from hermes_tui.doors import started
-from hermes_tui.gc_pacing import GcPacing
+from hermes_tui.gc_pacing import IDLE_DELAY, GcPacing
 from hermes_tui.keys import KEY_BINDINGS, KeyMap
 from hermes_tui.layout import ScreenLayout
 from hermes_tui.modes import ModeController
 from hermes_tui.notify import Notifier
 from hermes_tui.presenter import EventRouter
-from hermes_tui.probes import Probes
+from hermes_tui.probes import Probes, probe
 from hermes_tui.sending import SendLine
 from hermes_tui.sessions import SessionsController
 from hermes_tui.status import StatusPresenter
@@ -111,7 +111,11 @@ class HermesApp(KeyActions, App[int]):
         self.notifier = Notifier(self, lambda data: self._terminal_write(data))
         self.sessions = SessionsController(self)
         # A resume builds with the collector off; one collection follows at idle (Z2).
-        self.gc_pacing = GcPacing(self.set_timer, lambda: self.transcript.filling)
+        self.gc_pacing = GcPacing(
+            self.set_timer,
+            lambda: self.transcript.filling,
+            delay=lambda: float(probe(self, "gc_idle_delay", IDLE_DELAY)),
+        )
         self.themes = theming.AppThemes(self, settings=self)
         self.theme_notices = self.themes.install(theming.load_themes(config.home))
         self.router: EventRouter | None = None

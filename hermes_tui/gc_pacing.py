@@ -40,7 +40,7 @@ class GcPacing:
         self,
         schedule: Schedule,
         busy: Callable[[], bool],
-        delay: float = IDLE_DELAY,
+        delay: Callable[[], float] = lambda: IDLE_DELAY,
         collect: Callable[[], object] = gc.collect,
         count: Callable[[], int] = lambda: gc.get_count()[0],
     ) -> None:
@@ -50,7 +50,7 @@ class GcPacing:
         self._collect_all = collect
         self._count = count
         self._busy = busy  # the view is still being built: not idle yet
-        self._delay = delay
+        self._delay = delay  # asked at each scheduling: a test may change it meanwhile
         self._held = False
         self._since = 0  # the collector's allocation count when it last stopped or collected
         self._timer: Stoppable | None = None
@@ -79,7 +79,7 @@ class GcPacing:
         """The resume is done: collect once the view is built and the app is idle."""
         if self._held:
             self._stop_timer()
-            self._timer = self._schedule(self._delay, self._idle)
+            self._timer = self._schedule(self._delay(), self._idle)
 
     def release(self) -> None:
         """Resume the collector at once, without the catch-up (the app is ending)."""
@@ -93,7 +93,7 @@ class GcPacing:
         if not self._held:
             return
         if self._busy() and self._allocated() <= HELD_LIMIT:
-            self._timer = self._schedule(self._delay, self._idle)  # a fill, a long stream: later
+            self._timer = self._schedule(self._delay(), self._idle)  # a fill, a long stream: later
             return
         self._collect()
         self._held = False

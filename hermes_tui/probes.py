@@ -53,6 +53,9 @@ class Probes:
     margin_delay: float | None = None
     """Seconds after an opened session's view is built before the screens around it are
     (None: the transcript's MARGIN_DELAY, fill.py)."""
+    gc_idle_delay: float | None = None
+    """Seconds of idle after a resume before its catch-up collection (None: gc_pacing's
+    IDLE_DELAY); read each time the catch-up is scheduled."""
     parse_hold: Callable[[], None] | None = None
     """Called on the parse thread before a long answer's chunks are parsed: a test holds the
     parse there, as a slow parse would, and checks the screen paints meanwhile (Z2)."""

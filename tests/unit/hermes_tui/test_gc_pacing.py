@@ -72,7 +72,7 @@ def collector():
 
 def test_a_resume_holds_the_collector_until_the_idle_catch_up(collector):
     timers, busy = Timers(), [True]
-    pacing = pacing_of(timers, lambda: busy[0], delay=0.5)
+    pacing = pacing_of(timers, lambda: busy[0], delay=lambda: 0.5)
     pacing.hold()
     assert not gc.isenabled() and pacing.held
     pacing.settle()
