@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from textual.widget import Widget
-from ui.tui_helpers import reply
+from ui.tui_helpers import FakeClock, reply
 
 from hermes_tui.widgets.key_bar import KeyBar
 from hermes_tui.widgets.sessions_panel import SessionsPanel
@@ -35,6 +35,9 @@ async def test_a_streaming_answer_s_frames_leave_the_unchanged_panels_alone(
 
     async with app.run_test(size=(140, 40)) as pilot:
         await app.ready()
+        # The busy row's clock stands still: on a loaded machine the stream took seconds, and
+        # each second redrew the sessions panel (rightly: its words changed).
+        app.probes.clock = FakeClock()
         await pilot.pause()
         monkeypatch.setattr(Widget, "render_lines", counting_render_lines)
         await app.submit("go")
