@@ -391,6 +391,7 @@ class HermesApp(KeyActions, App[int]):
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:
             return  # a late batch from the worker while the app shuts down: nothing to show
+        self.gc_pacing.bound()  # a long turn's garbage stays bounded while it is held
         await unless_shut_down(self, self.router.apply(message.events))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

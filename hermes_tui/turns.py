@@ -262,6 +262,7 @@ class TurnController:
         """
         self._item = item
         self._idle.clear()
+        self.app.gc_pacing.hold()  # no full collection mid-stream: one at idle (gc_pacing.py)
         self.app.status.begin()
         transcript = self.app.transcript
         hold = self.app.probes.send_hold
@@ -357,6 +358,7 @@ class TurnController:
             # The queue runs on without an idle moment in between: busy stays set.
             await self.start_turn(item.text, item, prompt=self._prompts.get(item.id))
             return
+        self.app.gc_pacing.settle()  # the turn's catch-up collection, once idle
         # Last, with no await after it: a waiter on the turn sees every row in place.
         self._idle.set()
         self.app.refresh_bindings()

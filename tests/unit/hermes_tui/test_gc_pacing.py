@@ -113,3 +113,16 @@ def test_a_view_that_keeps_building_still_collects_past_the_limit(collector, mon
     timers.fire()
     assert pacing.catch_ups == 1 and gc.isenabled() and not timers.pending
     del kept
+
+
+def test_a_long_turn_held_collects_once_its_garbage_passes_the_bound(collector):
+    pacing = GcPacing(Timers(), lambda: False)
+    pacing.bound()  # not held: nothing to do
+    assert pacing.catch_ups == 0 and gc.isenabled()
+    pacing.hold()
+    pacing.bound()  # little piled up yet
+    assert pacing.catch_ups == 0
+    garbage = [[] for _ in range(gc_pacing.HELD_LIMIT + 1)]
+    pacing.bound()
+    del garbage
+    assert pacing.catch_ups == 1 and pacing.held and not gc.isenabled()
