@@ -22,6 +22,7 @@ from hermes_tui.safe_text import safe_text
 if TYPE_CHECKING:
     from agent.loop import Agent
     from hermes_tui.bridge import Bridge
+    from hermes_tui.gc_pacing import GcPacing
     from hermes_tui.keys import KeyMap
     from hermes_tui.presenter import EventRouter
     from hermes_tui.probes import Probes
@@ -120,6 +121,7 @@ class TurnHost(Notices, RunsWorkers, Protocol):
 
     agent: Agent | None
     bridge: Bridge
+    gc_pacing: GcPacing
     router: EventRouter | None
     probes: Probes
     keys: KeyMap
