@@ -93,6 +93,8 @@ class HermesApp(KeyActions, App[int]):
         self.runtime: Runtime | None = None
         self.preloading: threading.Thread | None = None
         """The thread importing what the first turn needs (preload.py), once the app is up."""
+        self.asking_ahead: threading.Thread | None = None
+        """The thread asking the model's server ahead of the first turn (preload.py)."""
         self.db: SessionDB | None = None
         self.agent: Agent | None = None
         self.bridge = Bridge(self)
@@ -262,7 +264,7 @@ class HermesApp(KeyActions, App[int]):
         self._froze_heap = True
         startup_gc.release()  # paused by the command line until now
         self._agent_up.set()
-        self.preloading = preload_first_turn(runtime.agent)
+        self.preloading, self.asking_ahead = preload_first_turn(runtime.agent)
 
     async def ready(self) -> None:
         """Wait until the store and the agent are up (after the first frame)."""
@@ -393,6 +395,7 @@ class HermesApp(KeyActions, App[int]):
     async def on_agent_events(self, message: AgentEvents) -> None:
         if not self.is_running or self.router is None:
             return  # a late batch from the worker while the app shuts down: nothing to show
+        self.gc_pacing.bound()  # a long turn's garbage stays bounded while it is held
         await unless_shut_down(self, self.router.apply(message.events))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -9,6 +9,12 @@ for a collection's pause for `IDLE_DELAY` seconds, one full collection frees wha
 left and the collector runs as usual again. Neither back-to-back resumes with no idle between
 them nor a view that keeps building (a long answer streaming in) let garbage pile up past
 `HELD_LIMIT` objects: the next resume, or the next check, collects first.
+
+A turn is held the same way (hermes_tui/turns.py): a streamed answer mounts hundreds of
+Markdown blocks, and the full collections those survivors triggered (35-120 ms each, one or
+two per 100 KB answer) landed mid-stream, the hand-over to the chunked answer among them. Each
+batch of the turn's events checks the bound (`bound`), so a turn of any length keeps memory
+bounded; the catch-up runs once the app is idle after it.
 """
 
 from __future__ import annotations
@@ -74,6 +80,11 @@ class GcPacing:
         gc.disable()
         self._held = True
         self._since = self._count()
+
+    def bound(self) -> None:
+        """While held: collect once more than HELD_LIMIT objects piled up (a long turn)."""
+        if self._held and self._allocated() > HELD_LIMIT:
+            self._collect()
 
     def settle(self) -> None:
         """The resume is done: collect once the view is built and the app is idle."""

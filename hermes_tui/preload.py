@@ -6,6 +6,12 @@ code block shown (an answer's, a resumed session's, a diff's) loaded Pygments an
 the Python lexer's rules on the UI thread (about 280 ms here). The user is reading the
 screen by then; the thread does it meanwhile. A turn that starts before it is
 done waits on the import lock for the rest only: nothing is imported twice.
+
+The first turn's worker also asked the model's server what it serves (agent/server_check.py)
+and read the price table before its request went out: a round trip and a YAML load between
+Enter and the first token. A second thread asks both ahead; the process keeps the answers
+(agent/providers/discovery.py's SERVERS, the table's cache), so the turn's check reads them
+instead of asking again (a turn that starts first waits for that one answer).
 """
 
 from __future__ import annotations
@@ -24,11 +30,31 @@ FIRST_TURN_MODULES = ("hermes_tui.widgets.answer", "hermes_tui.widgets.live_answ
 """The widgets a streamed answer is shown with (their imports pull in Markdown's parser)."""
 
 
-def preload_first_turn(agent: Agent) -> threading.Thread:
-    """Start importing what the first turn needs, on a daemon thread (an exit never waits)."""
-    thread = threading.Thread(target=_preload, args=(agent,), name="hermes-preload", daemon=True)
-    thread.start()
-    return thread
+def preload_first_turn(agent: Agent) -> tuple[threading.Thread, threading.Thread]:
+    """Start importing what the first turn needs, and asking what it will ask, on daemon
+    threads (an exit never waits): (the imports' thread, the asking one)."""
+    threads = (
+        threading.Thread(target=_preload, args=(agent,), name="hermes-preload", daemon=True),
+        threading.Thread(target=ask_ahead, args=(agent,), name="hermes-ask-ahead", daemon=True),
+    )
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def ask_ahead(agent: Agent) -> None:
+    """Ask the current model's server about it and read the price table, as the first turn
+    would before its request (a silent server costs this thread its short timeout only)."""
+    from agent.price_table import price_table
+    from agent.server_check import ask_server
+
+    try:
+        provider = agent.config.providers.get(agent.provider_name)
+        if provider is not None:
+            ask_server(provider, agent.model_name)
+        price_table()
+    except Exception:  # the first turn asks again and reports what fails there
+        log.debug("asking ahead of the first turn failed", exc_info=True)
 
 
 def _preload(agent: Agent) -> None:

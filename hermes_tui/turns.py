@@ -22,6 +22,7 @@ from hermes_tui.safe_text import safe_text
 if TYPE_CHECKING:
     from agent.loop import Agent
     from hermes_tui.bridge import Bridge
+    from hermes_tui.gc_pacing import GcPacing
     from hermes_tui.keys import KeyMap
     from hermes_tui.presenter import EventRouter
     from hermes_tui.probes import Probes
@@ -120,6 +121,7 @@ class TurnHost(Notices, RunsWorkers, Protocol):
 
     agent: Agent | None
     bridge: Bridge
+    gc_pacing: GcPacing
     router: EventRouter | None
     probes: Probes
     keys: KeyMap
@@ -262,6 +264,7 @@ class TurnController:
         """
         self._item = item
         self._idle.clear()
+        self.app.gc_pacing.hold()  # no full collection mid-stream: one at idle (gc_pacing.py)
         self.app.status.begin()
         transcript = self.app.transcript
         hold = self.app.probes.send_hold
@@ -357,6 +360,7 @@ class TurnController:
             # The queue runs on without an idle moment in between: busy stays set.
             await self.start_turn(item.text, item, prompt=self._prompts.get(item.id))
             return
+        self.app.gc_pacing.settle()  # the turn's catch-up collection, once idle
         # Last, with no await after it: a waiter on the turn sees every row in place.
         self._idle.set()
         self.app.refresh_bindings()

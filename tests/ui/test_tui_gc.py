@@ -11,6 +11,7 @@ from ui.tui_helpers import type_keys
 from waits import wait_until
 
 from bench._long_answers import long_answer
+from hermes_tui.widgets.live_answer import LiveLazyAnswer
 
 
 async def seed(app, answers: int, title: str) -> str:
@@ -99,3 +100,38 @@ async def test_a_resume_builds_with_no_collection_and_collects_once_at_idle(make
         assert app.gc_pacing.catch_ups == catch_ups + 1
         assert gc.isenabled()
         await wait_until(pilot, lambda: app.composer.text == "typed on", what="the typed text")
+
+
+async def test_a_streamed_long_answer_runs_no_collection_until_idle(make_app, scripted):
+    """Z2: a 100 KB answer streams in (past the hand-over to the chunked answer) with no
+    collection at all: the full ones its Markdown blocks triggered landed mid-stream. Once the
+    app is idle one catch-up runs and the collector is on again."""
+    text = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 14 for i in range(260))
+    server = scripted({"replies": [{"text": text, "chunk_size": 64}]})
+    app = make_app(server)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        collections: list[int] = []
+
+        def count(phase: str, info: dict) -> None:
+            if phase == "start":
+                collections.append(info["generation"])
+
+        app.probes.gc_idle_delay = 3600.0  # the idle waits for the test to look (see above)
+        gc.callbacks.append(count)
+        try:
+            catch_ups = app.gc_pacing.catch_ups
+            await app.submit("go")
+            await app.wait_for_turn()
+            during = list(collections)
+            assert app.gc_pacing.held
+            app.probes.gc_idle_delay = 0.01
+            app.gc_pacing.settle()  # the idle from now on
+            await wait_until(pilot, lambda: not app.gc_pacing.held, what="the catch-up at idle")
+        finally:
+            gc.callbacks.remove(count)
+        assert during == [], f"collections while the answer streamed: {len(during)}"
+        assert app.gc_pacing.catch_ups == catch_ups + 1
+        assert gc.isenabled()
+        (answer,) = app.transcript.query(LiveLazyAnswer)  # it passed the hand-over
+        assert answer.source == text

@@ -138,3 +138,17 @@ def test_a_view_that_keeps_building_still_collects_past_the_limit(collector, mon
     collections.allocated += 5_000
     timers.fire()
     assert pacing.catch_ups == 1 and gc.isenabled() and not timers.pending
+
+
+def test_a_long_turn_held_collects_once_its_garbage_passes_the_bound(collector, monkeypatch):
+    monkeypatch.setattr(gc_pacing, "HELD_LIMIT", 1_000)
+    collections = Collections()
+    pacing = pacing_of(Timers(), lambda: False, collections)
+    pacing.bound()  # not held: nothing to do
+    assert pacing.catch_ups == 0 and gc.isenabled()
+    pacing.hold()
+    pacing.bound()  # little piled up yet
+    assert pacing.catch_ups == 0
+    collections.allocated += 5_000
+    pacing.bound()
+    assert pacing.catch_ups == 1 and pacing.held and not gc.isenabled()
