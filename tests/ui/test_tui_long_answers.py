@@ -334,3 +334,56 @@ async def test_the_screen_above_a_resumed_view_is_built_after_the_margin_delay(m
         for widgets in last.built_chunks():
             height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
             assert abs(widgets[0].lazy_chunk.estimated_height(width) - height) <= 2
+
+
+def built_rows(app) -> int:
+    """Rows the long answers' built chunks take (Markdown and plain pieces, not blank runs)."""
+    rows = 0
+    for answer in app.transcript.query(LazyAnswer):
+        for widgets in answer.built_chunks():
+            rows += widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
+    return rows
+
+
+async def test_scrolling_through_long_answers_keeps_only_what_is_near_the_view_built(make_app):
+    """Z2: scrolling from the bottom of a session of 300-line answers to its top and back,
+    the Markdown mounted stays a few screens' worth at every step (chunks built far from the
+    view go back to blank runs of the rows they took), and what is scrolled back to is built
+    again. Kept, every scroll laid out all the blocks built so far: slower and bigger the
+    further the user went."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        app.probes.margin_delay = 0.01
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        screen = transcript.region.height
+        seen: list[tuple[int, int]] = []
+
+        async def step(rows: int) -> None:
+            transcript.scroll_relative(y=rows, animate=False, immediate=True)
+            await wait_until(
+                pilot,
+                lambda: not transcript.filling and not transcript.paging,
+                what="the view built after a scroll",
+            )
+            assert not pending_in_view(app)
+            seen.append((built_rows(app), len(blocks(app))))
+            # The fill's reach is the view and a screen above and below it; a chunk it
+            # touches is built whole (a part of an answer, under a screen here): about 100
+            # rows and 30 blocks at most, where keeping them all grew to over 1,000 and 300.
+            assert seen[-1][0] <= 5 * screen and seen[-1][1] <= 60, seen
+
+        for _ in range(200):
+            first = transcript.children[0]
+            if transcript.scroll_y == 0 and getattr(first, "text", None) == "question 0?":
+                break
+            await step(-screen)
+        assert getattr(transcript.children[0], "text", None) == "question 0?"
+        for _ in range(200):
+            if transcript.scroll_y >= transcript.max_scroll_y:
+                break
+            await step(screen)
+        assert transcript.scroll_y >= transcript.max_scroll_y
+        assert len(seen) > 20, seen  # the session is many screens long
