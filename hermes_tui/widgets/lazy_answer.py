@@ -252,9 +252,8 @@ class LazyAnswer(AnswerBlock):
                 if not all(_ours(self, widget) for widget in widgets):
                     continue  # removed meanwhile (the stream ended, the cut was replaced)
                 chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]  # see groups()
-                height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
                 doomed = list(widgets)
-                chunks, heights = [chunk], [max(1, height)]
+                chunks, heights = [chunk], [self._rows_taken(widgets)]
                 above, below = (
                     self._blank_next_to(widgets[0], -1),
                     self._blank_next_to(widgets[-1], 1),
@@ -268,6 +267,25 @@ class LazyAnswer(AnswerBlock):
                     heights += below.heights or ()
                 await self.mount(PendingChunk(chunks, heights), before=doomed[0])
                 await self.remove_children(doomed)
+
+    def _rows_taken(self, widgets: Sequence[Widget]) -> int:
+        """The rows a blank run (no margin) takes in place of `widgets` without moving what
+        is below them: their own and the margins between them and their neighbours that a
+        neighbour's margin does not cover (Textual collapses vertical margins to the larger
+        one; the span of the widgets alone lost a row at each such gap)."""
+        children = self.children
+        first, last = children.index(widgets[0]), children.index(widgets[-1])
+        if first > 0:
+            above = children[first - 1]
+            top = above.virtual_region.bottom + above.styles.margin.bottom
+        else:
+            top = widgets[0].virtual_region.y - widgets[0].styles.margin.top
+        if last + 1 < len(children):
+            below = children[last + 1]
+            bottom = below.virtual_region.y - below.styles.margin.top
+        else:
+            bottom = widgets[-1].virtual_region.bottom + widgets[-1].styles.margin.bottom
+        return max(1, bottom - top)
 
     def _blank_next_to(self, widget: Widget, step: int) -> PendingChunk | None:
         """The blank run just above (`step` -1) or below (+1) `widget`, if there is one."""

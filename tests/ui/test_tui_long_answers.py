@@ -387,3 +387,39 @@ async def test_scrolling_through_long_answers_keeps_only_what_is_near_the_view_b
             await step(screen)
         assert transcript.scroll_y >= transcript.max_scroll_y
         assert len(seen) > 20, seen  # the session is many screens long
+
+
+async def test_releasing_a_stored_answers_chunks_moves_nothing_on_screen(make_app):
+    """Z2: built chunks of a stored answer that go back to blank rows take the rows they
+    took built (margins between blocks included): the answer keeps its height, the blocks
+    in view stay on their rows, and the blank run joins the one next to it."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        app.probes.margin_delay = 3600.0
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        last = transcript.children[-1]
+        assert isinstance(last, LazyAnswer)
+        # Up into the answer's middle, with a screen above and below built around the view.
+        transcript.scroll_to(y=last.virtual_region.y + 200, animate=False, immediate=True)
+        await wait_until(
+            pilot,
+            lambda: (
+                transcript.scroll_y == last.virtual_region.y + 200
+                and not transcript.filling
+                and not pending_in_view(app)
+            ),
+            what="the middle built",
+        )
+        groups = [g for g in last.built_chunks() if not overlaps_view(app, g)]
+        in_view = [g for g in last.built_chunks() if overlaps_view(app, g)]
+        assert groups and in_view
+        height, rows = last.virtual_size.height, [g[0].region.y for g in in_view]
+        runs = len(blank_runs(last))
+        await last.release(groups)
+        assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+        assert last.virtual_size.height == height
+        assert [g[0].region.y for g in in_view] == rows
+        assert len(blank_runs(last)) == runs  # joined with the runs above and below
