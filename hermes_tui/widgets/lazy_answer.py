@@ -6,9 +6,12 @@ session of long answers take seconds to open. `LazyAnswer` cuts the answer into 
 their summed estimated heights (a widget per chunk made a 1 MB session's open mount, style and
 lay out hundreds of placeholders). When the transcript says part of a run is near the view,
 that run is split: the chunks near the view are built, and the chunks before and after stay
-blank runs of exactly the rows they took, so nothing on screen moves. When a session opens,
-the chunks of its bottom screen show as plain text in the first frame (one cheap widget
-each) and are built as Markdown right after it. Parsing runs off the UI thread (`parse`);
+blank runs of exactly the rows they took, so nothing on screen moves. Built chunks that fall
+far from the view (the transcript's fill says which) go back to blank rows the same way,
+joined with the runs next to them: scrolling through a long session keeps a few screens of
+Markdown mounted, not every chunk it passed (each scroll laid those out again). When a
+session opens, the chunks of its bottom screen show as plain text in the first frame (one
+cheap widget each) and are built as Markdown right after it. Parsing runs off the UI thread (`parse`);
 only mounting (`mount_parsed`) is on it.
 """
 
