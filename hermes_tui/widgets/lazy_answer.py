@@ -11,8 +11,8 @@ far from the view (the transcript's fill says which) go back to blank rows the s
 joined with the runs next to them: scrolling through a long session keeps a few screens of
 Markdown mounted, not every chunk it passed (each scroll laid those out again). When a
 session opens, the chunks of its bottom screen show as plain text in the first frame (one
-cheap widget each) and are built as Markdown right after it. Parsing runs off the UI thread (`parse`);
-only mounting (`mount_parsed`) is on it.
+cheap widget each) and are built as Markdown right after it. Parsing runs off the UI thread
+(`parse`); only mounting (`mount_parsed`) is on it.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 from waits import wait_until
 
 from bench._long_answers import long_answer
+from hermes_tui.clipboard import clip_for
 from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
 from hermes_tui.widgets.messages import UserMessage
 
@@ -424,3 +425,6 @@ async def test_releasing_a_stored_answers_chunks_moves_nothing_on_screen(make_ap
         assert last.virtual_size.height == height
         assert [g[0].region.y for g in in_view] == rows
         assert len(blank_runs(last)) == runs  # joined with the runs above and below
+        # Copying the answer copies its source, built or blank (U3).
+        clip = clip_for(None, last, list(transcript.children))
+        assert clip is not None and clip.text == last.source.strip("\n")
