@@ -24,6 +24,14 @@ session in the same run:
   open / with an empty one; target <= 1.5.
 - `longsession.idle_cpu_pct`: percent of a core that process uses while idle with it open
   (measured over `--idle` seconds, a second after the paint); target < 1.
+- `longsession.scroll_1m_first_ms`, `longsession.scroll_1m_last_ms`: PageUp-sized scrolls up
+  from the bottom of the 1 MB session, each until the Markdown near the view is built
+  (median of the first and of the last SCROLL_SAMPLE of `--pages`, leaving out the scrolls
+  that paged in older rows); `scroll_1m_ratio` is
+  last / first, about 1 when scrolling costs what the screen shows (it grew with the
+  distance scrolled while every chunk built stayed mounted); `scroll_1m_cpu_ratio` the same
+  in CPU time, `scroll_1m_blocks` the Markdown blocks mounted after the scrolls. `--only
+  scroll` prints these.
 - `longsession.open_ratio`, `longsession.keypress_ratio`: the older figures, a 5,000-message
   session of short rows / a 50-message one (target <= 2), and key-to-echo with it open / an
   empty transcript (target <= 1.5).
@@ -59,6 +67,10 @@ INPUT_TARGET = 1.2
 """Enter-to-bubble and key-to-echo, a long session / an empty one (Z2)."""
 PAINT_DEADLINE = 600.0
 """Seconds a paint or a bubble may take before the bench gives up on it."""
+SCROLL_PAGES = 60
+"""Screens scrolled up from the bottom of the 1 MB session (`--pages`)."""
+SCROLL_SAMPLE = 10
+"""Scrolls at each end of those whose median is a figure."""
 OPEN_POLL = 0.001
 """Seconds between looks while an open is timed (see `until`)."""
 
@@ -253,6 +265,49 @@ async def input_rounds(
     return found
 
 
+async def scroll_seconds(app: Any, pilot: Any, session_id: str, pages: int) -> list[float]:
+    """Open `session_id`, then time each of `pages` scrolls up a screen until the Markdown
+    near the view is built; the scrolls that paged in older rows are left out (they parse
+    and mount a page of rows: a cost of their own, not the scroll's)."""
+    from textual.widgets.markdown import MarkdownBlock  # here: the child's RSS is the app's
+
+    await open_seconds(app, pilot, session_id)
+    transcript = app.transcript
+    times: list[float] = []
+    for _ in range(pages):
+        first_row = transcript.children[0] if transcript.children else None
+        started, cpu = time.perf_counter(), time.process_time()
+        transcript.scroll_relative(y=-transcript.region.height, animate=False, immediate=True)
+        await app.screen.wait_for_refresh()
+        await until(lambda: settled(app) and not transcript.paging, "a scroll's build", OPEN_POLL)
+        await app.screen.wait_for_refresh()
+        if transcript.children and transcript.children[0] is not first_row:
+            continue  # this scroll paged in older rows as well: not the scroll's own cost
+        times.append(time.perf_counter() - started)
+        SCROLL_CPU.append(time.process_time() - cpu)
+    SCROLL_BLOCKS.append(len(transcript.query(MarkdownBlock)))
+    return times
+
+
+SCROLL_CPU: list[float] = []
+"""Each timed scroll in the process's CPU time."""
+SCROLL_BLOCKS: list[int] = []
+"""Markdown blocks mounted after the scrolls."""
+
+
+def scroll_figures(times: list[float]) -> None:
+    """The first and last scrolls' medians in ms, last / first (wall and CPU), and the
+    Markdown blocks left mounted."""
+    first = median(times[:SCROLL_SAMPLE])
+    last = median(times[-SCROLL_SAMPLE:])
+    figure("longsession.scroll_1m_first_ms", first * 1000)
+    figure("longsession.scroll_1m_last_ms", last * 1000)
+    figure("longsession.scroll_1m_ratio", last / first)
+    cpu_ratio = median(SCROLL_CPU[-SCROLL_SAMPLE:]) / median(SCROLL_CPU[:SCROLL_SAMPLE])
+    figure("longsession.scroll_1m_cpu_ratio", cpu_ratio)
+    figure("longsession.scroll_1m_blocks", SCROLL_BLOCKS[-1])
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Seed the sessions, then time opens, Enter and keys against an empty session."""
     from agent.config import load_config
@@ -274,6 +329,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         sides = {"50k": long_50k, "1m": long_1m}
         if args.turns_side:
             sides["1000_turns"] = turns
+        if args.only == "scroll":
+            found["scroll"] = await scroll_seconds(app, pilot, long_1m, args.pages)
+            return found
         if args.input_only:
             found["input"] = await input_rounds(
                 app, pilot, sides, args.rounds, args.sends, args.presses
@@ -390,8 +448,11 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--idle", type=float, default=3.0)
     parser.add_argument(
-        "--only", choices=["paint"], help="paint: only the open figures (paint_*, built_*)"
+        "--only",
+        choices=["paint", "scroll"],
+        help="paint: only the open figures (paint_*, built_*); scroll: only scroll_*",
     )
+    parser.add_argument("--pages", type=int, default=SCROLL_PAGES, help="screens scrolled up")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -399,6 +460,9 @@ def main(argv: list[str]) -> int:
         return 0
     isolated_home()
     result = asyncio.run(measure(args))
+    if args.only == "scroll":
+        scroll_figures(result["scroll"])
+        return 0
     if args.input_only:
         input_figures(result["input"])
         return 0

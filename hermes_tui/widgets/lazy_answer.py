@@ -6,10 +6,13 @@ session of long answers take seconds to open. `LazyAnswer` cuts the answer into 
 their summed estimated heights (a widget per chunk made a 1 MB session's open mount, style and
 lay out hundreds of placeholders). When the transcript says part of a run is near the view,
 that run is split: the chunks near the view are built, and the chunks before and after stay
-blank runs of exactly the rows they took, so nothing on screen moves. When a session opens,
-the chunks of its bottom screen show as plain text in the first frame (one cheap widget
-each) and are built as Markdown right after it. Parsing runs off the UI thread (`parse`);
-only mounting (`mount_parsed`) is on it.
+blank runs of exactly the rows they took, so nothing on screen moves. Built chunks that fall
+far from the view (the transcript's fill says which) go back to blank rows the same way,
+joined with the runs next to them: scrolling through a long session keeps a few screens of
+Markdown mounted, not every chunk it passed (each scroll laid those out again). When a
+session opens, the chunks of its bottom screen show as plain text in the first frame (one
+cheap widget each) and are built as Markdown right after it. Parsing runs off the UI thread
+(`parse`); only mounting (`mount_parsed`) is on it.
 """
 
 from __future__ import annotations
@@ -102,8 +105,9 @@ class PlainChunk(Static):
 class LazyAnswer(AnswerBlock):
     """A long answer shown as Markdown where it is seen, blank rows of its size elsewhere."""
 
-    releases = False
-    """True when built chunks far from the view go back to blank rows (a streamed answer)."""
+    releases = True
+    """True when built chunks far from the view go back to blank rows (every long answer: a
+    session scrolled through kept each chunk it built, and each scroll laid them all out)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -251,9 +255,8 @@ class LazyAnswer(AnswerBlock):
                 if not all(_ours(self, widget) for widget in widgets):
                     continue  # removed meanwhile (the stream ended, the cut was replaced)
                 chunk = widgets[0].lazy_chunk  # type: ignore[attr-defined]  # see groups()
-                height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
                 doomed = list(widgets)
-                chunks, heights = [chunk], [max(1, height)]
+                chunks, heights = [chunk], [self._rows_taken(widgets)]
                 above, below = (
                     self._blank_next_to(widgets[0], -1),
                     self._blank_next_to(widgets[-1], 1),
@@ -267,6 +270,25 @@ class LazyAnswer(AnswerBlock):
                     heights += below.heights or ()
                 await self.mount(PendingChunk(chunks, heights), before=doomed[0])
                 await self.remove_children(doomed)
+
+    def _rows_taken(self, widgets: Sequence[Widget]) -> int:
+        """The rows a blank run (no margin) takes in place of `widgets` without moving what
+        is below them: their own and the margins between them and their neighbours that a
+        neighbour's margin does not cover (Textual collapses vertical margins to the larger
+        one; the span of the widgets alone lost a row at each such gap)."""
+        children = self.children
+        first, last = children.index(widgets[0]), children.index(widgets[-1])
+        if first > 0:
+            above = children[first - 1]
+            top = above.virtual_region.bottom + above.styles.margin.bottom
+        else:
+            top = widgets[0].virtual_region.y - widgets[0].styles.margin.top
+        if last + 1 < len(children):
+            below = children[last + 1]
+            bottom = below.virtual_region.y - below.styles.margin.top
+        else:
+            bottom = widgets[-1].virtual_region.bottom + widgets[-1].styles.margin.bottom
+        return max(1, bottom - top)
 
     def _blank_next_to(self, widget: Widget, step: int) -> PendingChunk | None:
         """The blank run just above (`step` -1) or below (+1) `widget`, if there is one."""

@@ -11,6 +11,7 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 from waits import wait_until
 
 from bench._long_answers import long_answer
+from hermes_tui.clipboard import clip_for
 from hermes_tui.widgets.lazy_answer import LazyAnswer, PendingChunk
 from hermes_tui.widgets.messages import UserMessage
 
@@ -334,3 +335,96 @@ async def test_the_screen_above_a_resumed_view_is_built_after_the_margin_delay(m
         for widgets in last.built_chunks():
             height = widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
             assert abs(widgets[0].lazy_chunk.estimated_height(width) - height) <= 2
+
+
+def built_rows(app) -> int:
+    """Rows the long answers' built chunks take (Markdown and plain pieces, not blank runs)."""
+    rows = 0
+    for answer in app.transcript.query(LazyAnswer):
+        for widgets in answer.built_chunks():
+            rows += widgets[-1].virtual_region.bottom - widgets[0].virtual_region.y
+    return rows
+
+
+async def test_scrolling_through_long_answers_keeps_only_what_is_near_the_view_built(make_app):
+    """Z2: scrolling from the bottom of a session of 300-line answers to its top and back,
+    the Markdown mounted stays a few screens' worth at every step (chunks built far from the
+    view go back to blank runs of the rows they took), and what is scrolled back to is built
+    again. Kept, every scroll laid out all the blocks built so far: slower and bigger the
+    further the user went."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        app.probes.margin_delay = 0.01
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        screen = transcript.region.height
+        seen: list[tuple[int, int]] = []
+
+        async def step(rows: int) -> None:
+            transcript.scroll_relative(y=rows, animate=False, immediate=True)
+            await wait_until(
+                pilot,
+                lambda: not transcript.filling and not transcript.paging,
+                what="the view built after a scroll",
+            )
+            assert not pending_in_view(app)
+            seen.append((built_rows(app), len(blocks(app))))
+            # Chunks are built within a screen of the view and released past a screen and a
+            # half (fill.RELEASE_SLACK); a chunk the edge cuts stays whole (a part of an
+            # answer, under a screen here): about 125 rows and 35 blocks at most, where
+            # keeping them all grew by a screen a step, to over 1,000 rows and 300 blocks.
+            assert seen[-1][0] <= 6 * screen and seen[-1][1] <= 70, seen
+
+        for _ in range(200):
+            first = transcript.children[0]
+            if transcript.scroll_y == 0 and getattr(first, "text", None) == "question 0?":
+                break
+            await step(-screen)
+        assert getattr(transcript.children[0], "text", None) == "question 0?"
+        for _ in range(200):
+            if transcript.scroll_y >= transcript.max_scroll_y:
+                break
+            await step(screen)
+        assert transcript.scroll_y >= transcript.max_scroll_y
+        assert len(seen) > 20, seen  # the session is many screens long
+
+
+async def test_releasing_a_stored_answers_chunks_moves_nothing_on_screen(make_app):
+    """Z2: built chunks of a stored answer that go back to blank rows take the rows they
+    took built (margins between blocks included): the answer keeps its height, the blocks
+    in view stay on their rows, and the blank run joins the one next to it."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        app.probes.margin_delay = 3600.0
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        last = transcript.children[-1]
+        assert isinstance(last, LazyAnswer)
+        # Up into the answer's middle, with a screen above and below built around the view.
+        transcript.scroll_to(y=last.virtual_region.y + 200, animate=False, immediate=True)
+        await wait_until(
+            pilot,
+            lambda: (
+                transcript.scroll_y == last.virtual_region.y + 200
+                and not transcript.filling
+                and not pending_in_view(app)
+            ),
+            what="the middle built",
+        )
+        groups = [g for g in last.built_chunks() if not overlaps_view(app, g)]
+        in_view = [g for g in last.built_chunks() if overlaps_view(app, g)]
+        assert groups and in_view
+        height, rows = last.virtual_size.height, [g[0].region.y for g in in_view]
+        runs = len(blank_runs(last))
+        await last.release(groups)
+        assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+        assert last.virtual_size.height == height
+        assert [g[0].region.y for g in in_view] == rows
+        assert len(blank_runs(last)) == runs  # joined with the runs above and below
+        # Copying the answer copies its source, built or blank (U3).
+        clip = clip_for(None, last, list(transcript.children))
+        assert clip is not None and clip.text == last.source.strip("\n")

@@ -38,6 +38,12 @@ MARGIN_DELAY = 0.5
 """Seconds after an opened session's view is built before the screen above and below it are
 built too (what a scroll soon reveals); a scroll before then builds them at once."""
 
+RELEASE_SLACK = 0.5
+"""How far past the fill's reach (in screens) a built chunk is before it goes back to blank
+rows. A blank run takes the rows its chunk took built, margins included, so it can be a row
+taller than the blocks were: released right at the reach's edge, it touched the reach again,
+was built again, and the fill never came to rest."""
+
 KeepInPlace = Callable[[Callable[[], Awaitable[Any]]], Awaitable[None]]
 
 
@@ -131,7 +137,7 @@ class ViewFill:
             reach = self._reach(margin=not view_only)
             parsed = await _parse(self.near_view(reach))
             # Releasing waits for the full reach: the view alone would release the margin.
-            far = {} if view_only else self.far_from_view(reach)
+            far = {} if view_only else self.far_from_view(self._reach(slack=RELEASE_SLACK))
             if parsed or far:
                 await self._keep_in_place(lambda: _build(parsed, far))
         finally:
@@ -170,8 +176,9 @@ class ViewFill:
         return near
 
     def far_from_view(self, reach: Region | None) -> dict[LazyAnswer, list[list[Widget]]]:
-        """Each streamed long answer's built chunks beyond `reach` (H10: a followed stream
-        passes every chunk through the view; only those near it stay built)."""
+        """Each long answer's built chunks beyond `reach` (H10, Z2: a followed stream passes
+        every chunk through the view, a scroll through a stored session every chunk of it;
+        only those near the view stay built)."""
         far: dict[LazyAnswer, list[list[Widget]]] = {}
         for row in self._lazy_rows():
             if reach is None or not row.releases:
@@ -189,15 +196,16 @@ class ViewFill:
             return []
         return [row for row in self.transcript.children if isinstance(row, lazy.LazyAnswer)]
 
-    def _reach(self, margin: bool = True) -> Region | None:
-        """The view and a screen above and below it, or the view alone without `margin`
-        (None before the first layout)."""
+    def _reach(self, margin: bool = True, slack: float = 0.0) -> Region | None:
+        """The view and a screen (and `slack` screens more) above and below it, or the view
+        alone without `margin` (None before the first layout)."""
         view = self.transcript.region
         if not view.height:
             return None
         if not margin:
             return view
-        return Region(view.x, view.y - view.height, view.width, view.height * 3)
+        rows = view.height + round(view.height * slack)
+        return Region(view.x, view.y - rows, view.width, view.height + 2 * rows)
 
 
 def _overlaps(widget: Widget, reach: Region) -> bool:
