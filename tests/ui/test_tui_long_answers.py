@@ -355,7 +355,9 @@ async def test_scrolling_through_long_answers_keeps_only_what_is_near_the_view_b
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await app.ready()
-        session_id = await seed(app, 3)
+        # Two 200-line answers: over 20 screens, past the 6 screens a kept build outgrows by
+        # its fifth step (the way up and back took 30 s with three 300-line ones).
+        session_id = await seed(app, 2, LINES_SCROLLED)
         app.probes.margin_delay = 0.01
         await opened(app, pilot, session_id)
         transcript = app.transcript
