@@ -445,13 +445,6 @@ class ServerCache:
                     del self._entries[key]
         return answer
 
-    def prefetch(self, config: ProviderConfig, model: str) -> None:
-        """Ask in the background (a front end can call this once it has drawn itself)."""
-        if may_probe(config):
-            threading.Thread(
-                target=self.facts, args=(config, model), name="hermes-discovery", daemon=True
-            ).start()
-
     def learn_window(self, config: ProviderConfig, model: str, window: int, source: str) -> None:
         """Remember a window the server stated itself (an overflow error names its size)."""
         with self._lock:

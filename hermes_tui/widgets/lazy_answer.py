@@ -105,10 +105,6 @@ class PlainChunk(Static):
 class LazyAnswer(AnswerBlock):
     """A long answer shown as Markdown where it is seen, blank rows of its size elsewhere."""
 
-    releases = True
-    """True when built chunks far from the view go back to blank rows (every long answer: a
-    session scrolled through kept each chunk it built, and each scroll laid them all out)."""
-
     def __init__(self, text: str) -> None:
         super().__init__()
         self._markdown = safe_text(text)

@@ -49,8 +49,6 @@ class LiveLazyAnswer(LazyAnswer):
     """A long streamed answer: finished chunks built near the view, blank elsewhere; the
     unfinished rest re-parsed on each update."""
 
-    releases = True
-
     class Changed(Message):
         """The answer's chunks changed: the transcript builds and releases near the view."""
 

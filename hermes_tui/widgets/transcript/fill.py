@@ -181,7 +181,7 @@ class ViewFill:
         only those near the view stay built)."""
         far: dict[LazyAnswer, list[list[Widget]]] = {}
         for row in self._lazy_rows():
-            if reach is None or not row.releases:
+            if reach is None:
                 continue
             groups = [g for g in row.built_chunks() if not any(_overlaps(w, reach) for w in g)]
             if groups:
