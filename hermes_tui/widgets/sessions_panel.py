@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hermes_tui.content_match import same_content
 from hermes_tui.durations import format_duration
 from hermes_tui.probes import cursor_blinks
 from hermes_tui.safe_text import safe_line, safe_name
@@ -458,13 +459,8 @@ class SessionsPanel(Vertical):
             label = self._label(session)
             # The tick and every batch that marks the busy session ask: the list (every row
             # re-rendered) is redrawn only when the busy row's words changed.
-            # (Content's == compares the text alone: the styles are compared too.)
             option_list = self.option_list
-            shown = option_list.get_option(changed).prompt
-            if not isinstance(shown, Content) or (shown.plain, shown.spans) != (
-                label.plain,
-                label.spans,
-            ):
+            if not same_content(option_list.get_option(changed).prompt, label):
                 option_list.replace_option_prompt(changed, label)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -7,6 +7,7 @@ from textual.content import Content
 from textual.widget import Widget
 
 from agent.kinds import TodoStatus
+from hermes_tui.content_match import same_content
 from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.status_panel import (
     StatusState,
@@ -80,7 +81,7 @@ class StatusLine(Widget, can_focus=False):
     def show(self, status: StatusState, queued: int, paused: bool, queue_key: str) -> None:
         """Draw the state (only when it changed: the panel's state moves on every batch)."""
         content = status_line(status, queued, paused, queue_key)
-        if content != self._content:
+        if not same_content(self._content, content):
             self._content = content
             self.refresh()
 

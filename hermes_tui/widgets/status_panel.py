@@ -14,6 +14,7 @@ from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from agent.kinds import TodoStatus
+from hermes_tui.content_match import same_content
 from hermes_tui.safe_text import safe_line, safe_name
 from hermes_tui.widgets.queue_view import QueueView
 from hermes_tui.widgets.sessions_panel import short_model
@@ -355,7 +356,7 @@ def show_content(widget: Static, content: Content) -> None:
     Any layout request reflows the whole screen, the streaming answer's blocks included, and
     the panel refreshes on every batch of streamed text (its token count moves).
     """
-    if content == widget.content:
+    if same_content(widget.content, content):
         return
     width, height = widget.content_region.size
     # Textual passes a widget's styles here itself (Widget._get_content_height); its
