@@ -430,3 +430,54 @@ async def test_releasing_a_stored_answers_chunks_moves_nothing_on_screen(make_ap
         # Copying the answer copies its source, built or blank (U3).
         clip = clip_for(None, last, list(transcript.children))
         assert clip is not None and clip.text == last.source.strip("\n")
+
+
+async def test_building_a_chunk_above_the_view_moves_nothing_on_screen(make_app):
+    """Z2: a chunk above what the view shows, inside the same long answer, is built at a
+    height a row or two off its estimate; the blocks on screen stay on their rows. The view
+    was held by the answer's own top, so everything seen moved by the estimate's error."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.ready()
+        session_id = await seed(app, 3)
+        app.probes.margin_delay = 3600.0
+        await opened(app, pilot, session_id)
+        transcript = app.transcript
+        last = transcript.children[-1]
+        assert isinstance(last, LazyAnswer)
+        moved: list[int] = []
+        for _ in range(12):
+            with transcript.window.fill.held():
+                # Up by most of a screen: the top of the view shows rows not built yet, the
+                # bottom the blocks built before (no fill runs until the block ends).
+                transcript.scroll_relative(
+                    y=-(transcript.region.height - 6), animate=False, immediate=True
+                )
+                assert await asyncio.wait_for(app.screen.wait_for_refresh(), 5)
+                view = transcript.region
+                seen = [
+                    (block, block.region.y)
+                    for block in last.query(MarkdownBlock)
+                    if block.parent is last and view.y <= block.region.y < view.bottom
+                ]
+                assert seen, "no built block starts in view"
+                print(
+                    "before",
+                    transcript.scroll_y,
+                    last.region.y,
+                    last.virtual_region.y,
+                    [(type(b).__name__, y) for b, y in seen][:3],
+                )
+            await wait_until(pilot, lambda: not transcript.filling, what="the view built")
+            assert not pending_in_view(app)
+            print(
+                "after",
+                transcript.scroll_y,
+                last.region.y,
+                last.virtual_region.y,
+                [(type(b).__name__, b.region.y) for b, y in seen][:3],
+            )
+            moved.extend(block.region.y - y for block, y in seen if block.is_attached)
+            if any(moved):
+                break
+        assert moved and not any(moved), moved

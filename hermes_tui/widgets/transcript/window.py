@@ -19,6 +19,8 @@ from hermes_tui.widgets.transcript.rows import (
 )
 
 if TYPE_CHECKING:
+    from textual.geometry import Region
+
     from hermes_tui.widgets.transcript.view import Transcript
 
 PAGE_ROWS = 50
@@ -228,22 +230,35 @@ class HistoryWindow:
             return
         children = list(transcript.children)
         anchor = next((w for w in children if w.virtual_region.bottom > transcript.scroll_y), None)
-        offset = anchor.virtual_region.y - transcript.scroll_y if anchor is not None else 0
+        # A long answer is many screens tall: what the user sees is held by a block inside
+        # it, or a chunk built above the view (a row or more off its estimate) moved all of
+        # what was on screen.
+        seen = Seen(anchor, transcript.content_region) if anchor is not None else None
+        offset = seen.row() - transcript.scroll_y if seen is not None else 0
         # A view at the session's live end stays there: scroll_to would release the anchor
         # (whatever its release_anchor says), and a streaming turn's end would go unseen.
         at_end = not self._newer and transcript.scroll_y >= transcript.max_scroll_y
         await change()
-        if anchor is None or not anchor.is_attached:
+        if seen is None or not seen.anchor.is_attached:
             return
-
-        def restore() -> None:
+        # Built Markdown takes its height a frame or two after it is mounted: the view is
+        # held at each of the next SETTLE_FRAMES refreshes (the fill waits for them, so the
+        # next change starts from a settled view).
+        last: int | None = None
+        for _ in range(SETTLE_FRAMES):
+            if not await _refreshed(transcript) or not seen.anchor.is_attached:
+                return
             if at_end:
                 transcript.scroll_end(animate=False, immediate=True)
-                return
-            y = anchor.virtual_region.y - offset
-            transcript.scroll_to(y=y, animate=False, immediate=True)
-
-        transcript.call_after_refresh(restore)
+                continue
+            now = seen.row()
+            if last is None:
+                transcript.scroll_to(y=now - offset, animate=False, immediate=True)
+            elif now != last:  # moved since the last hold: by as much (the user may scroll)
+                transcript.scroll_to(
+                    y=transcript.scroll_y + now - last, animate=False, immediate=True
+                )
+            last = now
 
     async def _trim_async(self, end: str) -> None:
         removed = self._trim(end)
@@ -327,3 +342,54 @@ def _over_height(ordered: list[Widget]) -> int:
 def _own_row_note(reader: RowReader, row: Mapping[str, Any]) -> bool:
     note = reader.note(row)
     return note is not None and note.own_row
+
+
+SETTLE_FRAMES = 3
+"""Refreshes after a change above the view at which the view is held in place again."""
+
+
+class Seen:
+    """What the view's top shows: a row of the transcript, and a block inside it if any."""
+
+    def __init__(self, anchor: Widget, view: Region) -> None:
+        self.anchor = anchor
+        self.inner = _seen_inside(anchor, view)
+        self._inner_at = self._inner_offset() or 0
+
+    def row(self) -> int:
+        """The transcript row (virtual) of what was seen, as the layout now places it."""
+        inner = self._inner_offset()
+        moved = inner - self._inner_at if inner is not None else 0
+        return self.anchor.virtual_region.y + moved
+
+    def _inner_offset(self) -> int | None:
+        inner = self.inner
+        if inner is None or inner.parent is not self.anchor or not inner.region.height:
+            return None
+        return inner.region.y - self.anchor.region.y
+
+
+def _seen_inside(anchor: Widget, view: Region) -> Widget | None:
+    """The first child of `anchor` that starts in `view` (what stands on screen), else the
+    one across the view's top; None for a widget with no children in view."""
+    across = None
+    for child in anchor.children:
+        region = child.region
+        if not region.height or region.bottom <= view.y:
+            continue
+        if region.y >= view.y:
+            return child if region.y < view.bottom else across
+        across = across or child
+    return across
+
+
+async def _refreshed(transcript: Widget) -> bool:
+    """Wait for the screen's next refresh (False if none came within a while: leave it)."""
+    try:
+        return await asyncio.wait_for(transcript.screen.wait_for_refresh(), REFRESH_WAIT)
+    except TimeoutError:
+        return False
+
+
+REFRESH_WAIT = 5.0
+"""Seconds a held view waits for a refresh at most (an app closing refreshes no more)."""
