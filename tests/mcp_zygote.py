@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,17 +51,18 @@ def launcher_args(mode_args: list[str]) -> list[str] | None:
         assert process.stdout is not None
         # The zygote says "ready" once it listens (the import is its whole start-up).
         if process.stdout.readline().strip() != b"ready":
-            process.kill()
+            _stop(process, folder)
             return None
         _zygote = (process, path)
-        atexit.register(_stop, process)
+        atexit.register(_stop, process, folder)
     return ["-I", "-S", SCRIPT, "launch", _zygote[1], *mode_args]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes], folder: str) -> None:
     if process.poll() is None:
         process.kill()
         process.wait(10)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _launch(path: str, mode_args: list[str]) -> None:
