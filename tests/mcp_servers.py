@@ -52,8 +52,20 @@ SCREENSHOT_PNG = (
 """The base64 of the 8x6 PNG the `screenshot` tool returns (G4)."""
 
 
+_DIRECT_MODES = (*_LIGHT_MODES, "orphan")
+"""Started as their own process, not forked by the zygote: light ones need no warm SDK, and
+`orphan` is about the server's own process tree."""
+
+
 def stdio_entry(mode: str, **extra: Any) -> dict[str, Any]:
-    """A config.yaml `mcp_servers` entry running this script in `mode` over stdio."""
+    """A config.yaml `mcp_servers` entry running this script in `mode` over stdio (a server
+    forked by this test process's warm zygote, tests/mcp_zygote.py, where it can)."""
+    if mode not in _DIRECT_MODES:
+        from mcp_zygote import launcher_args
+
+        launched = launcher_args([mode])
+        if launched is not None:
+            return {"command": sys.executable, "args": launched, **extra}
     return {"command": sys.executable, "args": [SCRIPT, mode], **extra}
 
 
@@ -70,8 +82,11 @@ class HttpServer:
     def __init__(self, mode: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
+        from mcp_zygote import launcher_args
+
+        args = [mode, "--http", str(self.port)]
         self.process = subprocess.Popen(
-            [sys.executable, SCRIPT, mode, "--http", str(self.port)],
+            [sys.executable, *(launcher_args(args) or [SCRIPT, *args])],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import write_config
+from mcp_servers import stdio_entry
 from waits import wait_until
 
 from agent.scripted import Script
@@ -32,7 +33,6 @@ from acp.schema import (  # noqa: E402
     RequestPermissionResponse,
 )
 
-MCP_SCRIPT = str(Path(__file__).parent.parent / "mcp_servers.py")
 STARTED = 60.0
 """Bound on one request to the agent process (a loaded machine starts Python slowly)."""
 
@@ -181,9 +181,8 @@ async def _session_checks(server, home, workspace):
     spawn, conn, _process, reply = await started(client, home, workspace)
     try:
         assert reply.agent_capabilities.load_session is True
-        probe = McpServerStdio(
-            name="probe", command=sys.executable, args=[MCP_SCRIPT, "normal"], env=[]
-        )
+        entry = stdio_entry("normal")  # forked by the warm zygote: no SDK import of its own
+        probe = McpServerStdio(name="probe", command=entry["command"], args=entry["args"], env=[])
         new = await asyncio.wait_for(
             conn.new_session(cwd=str(workspace), mcp_servers=[probe]), STARTED
         )
