@@ -380,22 +380,15 @@ class HermesApp(KeyActions, App[int]):
     # -- messages -----------------------------------------------------------------------------
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = message.text  # already out of the composer: typing goes on meanwhile (Z1)
-        # From the key on, no collection before the bubble: the idle catch-up due now
-        # would land between them (gc_pacing.py); the turn bounds it once the bubble shows.
-        self.gc_pacing.hold(bound=False)
 
         async def send(stopped: bool) -> None:
             from hermes_tui import commands
 
-            try:
-                if stopped and not commands.is_command(text):
-                    # Esc came after this Enter, before its turn: it waits, as a stop's queue does.
-                    self.turns.hold(text)
-                    return
-                await self.submit(text)
-            finally:
-                if not self.turns.busy:
-                    self.gc_pacing.settle()  # no turn took the hold (a command): idle again
+            if stopped and not commands.is_command(text):
+                # Esc came after this Enter, before its turn: it waits, as a stop's queue does.
+                self.turns.hold(text)
+                return
+            await self.submit(text)
 
         self.sending.enter(send)
 

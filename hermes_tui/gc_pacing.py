@@ -10,14 +10,11 @@ left and the collector runs as usual again. Neither back-to-back resumes with no
 them nor a view that keeps building (a long answer streaming in) let garbage pile up past
 `HELD_LIMIT` objects: the next resume, or the next check, collects first.
 
-A turn is held the same way, from its Enter on (hermes_tui/app.py, turns.py): a streamed
-answer mounts hundreds of Markdown blocks, and the full collections those survivors triggered
-(35-120 ms each, one or two per 100 KB answer) landed mid-stream, the hand-over to the chunked
-answer among them. Each batch of the turn's events checks the bound (`bound`), so a turn of
-any length keeps memory bounded; the catch-up runs once the app is idle after it. Enter's
-own check waits until its bubble is on screen: the idle catch-up due a second after the last
-turn, or the bound that back-to-back turns reach (a full collection of a long session's
-objects, ~90 ms), landed between the key and the bubble in about one Enter in three.
+A turn is held the same way (hermes_tui/turns.py): a streamed answer mounts hundreds of
+Markdown blocks, and the full collections those survivors triggered (35-120 ms each, one or
+two per 100 KB answer) landed mid-stream, the hand-over to the chunked answer among them. Each
+batch of the turn's events checks the bound (`bound`), so a turn of any length keeps memory
+bounded; the catch-up runs once the app is idle after it.
 """
 
 from __future__ import annotations
@@ -71,16 +68,12 @@ class GcPacing:
         """True while this pacing keeps the collector off."""
         return self._held
 
-    def hold(self, *, bound: bool = True) -> None:
-        """Keep the collector off from now until the catch-up after `settle()`.
-
-        Already held, it first collects past HELD_LIMIT, unless `bound` is False: Enter
-        holds so, and bounds once its bubble is on screen (`bound()`), so the collection
-        that back-to-back turns pile up to does not land between the key and the bubble."""
+    def hold(self) -> None:
+        """Keep the collector off from now until the catch-up after `settle()`."""
         self._stop_timer()
         if self._held:
-            if bound:
-                self.bound()  # no idle since the last resume: do not let garbage pile up
+            if self._allocated() > HELD_LIMIT:
+                self._collect()  # no idle since the last resume: do not let garbage pile up
             return
         if not gc.isenabled():
             return  # someone else paused it (start-up): theirs to resume

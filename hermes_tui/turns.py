@@ -264,8 +264,7 @@ class TurnController:
         """
         self._item = item
         self._idle.clear()
-        # No full collection mid-stream: one at idle (gc_pacing.py); none before the bubble.
-        self.app.gc_pacing.hold(bound=False)
+        self.app.gc_pacing.hold()  # no full collection mid-stream: one at idle (gc_pacing.py)
         self.app.status.begin()
         transcript = self.app.transcript
         hold = self.app.probes.send_hold
@@ -280,7 +279,6 @@ class TurnController:
         # Like a sent message: what it brings shows at the bottom, so follow it.
         transcript.anchor()
         await painted(transcript)
-        self.app.gc_pacing.bound()  # the bubble is on screen: back-to-back turns' garbage now
         if self._stop_asked:
             await self._not_started(kind, text, item)
             return None

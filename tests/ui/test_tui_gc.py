@@ -11,7 +11,6 @@ from ui.tui_helpers import type_keys
 from waits import wait_until
 
 from bench._long_answers import long_answer
-from hermes_tui import gc_pacing
 from hermes_tui.widgets.live_answer import LiveLazyAnswer
 
 
@@ -136,76 +135,3 @@ async def test_a_streamed_long_answer_runs_no_collection_until_idle(make_app, sc
         assert gc.isenabled()
         (answer,) = app.transcript.query(LiveLazyAnswer)  # it passed the hand-over
         assert answer.source == text
-
-
-class BubbleCollections:
-    """Each collection's start from the app's taking the Enter (its sent line is pending) on,
-    with whether the bubble of `text` was on screen by then."""
-
-    def __init__(self, app, text: str) -> None:
-        self.app, self.text = app, text
-        self.before: list[int] = []  # generations of those before the bubble showed
-        self.after: list[int] = []
-
-    def __call__(self, phase: str, info: dict) -> None:
-        # The key's own way to the composer (and the pilot's) allocates before the app sees
-        # a send: the count starts once the Enter is taken.
-        if phase == "start" and self.app.busy:
-            (self.after if self.shown() else self.before).append(info["generation"])
-
-    def shown(self) -> bool:
-        from bench.longsession import on_screen
-
-        last = self.app.transcript.last_user
-        if last is None or last.text != self.text or not last.is_attached:
-            return False
-        return on_screen(self.app, last)
-
-
-async def enter_counting(app, pilot, text: str) -> BubbleCollections:
-    """Type `text`, press Enter, and wait for the turn, counting the collections."""
-    counting = BubbleCollections(app, text)
-    await type_keys(pilot, *text)
-    gc.callbacks.append(counting)
-    try:
-        await type_keys(pilot, "enter")
-        await app.wait_for_turn()  # the answer may have scrolled the bubble away by then
-    finally:
-        gc.callbacks.remove(counting)
-    return counting
-
-
-async def test_back_to_back_turns_collect_after_the_bubble_not_before(make_app, monkeypatch):
-    """Z2: turns back to back keep the collector held, and the bound on what piles up meanwhile
-    collects at the next turn's start: that full collection of a long session's objects
-    (~90 ms) landed between Enter and its bubble. It runs once the bubble is on screen."""
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.ready()
-        app.probes.gc_idle_delay = 3600.0  # no idle catch-up: the turns are back to back
-        await enter_counting(app, pilot, "first")
-        assert app.gc_pacing.held
-        catch_ups = app.gc_pacing.catch_ups
-        monkeypatch.setattr(gc_pacing, "HELD_LIMIT", 0)  # what the first turn left is over it
-        counting = await enter_counting(app, pilot, "second")
-        assert counting.before == [], f"collections before the bubble: {counting.before}"
-        assert app.gc_pacing.catch_ups > catch_ups, "the bound collects, after the bubble"
-        assert 2 in counting.after
-
-
-async def test_from_enter_to_the_bubble_no_collection_runs(make_app):
-    """Z2: with the collector on at the key (the idle catch-up done), it is held from Enter
-    itself, not from the turn's start a few steps later: a collection due then (the idle
-    catch-up's timer, or the collector's own) landed between Enter and the bubble."""
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.ready()
-        await wait_until(pilot, gc.isenabled, what="start-up's pause over")
-        thresholds = gc.get_threshold()
-        gc.set_threshold(1)  # a collection at every allocation while the collector is on
-        try:
-            counting = await enter_counting(app, pilot, "go")
-        finally:
-            gc.set_threshold(*thresholds)
-        assert counting.before == [], f"collections before the bubble: {len(counting.before)}"
-        assert app.gc_pacing.held  # the turn's hold, until its catch-up at idle

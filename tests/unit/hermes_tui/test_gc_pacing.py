@@ -152,17 +152,3 @@ def test_a_long_turn_held_collects_once_its_garbage_passes_the_bound(collector, 
     collections.allocated += 5_000
     pacing.bound()
     assert pacing.catch_ups == 1 and pacing.held and not gc.isenabled()
-
-
-def test_a_hold_not_bounded_leaves_the_collection_to_the_bound(collector, monkeypatch):
-    """Enter holds without the limit's collection; its turn bounds once the bubble shows."""
-    monkeypatch.setattr(gc_pacing, "HELD_LIMIT", 1_000)
-    timers, collections = Timers(), Collections()
-    pacing = pacing_of(timers, lambda: False, collections)
-    pacing.hold()
-    pacing.settle()
-    collections.allocated += 5_000  # back-to-back turns piled up past the limit
-    pacing.hold(bound=False)
-    assert pacing.catch_ups == 0 and not timers.pending and not gc.isenabled()
-    pacing.bound()
-    assert pacing.catch_ups == 1 and pacing.held
